@@ -1,0 +1,454 @@
+//! What one measured arm is, and the registry that enumerates every arm and every
+//! combination that cannot exist (with its reason).
+//!
+//! A format file registers *codecs* (one backend of the format for one payload); the registry
+//! turns each codec into its arms (encode, decode, round-trip), each of which proves its round
+//! trip when it is prepared, before anything is timed. The timed loops live here as small
+//! generic runners, so the per-iteration path is monomorphic: one dynamic call per batch of
+//! iterations, none per iteration.
+
+use std::fmt;
+use std::hint::black_box;
+use std::marker::PhantomData;
+
+use anyhow::{Result, bail};
+
+use crate::payload::{Model, Payload, PayloadSpec};
+
+/// One backend of one format, able to carry values of `W` (a model type, or the format's own
+/// generated type).
+///
+/// `encode` returns the encoded bytes: usually `out` (a reused, cleared buffer), or the
+/// library's own reused buffer where that is its fast path (bitcode's `Buffer`), so no format
+/// pays for a copy it would not make in a real integration.
+pub trait Codec<W>: Send + 'static {
+    fn encode<'a>(&'a mut self, value: &W, out: &'a mut Vec<u8>) -> Result<&'a [u8]>;
+    fn decode(&mut self, bytes: &[u8]) -> Result<W>;
+}
+
+/// What a codec's value must offer: the model types, or a format's own generated types
+/// (prost messages) that a codec encodes directly.
+pub trait Value: Clone + PartialEq + fmt::Debug + Send + Sync + 'static {}
+impl<T: Clone + PartialEq + fmt::Debug + Send + Sync + 'static> Value for T {}
+
+/// Reads an encoded message in place, without building owned values (zero-copy formats).
+pub trait Access<P>: Send + 'static {
+    /// The fields this access reads, folded into one number, computed from the owned value.
+    fn expected(value: &P) -> u64;
+    /// Verifies `bytes`, then reads the same fields in place, folded the same way.
+    fn access(&mut self, bytes: &[u8]) -> Result<u64>;
+}
+
+/// The operation an arm times.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
+pub enum Operation {
+    Encode,
+    Decode,
+    RoundTrip,
+    /// Zero-copy formats: verify the buffer, then read every field in place.
+    AccessAll,
+    /// Zero-copy formats: verify the buffer, then read only the fields a router needs.
+    AccessPartial,
+}
+
+impl Operation {
+    pub const ALL: [Operation; 5] = [
+        Operation::Encode,
+        Operation::Decode,
+        Operation::RoundTrip,
+        Operation::AccessAll,
+        Operation::AccessPartial,
+    ];
+    /// The operations every codec has.
+    pub const CODEC: [Operation; 3] = [Operation::Encode, Operation::Decode, Operation::RoundTrip];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Operation::Encode => "encode",
+            Operation::Decode => "decode",
+            Operation::RoundTrip => "roundtrip",
+            Operation::AccessAll => "access-all",
+            Operation::AccessPartial => "access-partial",
+        }
+    }
+}
+
+/// Typed decodes into the payload's own structs; dynamic into the format's value tree.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
+pub enum Mode {
+    Typed,
+    Dynamic,
+}
+
+impl Mode {
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Typed => "typed",
+            Mode::Dynamic => "dynamic",
+        }
+    }
+}
+
+/// How a batch is laid out on the wire. Every format writes `Document` (the payload value as
+/// one message).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
+pub enum Framing {
+    Document,
+}
+
+impl Framing {
+    pub fn name(self) -> &'static str {
+        match self {
+            Framing::Document => "document",
+        }
+    }
+}
+
+/// A backend as a format file names it when registering a codec.
+#[derive(Clone, Copy, Debug)]
+pub struct Backend {
+    pub name: &'static str,
+    /// Empty for the backend's plain use; otherwise what differs (e.g. `native`, `serde`).
+    pub variant: &'static str,
+    pub framing: Framing,
+}
+
+impl Backend {
+    pub const fn new(name: &'static str) -> Self {
+        Backend {
+            name,
+            variant: "",
+            framing: Framing::Document,
+        }
+    }
+
+    pub const fn variant(self, variant: &'static str) -> Self {
+        Backend { variant, ..self }
+    }
+}
+
+/// Where a codec sits in the matrix: everything but the operation and mode.
+#[derive(Clone, Copy, Debug)]
+pub struct CodecId {
+    pub format: &'static str,
+    pub backend: &'static str,
+    pub variant: &'static str,
+    pub framing: Framing,
+    pub payload: &'static PayloadSpec,
+}
+
+/// The coordinates of one arm.
+#[derive(Clone, Copy, Debug)]
+pub struct ArmId {
+    pub codec: CodecId,
+    pub operation: Operation,
+    pub mode: Mode,
+}
+
+impl fmt::Display for ArmId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let codec = &self.codec;
+        write!(f, "{}/{}", codec.format, codec.backend)?;
+        if !codec.variant.is_empty() {
+            write!(f, "[{}]", codec.variant)?;
+        }
+        write!(f, " {} {}", codec.payload.name, self.operation.name())?;
+        if self.mode != Mode::Typed {
+            write!(f, " {}", self.mode.name())?;
+        }
+        if codec.framing != Framing::Document {
+            write!(f, " {}", codec.framing.name())?;
+        }
+        Ok(())
+    }
+}
+
+/// A timed loop: runs the operation `iterations` times. One call is one sample.
+pub trait Runner {
+    fn run(&mut self, iterations: u64) -> Result<()>;
+}
+
+/// An arm whose round trip has been proven, ready to be timed.
+pub struct Prepared {
+    pub runner: Box<dyn Runner>,
+    pub encoded_bytes: usize,
+}
+
+type Prepare = Box<dyn Fn() -> Result<Prepared> + Send + Sync>;
+type EncodeOnce = Box<dyn Fn() -> Result<Vec<u8>> + Send + Sync>;
+
+pub struct Arm {
+    pub id: ArmId,
+    prepare: Prepare,
+}
+
+impl Arm {
+    /// Builds the arm's runner after proving `decode(encode(x)) == x` for its codec.
+    pub fn prepare(&self) -> Result<Prepared> {
+        (self.prepare)()
+    }
+}
+
+/// A codec's encoder, for the sizes report and `serbench dump`: nothing here is timed.
+pub struct Encoder {
+    pub id: CodecId,
+    encode: EncodeOnce,
+}
+
+impl Encoder {
+    pub fn encode(&self) -> Result<Vec<u8>> {
+        (self.encode)()
+    }
+}
+
+/// A (format, backend, payload) combination that cannot exist, and why.
+#[derive(Clone, Debug)]
+pub struct Unsupported {
+    pub format: &'static str,
+    /// `*` when no backend of the format can carry the payload.
+    pub backend: &'static str,
+    pub payload: &'static str,
+    pub reason: String,
+}
+
+/// Every arm, every encoder and every unsupported combination of the enabled formats.
+#[derive(Default)]
+pub struct Registry {
+    pub arms: Vec<Arm>,
+    pub encoders: Vec<Encoder>,
+    pub unsupported: Vec<Unsupported>,
+    format: &'static str,
+}
+
+impl Registry {
+    /// The registry of every enabled format, in registry order.
+    pub fn build() -> Registry {
+        let mut registry = Registry::default();
+        for format in crate::format::all() {
+            registry.format = format.name;
+            (format.register)(&mut registry);
+        }
+        registry
+    }
+
+    fn codec_id<P>(&self, payload: &Payload<P>, backend: Backend) -> CodecId {
+        CodecId {
+            format: self.format,
+            backend: backend.name,
+            variant: backend.variant,
+            framing: backend.framing,
+            payload: payload.spec,
+        }
+    }
+
+    /// Registers `backend` of the current format for `payload`: its encode, decode and
+    /// round-trip arms and its encoder. `make` builds a fresh codec (and its reused buffers).
+    pub fn codec<P: Model, C: Codec<P>>(&mut self, payload: &Payload<P>, backend: Backend, make: fn() -> C) {
+        self.wire_codec(payload, backend, P::clone, P::clone, make);
+    }
+
+    /// Like [`codec`](Self::codec) for a codec of the format's own types `W` (e.g. prost
+    /// messages): `to_wire` builds the value once, outside any timing, and `to_model` proves
+    /// that what was decoded is the payload.
+    pub fn wire_codec<P: Model, W: Value, C: Codec<W>>(
+        &mut self,
+        payload: &Payload<P>,
+        backend: Backend,
+        to_wire: fn(&P) -> W,
+        to_model: fn(&W) -> P,
+        make: fn() -> C,
+    ) {
+        let codec = self.codec_id(payload, backend);
+        let model = payload.value;
+        for operation in Operation::CODEC {
+            let id = ArmId {
+                codec,
+                operation,
+                mode: Mode::Typed,
+            };
+            let prepare: Prepare = Box::new(move || {
+                let value = to_wire(model());
+                let bytes = verify(id, &value, make)?;
+                if &to_model(&value) != model() {
+                    bail!("{id}: the format's value does not convert back to the payload");
+                }
+                Ok(codec_runner(operation, value, bytes, make))
+            });
+            self.arms.push(Arm { id, prepare });
+        }
+        let encode: EncodeOnce = Box::new(move || {
+            let mut out = Vec::new();
+            Ok(make().encode(&to_wire(model()), &mut out)?.to_vec())
+        });
+        self.encoders.push(Encoder { id: codec, encode });
+    }
+
+    /// Registers an in-place access arm (`AccessAll` or `AccessPartial`) over the bytes that
+    /// `make_codec` encodes; it is proven by the codec's round trip and by the access reading
+    /// what [`Access::expected`] computes from the owned value.
+    pub fn access<P: Model, C: Codec<P>, A: Access<P>>(
+        &mut self,
+        payload: &Payload<P>,
+        backend: Backend,
+        operation: Operation,
+        make_codec: fn() -> C,
+        make_access: fn() -> A,
+    ) {
+        let codec = self.codec_id(payload, backend);
+        let model = payload.value;
+        let id = ArmId {
+            codec,
+            operation,
+            mode: Mode::Typed,
+        };
+        let prepare: Prepare = Box::new(move || {
+            let bytes = verify(id, model(), make_codec)?;
+            let mut access = make_access();
+            let read = access
+                .access(&bytes)
+                .map_err(|error| error.context(format!("{id}: access failed")))?;
+            if read != A::expected(model()) {
+                bail!("{id}: the fields read in place differ from the payload");
+            }
+            let encoded_bytes = bytes.len();
+            let runner = AccessRunner {
+                access,
+                bytes,
+                payload: PhantomData,
+            };
+            Ok(Prepared {
+                runner: Box::new(runner),
+                encoded_bytes,
+            })
+        });
+        self.arms.push(Arm { id, prepare });
+    }
+
+    /// Records that `backend` (or `*`, every backend) of the current format cannot carry
+    /// `payload`.
+    pub fn unsupported(&mut self, payload: &PayloadSpec, backend: &'static str, reason: &str) {
+        self.unsupported.push(Unsupported {
+            format: self.format,
+            backend,
+            payload: payload.name,
+            reason: reason.to_string(),
+        });
+    }
+}
+
+/// Encodes with one codec instance and decodes with another, so no state carried inside a
+/// codec can fake a round trip; then compares with the original.
+fn verify<W: Value, C: Codec<W>>(id: ArmId, value: &W, make: fn() -> C) -> Result<Vec<u8>> {
+    let mut out = Vec::new();
+    let bytes = make()
+        .encode(value, &mut out)
+        .map_err(|error| error.context(format!("{id}: encode failed")))?
+        .to_vec();
+    let decoded = make()
+        .decode(&bytes)
+        .map_err(|error| error.context(format!("{id}: decode of its own encoding failed")))?;
+    if &decoded != value {
+        bail!("{id}: decode(encode(x)) != x ({} encoded bytes)", bytes.len());
+    }
+    Ok(bytes)
+}
+
+fn codec_runner<W: Value, C: Codec<W>>(
+    operation: Operation,
+    value: W,
+    bytes: Vec<u8>,
+    make: fn() -> C,
+) -> Prepared {
+    let encoded_bytes = bytes.len();
+    let codec = make();
+    let out = Vec::with_capacity(encoded_bytes);
+    let runner: Box<dyn Runner> = match operation {
+        Operation::Encode => Box::new(EncodeRunner { codec, value, out }),
+        Operation::Decode => Box::new(DecodeRunner {
+            codec,
+            bytes,
+            value: PhantomData,
+        }),
+        Operation::RoundTrip => Box::new(RoundTripRunner {
+            encoder: codec,
+            decoder: make(),
+            value,
+            out,
+        }),
+        Operation::AccessAll | Operation::AccessPartial => {
+            unreachable!("codecs register encode, decode and round-trip only")
+        }
+    };
+    Prepared {
+        runner,
+        encoded_bytes,
+    }
+}
+
+/// Encode into a buffer that is cleared, not freed, between iterations.
+struct EncodeRunner<W, C> {
+    codec: C,
+    value: W,
+    out: Vec<u8>,
+}
+
+impl<W: Value, C: Codec<W>> Runner for EncodeRunner<W, C> {
+    fn run(&mut self, iterations: u64) -> Result<()> {
+        for _ in 0..iterations {
+            self.out.clear();
+            black_box(self.codec.encode(black_box(&self.value), &mut self.out)?);
+        }
+        Ok(())
+    }
+}
+
+/// Decode into an owned value, which is dropped inside the loop as a real consumer drops it.
+struct DecodeRunner<W, C> {
+    codec: C,
+    bytes: Vec<u8>,
+    value: PhantomData<fn() -> W>,
+}
+
+impl<W: Value, C: Codec<W>> Runner for DecodeRunner<W, C> {
+    fn run(&mut self, iterations: u64) -> Result<()> {
+        for _ in 0..iterations {
+            black_box(self.codec.decode(black_box(&self.bytes))?);
+        }
+        Ok(())
+    }
+}
+
+/// A sender's encode then a receiver's decode: two codec instances, as on two ends of a wire.
+struct RoundTripRunner<W, C> {
+    encoder: C,
+    decoder: C,
+    value: W,
+    out: Vec<u8>,
+}
+
+impl<W: Value, C: Codec<W>> Runner for RoundTripRunner<W, C> {
+    fn run(&mut self, iterations: u64) -> Result<()> {
+        for _ in 0..iterations {
+            self.out.clear();
+            let bytes = self.encoder.encode(black_box(&self.value), &mut self.out)?;
+            black_box(self.decoder.decode(bytes)?);
+        }
+        Ok(())
+    }
+}
+
+/// Verify and read in place; the folded digest is kept from being optimised away.
+struct AccessRunner<P, A> {
+    access: A,
+    bytes: Vec<u8>,
+    payload: PhantomData<fn() -> P>,
+}
+
+impl<P: Model, A: Access<P>> Runner for AccessRunner<P, A> {
+    fn run(&mut self, iterations: u64) -> Result<()> {
+        for _ in 0..iterations {
+            black_box(self.access.access(black_box(&self.bytes))?);
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,65 @@
+//! bitcode through its native derive (the fast path, with a reused `bitcode::Buffer`) and,
+//! as a second backend, through serde.
+//!
+//! Buffer policy: the native backend encodes into and decodes through one `bitcode::Buffer`
+//! kept for the codec's life (the crate's documented way to reuse allocations); the bytes
+//! are returned from that buffer, not copied. The serde backend has no buffer API: each call
+//! returns a fresh `Vec`, copied into the harness's output buffer.
+
+use anyhow::Result;
+
+use super::Format;
+use crate::arm::{Backend, Codec, Registry};
+use crate::payload::{Model, Payload, PayloadVisitor, visit_all};
+
+pub static FORMAT: Format = Format {
+    name: "bitcode",
+    about: "bitcode 0.6: native derive and serde",
+    register: |registry| visit_all(&mut Bitcode(registry)),
+};
+
+/// What bitcode's native path needs of a model type.
+pub trait Native: ::bitcode::Encode + ::bitcode::DecodeOwned {}
+impl<T: ::bitcode::Encode + ::bitcode::DecodeOwned> Native for T {}
+
+struct Bitcode<'a>(&'a mut Registry);
+
+impl PayloadVisitor for Bitcode<'_> {
+    fn payload<P: Model>(&mut self, payload: &Payload<P>) {
+        self.0.codec(
+            payload,
+            Backend::new("bitcode").variant("native"),
+            NativeCodec::default,
+        );
+        self.0
+            .codec(payload, Backend::new("bitcode").variant("serde"), || SerdeCodec);
+    }
+}
+
+#[derive(Default)]
+pub struct NativeCodec {
+    buffer: ::bitcode::Buffer,
+}
+
+impl<P: Model> Codec<P> for NativeCodec {
+    fn encode<'a>(&'a mut self, value: &P, _out: &'a mut Vec<u8>) -> Result<&'a [u8]> {
+        Ok(self.buffer.encode(value))
+    }
+
+    fn decode(&mut self, bytes: &[u8]) -> Result<P> {
+        Ok(self.buffer.decode(bytes)?)
+    }
+}
+
+pub struct SerdeCodec;
+
+impl<P: Model> Codec<P> for SerdeCodec {
+    fn encode<'a>(&'a mut self, value: &P, out: &'a mut Vec<u8>) -> Result<&'a [u8]> {
+        out.extend_from_slice(&::bitcode::serialize(value)?);
+        Ok(out)
+    }
+
+    fn decode(&mut self, bytes: &[u8]) -> Result<P> {
+        Ok(::bitcode::deserialize(bytes)?)
+    }
+}

@@ -1,0 +1,39 @@
+//! BSON (bson 3, serde feature): MongoDB's binary document format. Every payload is a struct,
+//! so every payload is a top-level document as BSON requires. BSON has no unsigned 64-bit
+//! integer, which is why every shared integer in the model is `i64`.
+//!
+//! Buffer policy: `bson::serialize_to_buffer` writes into the harness's reused output buffer;
+//! decoding goes straight from the bytes (`deserialize_from_slice`), with no `Document` built.
+
+use anyhow::Result;
+
+use super::Format;
+use crate::arm::{Backend, Codec, Registry};
+use crate::payload::{Model, Payload, PayloadVisitor, visit_all};
+
+pub static FORMAT: Format = Format {
+    name: "bson",
+    about: "BSON: bson 3 through serde",
+    register: |registry| visit_all(&mut Bson(registry)),
+};
+
+struct Bson<'a>(&'a mut Registry);
+
+impl PayloadVisitor for Bson<'_> {
+    fn payload<P: Model>(&mut self, payload: &Payload<P>) {
+        self.0.codec(payload, Backend::new("bson"), || BsonCodec);
+    }
+}
+
+pub struct BsonCodec;
+
+impl<P: Model> Codec<P> for BsonCodec {
+    fn encode<'a>(&'a mut self, value: &P, out: &'a mut Vec<u8>) -> Result<&'a [u8]> {
+        ::bson::serialize_to_buffer(value, out)?;
+        Ok(out)
+    }
+
+    fn decode(&mut self, bytes: &[u8]) -> Result<P> {
+        Ok(::bson::deserialize_from_slice(bytes)?)
+    }
+}

@@ -1,0 +1,90 @@
+//! CSV (the csv crate, through serde): flat records only, one header row then one row per
+//! record. `order` is one row, `vec-*` are one row per item. A payload whose records hold a
+//! list, a map or a nested struct has no CSV shape, so it is listed unsupported rather than
+//! flattened into something else.
+//!
+//! Buffer policy: the writer writes into the harness's reused output buffer; each decode opens
+//! a reader over the borrowed bytes (one small internal buffer per document, as any reader of
+//! a single CSV document allocates) and deserializes row by row.
+
+use anyhow::{Result, bail};
+
+use super::Format;
+use crate::arm::{Backend, Codec, Registry};
+use crate::payload::{Batch, Model, Payload, PayloadVisitor, Shape, visit_all};
+
+pub static FORMAT: Format = Format {
+    name: "csv",
+    about: "CSV: csv 1 through serde, flat records only",
+    register: |registry| visit_all(&mut Csv(registry)),
+};
+
+const BACKEND: &str = "csv";
+
+struct Csv<'a>(&'a mut Registry);
+
+impl PayloadVisitor for Csv<'_> {
+    fn payload<P: Model>(&mut self, payload: &Payload<P>) {
+        let reason = match payload.spec.shape {
+            Shape::Map => "CSV has no map: keyed records would need the key turned into a column",
+            _ => "CSV cannot hold nested structs, lists or maps inside a record",
+        };
+        self.0.unsupported(payload.spec, "*", reason);
+    }
+
+    fn record<R: Model>(&mut self, payload: &Payload<R>) {
+        self.0.codec(payload, Backend::new(BACKEND), || SingleRow);
+    }
+
+    fn batch<B: Batch>(&mut self, payload: &Payload<B>) {
+        match payload.spec.shape {
+            Shape::Batch { flat: true } => self.0.codec(payload, Backend::new(BACKEND), || Rows),
+            _ => self
+                .0
+                .unsupported(payload.spec, "*", "CSV cannot hold a nested list inside a record"),
+        }
+    }
+}
+
+/// A batch: one row per record.
+pub struct Rows;
+
+impl<B: Batch> Codec<B> for Rows {
+    fn encode<'a>(&'a mut self, value: &B, out: &'a mut Vec<u8>) -> Result<&'a [u8]> {
+        let mut writer = csv::Writer::from_writer(&mut *out);
+        for record in value.records() {
+            writer.serialize(record)?;
+        }
+        writer.flush()?;
+        drop(writer);
+        Ok(out)
+    }
+
+    fn decode(&mut self, bytes: &[u8]) -> Result<B> {
+        let records = csv::Reader::from_reader(bytes)
+            .deserialize()
+            .collect::<Result<Vec<B::Record>, _>>()?;
+        Ok(B::from_records(records))
+    }
+}
+
+/// A single flat record: the header and one row.
+pub struct SingleRow;
+
+impl<R: Model> Codec<R> for SingleRow {
+    fn encode<'a>(&'a mut self, value: &R, out: &'a mut Vec<u8>) -> Result<&'a [u8]> {
+        let mut writer = csv::Writer::from_writer(&mut *out);
+        writer.serialize(value)?;
+        writer.flush()?;
+        drop(writer);
+        Ok(out)
+    }
+
+    fn decode(&mut self, bytes: &[u8]) -> Result<R> {
+        let mut rows = csv::Reader::from_reader(bytes).into_deserialize::<R>();
+        let (Some(row), None) = (rows.next(), rows.next()) else {
+            bail!("expected exactly one CSV row");
+        };
+        Ok(row?)
+    }
+}

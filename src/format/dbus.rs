@@ -1,0 +1,56 @@
+//! D-Bus wire format, through `zbus::wire` of zbus 6 built with `default-features = false`:
+//! the marshalling code without connections, proxies or an async runtime. zvariant 5 (the same
+//! encoder as a separate crate) is deprecated since it was merged into zbus 6, so zbus 6 is
+//! the maintained home of this code. Little endian, as on the hosts we run on.
+//!
+//! Buffer policy: encodes into the harness's reused output buffer through a `Cursor` (the
+//! encoder needs `Seek` for alignment padding); decodes from the borrowed bytes.
+
+use std::io::Cursor;
+
+use anyhow::Result;
+use zbus::wire::LE;
+use zbus::wire::serialized::{Context, Data};
+
+use super::Format;
+use crate::arm::{Backend, Codec, Registry};
+use crate::payload::{Model, Payload, PayloadVisitor, visit_all};
+
+pub static FORMAT: Format = Format {
+    name: "dbus",
+    about: "D-Bus wire format: zbus 6 (zbus::wire)",
+    register: |registry| visit_all(&mut Dbus(registry)),
+};
+
+/// D-Bus needs every type's signature, which the `zbus::Type` derive provides.
+pub trait Native: zbus::Type {}
+impl<T: zbus::Type> Native for T {}
+
+struct Dbus<'a>(&'a mut Registry);
+
+impl PayloadVisitor for Dbus<'_> {
+    fn payload<P: Model>(&mut self, payload: &Payload<P>) {
+        self.0.codec(payload, Backend::new("zbus"), || DbusCodec);
+    }
+}
+
+pub struct DbusCodec;
+
+fn context() -> Context {
+    Context::new(LE, 0)
+}
+
+impl<P: Model> Codec<P> for DbusCodec {
+    fn encode<'a>(&'a mut self, value: &P, out: &'a mut Vec<u8>) -> Result<&'a [u8]> {
+        // SAFETY: `to_writer` is unsafe only because the returned `Written` may own file
+        // descriptors that must outlive the bytes; the model types hold no file descriptors.
+        let written = unsafe { zbus::wire::to_writer(&mut Cursor::new(&mut *out), context(), value)? };
+        drop(written);
+        Ok(out)
+    }
+
+    fn decode(&mut self, bytes: &[u8]) -> Result<P> {
+        let (value, _read) = Data::new(bytes, context()).deserialize()?;
+        Ok(value)
+    }
+}

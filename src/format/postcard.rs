@@ -1,0 +1,36 @@
+//! postcard (serde, varint integers, no field names): the embedded-friendly compact format.
+//!
+//! Buffer policy: `postcard::to_io` appends to the harness's reused output buffer.
+
+use anyhow::Result;
+
+use super::Format;
+use crate::arm::{Backend, Codec, Registry};
+use crate::payload::{Model, Payload, PayloadVisitor, visit_all};
+
+pub static FORMAT: Format = Format {
+    name: "postcard",
+    about: "postcard 1, serde",
+    register: |registry| visit_all(&mut Postcard(registry)),
+};
+
+struct Postcard<'a>(&'a mut Registry);
+
+impl PayloadVisitor for Postcard<'_> {
+    fn payload<P: Model>(&mut self, payload: &Payload<P>) {
+        self.0.codec(payload, Backend::new("postcard"), || PostcardCodec);
+    }
+}
+
+pub struct PostcardCodec;
+
+impl<P: Model> Codec<P> for PostcardCodec {
+    fn encode<'a>(&'a mut self, value: &P, out: &'a mut Vec<u8>) -> Result<&'a [u8]> {
+        ::postcard::to_io(value, &mut *out)?;
+        Ok(out)
+    }
+
+    fn decode(&mut self, bytes: &[u8]) -> Result<P> {
+        Ok(::postcard::from_bytes(bytes)?)
+    }
+}

@@ -1,0 +1,86 @@
+//! The machine and build a result came from: recorded in every row so results from several
+//! hosts can be put side by side.
+
+use std::process::Command;
+
+/// Host and build metadata.
+#[derive(Clone, Debug)]
+pub struct Host {
+    pub host: String,
+    /// Nix-style system name, e.g. `x86_64-linux` or `aarch64-darwin`.
+    pub system: String,
+    pub os: String,
+    pub cpu: String,
+    pub cores: usize,
+    pub rustc: String,
+    pub commit: String,
+}
+
+impl Host {
+    pub fn detect() -> Host {
+        Host {
+            host: hostname(),
+            system: system(),
+            os: os_release(),
+            cpu: cpu_model(),
+            cores: std::thread::available_parallelism().map_or(1, |cores| cores.get()),
+            rustc: env!("SERBENCH_RUSTC").to_string(),
+            commit: env!("SERBENCH_COMMIT").to_string(),
+        }
+    }
+}
+
+/// The system name Nix uses for this build target (`darwin` for macOS).
+pub fn system() -> String {
+    let os = match std::env::consts::OS {
+        "macos" => "darwin",
+        other => other,
+    };
+    format!("{}-{os}", std::env::consts::ARCH)
+}
+
+fn command_output(program: &str, args: &[&str]) -> Option<String> {
+    let output = Command::new(program).args(args).output().ok()?;
+    let text = String::from_utf8(output.stdout).ok()?;
+    let text = text.trim();
+    (output.status.success() && !text.is_empty()).then(|| text.to_string())
+}
+
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .map(|name| name.trim().to_string())
+        .or_else(|| command_output("hostname", &[]))
+        .unwrap_or_else(|| "unknown".to_string())
+}
+
+fn cpu_model() -> String {
+    let from_proc = std::fs::read_to_string("/proc/cpuinfo").ok().and_then(|info| {
+        info.lines()
+            .find(|line| line.starts_with("model name") || line.starts_with("Model"))
+            .and_then(|line| line.split_once(':'))
+            .map(|(_, model)| model.trim().to_string())
+    });
+    from_proc
+        .or_else(|| command_output("sysctl", &["-n", "machdep.cpu.brand_string"]))
+        .unwrap_or_else(|| "unknown".to_string())
+}
+
+fn os_release() -> String {
+    let pretty = std::fs::read_to_string("/etc/os-release")
+        .ok()
+        .and_then(|release| {
+            release
+                .lines()
+                .find_map(|line| line.strip_prefix("PRETTY_NAME="))
+                .map(|name| name.trim_matches('"').to_string())
+        });
+    let kernel = command_output("uname", &["-sr"]);
+    match (pretty, kernel) {
+        (Some(pretty), Some(kernel)) => format!("{pretty} ({kernel})"),
+        (None, Some(kernel)) => command_output("sw_vers", &["-productVersion"])
+            .map_or(kernel.clone(), |version| format!("macOS {version} ({kernel})")),
+        (Some(pretty), None) => pretty,
+        (None, None) => std::env::consts::OS.to_string(),
+    }
+}

@@ -1,0 +1,11 @@
+//! Everything written down: the versioned results.csv and sizes.csv schemas, the host
+//! metadata every row carries, and the tables printed after a run.
+
+pub mod host;
+pub mod results;
+pub mod sizes;
+pub mod table;
+
+/// The version of the results.csv and sizes.csv schemas. A folder holding files of another
+/// version is refused, never overwritten or mixed.
+pub const SCHEMA_VERSION: u32 = 1;

@@ -1,0 +1,257 @@
+//! results.csv: one row per arm, `schema_version` first, appended and flushed as each block
+//! of arms finishes, so an interrupted run keeps every finished row.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use serde::{Deserialize, Serialize};
+
+use super::SCHEMA_VERSION;
+use super::host::Host;
+use crate::arm::ArmId;
+use crate::measure::Measurement;
+
+pub const FILE_NAME: &str = "results.csv";
+
+/// One arm's result. Numeric fields are empty for an arm that failed.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ResultRow {
+    pub schema_version: u32,
+    pub host: String,
+    pub system: String,
+    pub os: String,
+    pub cpu: String,
+    pub cores: usize,
+    pub rustc: String,
+    pub commit: String,
+    pub profile: String,
+    pub timestamp: String,
+    pub format: String,
+    pub backend: String,
+    pub variant: String,
+    pub payload: String,
+    pub operation: String,
+    pub mode: String,
+    pub framing: String,
+    pub records: usize,
+    pub encoded_bytes: Option<usize>,
+    pub reps: Option<usize>,
+    pub batch: Option<u64>,
+    pub mean_ns: Option<f64>,
+    pub ci95_low_ns: Option<f64>,
+    pub ci95_high_ns: Option<f64>,
+    pub ns_per_record: Option<f64>,
+    pub records_per_s: Option<f64>,
+    pub mb_per_s: Option<f64>,
+    pub allocs_per_op: Option<f64>,
+    pub alloc_bytes_per_op: Option<f64>,
+    pub status: String,
+    pub note: String,
+}
+
+pub const STATUS_OK: &str = "ok";
+pub const STATUS_FAILED: &str = "failed";
+
+impl ResultRow {
+    /// A row with the arm's coordinates and no figures yet.
+    pub fn new(id: &ArmId, host: &Host, profile: &str, timestamp: &str) -> ResultRow {
+        let codec = &id.codec;
+        ResultRow {
+            schema_version: SCHEMA_VERSION,
+            host: host.host.clone(),
+            system: host.system.clone(),
+            os: host.os.clone(),
+            cpu: host.cpu.clone(),
+            cores: host.cores,
+            rustc: host.rustc.clone(),
+            commit: host.commit.clone(),
+            profile: profile.to_string(),
+            timestamp: timestamp.to_string(),
+            format: codec.format.to_string(),
+            backend: codec.backend.to_string(),
+            variant: codec.variant.to_string(),
+            payload: codec.payload.name.to_string(),
+            operation: id.operation.name().to_string(),
+            mode: id.mode.name().to_string(),
+            framing: codec.framing.name().to_string(),
+            records: codec.payload.records,
+            encoded_bytes: None,
+            reps: None,
+            batch: None,
+            mean_ns: None,
+            ci95_low_ns: None,
+            ci95_high_ns: None,
+            ns_per_record: None,
+            records_per_s: None,
+            mb_per_s: None,
+            allocs_per_op: None,
+            alloc_bytes_per_op: None,
+            status: STATUS_FAILED.to_string(),
+            note: String::new(),
+        }
+    }
+
+    pub fn failed(mut self, reason: &anyhow::Error) -> ResultRow {
+        self.status = STATUS_FAILED.to_string();
+        // One line: the context chain joined, as the user reads it in the summary.
+        self.note = format!("{reason:#}").replace('\n', " ");
+        self
+    }
+
+    pub fn measured(mut self, encoded_bytes: usize, measurement: &Measurement) -> ResultRow {
+        let mean_ns = measurement.mean_ns;
+        let records = self.records as f64;
+        self.status = STATUS_OK.to_string();
+        self.encoded_bytes = Some(encoded_bytes);
+        self.reps = Some(measurement.reps);
+        self.batch = Some(measurement.batch);
+        self.mean_ns = Some(mean_ns);
+        self.ci95_low_ns = Some(measurement.ci95_low_ns);
+        self.ci95_high_ns = Some(measurement.ci95_high_ns);
+        self.ns_per_record = Some(mean_ns / records);
+        self.records_per_s = Some(records * 1e9 / mean_ns);
+        // Bytes per nanosecond is GB/s; times 1000 is MB/s (10^6 bytes).
+        self.mb_per_s = Some(encoded_bytes as f64 / mean_ns * 1e3);
+        self.allocs_per_op = Some(measurement.allocs_per_op);
+        self.alloc_bytes_per_op = Some(measurement.alloc_bytes_per_op);
+        self
+    }
+
+    /// The CI half-width as a fraction of the mean.
+    pub fn relative_half_width(&self) -> Option<f64> {
+        Some((self.ci95_high_ns? - self.ci95_low_ns?) / 2.0 / self.mean_ns?)
+    }
+}
+
+/// An open results.csv that rows are appended to and flushed one by one.
+pub struct ResultsWriter {
+    writer: csv::Writer<File>,
+    pub path: PathBuf,
+}
+
+impl ResultsWriter {
+    /// Starts a fresh results.csv in `dir`. Refuses a folder whose results.csv is not ours or
+    /// holds another schema version, before anything is measured and without touching it.
+    pub fn create(dir: &Path) -> Result<ResultsWriter> {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("cannot create the results folder {}", dir.display()))?;
+        let path = dir.join(FILE_NAME);
+        check_schema(&path)?;
+        let file = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&path)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        let mut writer = csv::Writer::from_writer(file);
+        writer
+            .write_record(header())
+            .and_then(|()| writer.flush().map_err(csv::Error::from))
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        Ok(ResultsWriter { writer, path })
+    }
+
+    pub fn append(&mut self, row: &ResultRow) -> Result<()> {
+        // The header is written once by `create`, so rows go through the header-less path.
+        self.writer
+            .serialize(row)
+            .and_then(|()| self.writer.flush().map_err(csv::Error::from))
+            .with_context(|| format!("cannot append to {}", self.path.display()))?;
+        Ok(())
+    }
+}
+
+/// The column names, in order, as serde writes them for [`ResultRow`].
+pub fn header() -> Vec<String> {
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    writer.serialize(ResultRow::default()).expect("a row serializes");
+    let bytes = writer.into_inner().expect("an in-memory writer cannot fail");
+    let first_line = bytes.split(|&byte| byte == b'\n').next().unwrap_or_default();
+    String::from_utf8_lossy(first_line)
+        .split(',')
+        .map(str::to_string)
+        .collect()
+}
+
+/// Refuses to replace a file that is not a results.csv of this schema version.
+fn check_schema(path: &Path) -> Result<()> {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        if path.exists() {
+            bail!(
+                "refusing to overwrite {}: it cannot be read as text",
+                path.display()
+            );
+        }
+        return Ok(());
+    };
+    if text.is_empty() {
+        return Ok(());
+    }
+    let first_line = text.lines().next().unwrap_or_default();
+    if !first_line.starts_with("schema_version,") {
+        bail!(
+            "refusing to overwrite {}: line 1 is not a serbench results header",
+            path.display()
+        );
+    }
+    if let Some((index, line)) = text.lines().enumerate().nth(1) {
+        let version = line.split(',').next().unwrap_or_default();
+        if version != SCHEMA_VERSION.to_string() {
+            bail!(
+                "refusing to overwrite {}: line {} has schema version {version:?}, this serbench writes version {SCHEMA_VERSION}; move it away or pick another --out",
+                path.display(),
+                index + 1
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Reads a results.csv back; an error names the file and the line.
+pub fn read(path: &Path) -> Result<Vec<ResultRow>> {
+    read_rows(path)
+}
+
+/// Reads any of serbench's CSV files into rows of `T`, naming file and line on error.
+pub fn read_rows<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Vec<T>> {
+    let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let mut reader = csv::Reader::from_reader(file);
+    let mut rows = Vec::new();
+    for row in reader.deserialize::<T>() {
+        let row = row.map_err(|error| {
+            let line = error.position().map_or(0, |position| position.line());
+            anyhow::anyhow!("{}:{line}: {}", path.display(), csv_error_text(&error))
+        })?;
+        rows.push(row);
+    }
+    Ok(rows)
+}
+
+fn csv_error_text(error: &csv::Error) -> String {
+    match error.kind() {
+        csv::ErrorKind::Deserialize { err, .. } => match err.field() {
+            Some(field) => format!("field {}: {}", field + 1, err.kind()),
+            None => err.kind().to_string(),
+        },
+        csv::ErrorKind::UnequalLengths {
+            expected_len, len, ..
+        } => {
+            format!("{len} fields where the header has {expected_len} (truncated or corrupt row)")
+        }
+        _ => error.to_string(),
+    }
+}
+
+/// Writes rows of `T` to a fresh CSV file at `path` (used for sizes.csv).
+pub fn write_rows<T: Serialize>(path: &Path, rows: &[T]) -> Result<()> {
+    let mut writer =
+        csv::Writer::from_path(path).with_context(|| format!("cannot write {}", path.display()))?;
+    for row in rows {
+        writer.serialize(row)?;
+    }
+    writer.flush()?;
+    writer.into_inner()?.flush()?;
+    Ok(())
+}

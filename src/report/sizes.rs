@@ -1,0 +1,81 @@
+//! sizes.csv: encoded and zstd-compressed bytes per codec and payload. No timing, no host
+//! data, no timestamp: the file is byte-identical run to run and host to host.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::SCHEMA_VERSION;
+use crate::arm::Encoder;
+
+pub const FILE_NAME: &str = "sizes.csv";
+
+/// zstd's default level: what a user who "just adds zstd" gets.
+pub const ZSTD_LEVEL: i32 = 3;
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SizeRow {
+    pub schema_version: u32,
+    pub format: String,
+    pub backend: String,
+    pub variant: String,
+    pub payload: String,
+    pub framing: String,
+    pub records: usize,
+    pub encoded_bytes: Option<usize>,
+    pub zstd_level: i32,
+    pub zstd_bytes: Option<usize>,
+    pub bytes_per_record: Option<f64>,
+    pub zstd_bytes_per_record: Option<f64>,
+    /// Encoded bytes over the compact serde_json encoding of the same payload.
+    pub ratio_to_json: Option<f64>,
+    pub status: String,
+    pub note: String,
+}
+
+/// One row per encoder. `json_bytes` maps a payload name to its compact JSON size.
+pub fn compute(encoders: &[&Encoder], json_bytes: &BTreeMap<&str, usize>) -> Vec<SizeRow> {
+    encoders
+        .iter()
+        .map(|encoder| {
+            let id = &encoder.id;
+            let row = SizeRow {
+                schema_version: SCHEMA_VERSION,
+                format: id.format.to_string(),
+                backend: id.backend.to_string(),
+                variant: id.variant.to_string(),
+                payload: id.payload.name.to_string(),
+                framing: id.framing.name().to_string(),
+                records: id.payload.records,
+                zstd_level: ZSTD_LEVEL,
+                ..SizeRow::default()
+            };
+            let measured = encoder
+                .encode()
+                .and_then(|bytes| Ok((bytes.len(), zstd::bulk::compress(&bytes, ZSTD_LEVEL)?.len())));
+            match measured {
+                Ok((encoded, compressed)) => SizeRow {
+                    encoded_bytes: Some(encoded),
+                    zstd_bytes: Some(compressed),
+                    bytes_per_record: Some(round4(encoded as f64 / row.records as f64)),
+                    zstd_bytes_per_record: Some(round4(compressed as f64 / row.records as f64)),
+                    ratio_to_json: json_bytes
+                        .get(id.payload.name)
+                        .map(|&json| round4(encoded as f64 / json as f64)),
+                    status: "ok".to_string(),
+                    ..row
+                },
+                Err(error) => SizeRow {
+                    status: "failed".to_string(),
+                    note: format!("{error:#}").replace('\n', " "),
+                    ..row
+                },
+            }
+        })
+        .collect()
+}
+
+/// Four decimals keep the file readable; the exact figures are the byte columns.
+fn round4(value: f64) -> f64 {
+    (value * 10_000.0).round() / 10_000.0
+}

@@ -1,0 +1,221 @@
+//! Drives the stages for one `serbench run`: select arms from the registry, prove and time
+//! them block by block (a block is every selected arm of one payload, measured round-robin),
+//! append each finished block's rows to results.csv, then write sizes.csv.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use anyhow::{Context, Result};
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::arm::{Arm, ArmId, CodecId, Encoder, Registry};
+use crate::measure::{Profile, measure_block};
+use crate::report::host::Host;
+use crate::report::results::{ResultRow, ResultsWriter, write_rows};
+use crate::report::sizes;
+
+/// Which part of the matrix to touch; an empty list selects everything on that axis.
+#[derive(Clone, Debug, Default)]
+pub struct Selection {
+    pub formats: Vec<String>,
+    pub backends: Vec<String>,
+    pub payloads: Vec<String>,
+    pub operations: Vec<String>,
+}
+
+fn allows(list: &[String], name: &str) -> bool {
+    list.is_empty() || list.iter().any(|item| item == name)
+}
+
+impl Selection {
+    pub fn codec(&self, id: &CodecId) -> bool {
+        allows(&self.formats, id.format)
+            && allows(&self.backends, id.backend)
+            && allows(&self.payloads, id.payload.name)
+    }
+
+    pub fn arm(&self, id: &ArmId) -> bool {
+        self.codec(&id.codec) && allows(&self.operations, id.operation.name())
+    }
+
+    pub fn arms<'r>(&self, registry: &'r Registry) -> Vec<&'r Arm> {
+        registry.arms.iter().filter(|arm| self.arm(&arm.id)).collect()
+    }
+
+    pub fn encoders<'r>(&self, registry: &'r Registry) -> Vec<&'r Encoder> {
+        registry
+            .encoders
+            .iter()
+            .filter(|encoder| self.codec(&encoder.id))
+            .collect()
+    }
+}
+
+/// Measures the selected arms into `out/results.csv` and writes `out/sizes.csv`.
+pub fn run(
+    registry: &Registry,
+    selection: &Selection,
+    profile: &Profile,
+    out: &Path,
+) -> Result<Vec<ResultRow>> {
+    let arms = selection.arms(registry);
+    anyhow::ensure!(
+        !arms.is_empty(),
+        "the selection matches no arm (see `serbench list`)"
+    );
+    // Opening the file first proves the folder is writable before anything is measured.
+    let mut writer = ResultsWriter::create(out)?;
+    let host = Host::detect();
+    let timestamp = utc_timestamp(SystemTime::now());
+    let progress = Progress::new(arms.len() as u64, profile);
+    let mut rows = Vec::new();
+
+    for payload in crate::payload::specs() {
+        let block: Vec<&Arm> = arms
+            .iter()
+            .copied()
+            .filter(|arm| arm.id.codec.payload.name == payload.name)
+            .collect();
+        if block.is_empty() {
+            continue;
+        }
+        progress.block(payload.name);
+        let mut ready = Vec::new();
+        let mut runners = Vec::new();
+        for arm in block {
+            let row = ResultRow::new(&arm.id, &host, profile.name, &timestamp);
+            match arm.prepare() {
+                Ok(prepared) => {
+                    runners.push(prepared.runner);
+                    ready.push((arm.id, row, prepared.encoded_bytes));
+                }
+                Err(error) => {
+                    let row = row.failed(&error);
+                    progress.finished(&arm.id, &row);
+                    writer.append(&row)?;
+                    rows.push(row);
+                }
+            }
+        }
+        let measurements = measure_block(&mut runners, profile, || progress.rep());
+        for ((id, row, encoded_bytes), measurement) in ready.into_iter().zip(measurements) {
+            let row = match measurement {
+                Ok(measurement) => row.measured(encoded_bytes, &measurement),
+                Err(error) => row.failed(&error.context(format!("{id}: failed while timed"))),
+            };
+            progress.finished(&id, &row);
+            writer.append(&row)?;
+            rows.push(row);
+        }
+    }
+    progress.done();
+    write_sizes(registry, selection, out)?;
+    Ok(rows)
+}
+
+/// Writes `out/sizes.csv` for the selected codecs.
+pub fn write_sizes(registry: &Registry, selection: &Selection, out: &Path) -> Result<PathBuf> {
+    std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
+    let rows = sizes::compute(
+        &selection.encoders(registry),
+        &crate::payload::json_reference_bytes(),
+    );
+    let path = out.join(sizes::FILE_NAME);
+    write_rows(&path, &rows)?;
+    Ok(path)
+}
+
+/// A progress bar on a terminal; otherwise one line per finished arm on stderr.
+struct Progress {
+    bar: Option<ProgressBar>,
+    reps_per_arm: u64,
+}
+
+impl Progress {
+    fn new(arms: u64, profile: &Profile) -> Progress {
+        let reps_per_arm = profile.reps as u64;
+        let bar = std::io::stderr().is_terminal().then(|| {
+            let bar = ProgressBar::new(arms * reps_per_arm);
+            bar.set_style(
+                ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {percent:>3}% eta {eta} {msg}")
+                    .expect("a valid template")
+                    .progress_chars("=> "),
+            );
+            bar
+        });
+        Progress { bar, reps_per_arm }
+    }
+
+    fn block(&self, payload: &str) {
+        if let Some(bar) = &self.bar {
+            bar.set_message(payload.to_string());
+        }
+    }
+
+    fn rep(&self) {
+        if let Some(bar) = &self.bar {
+            bar.inc(1);
+        }
+    }
+
+    fn finished(&self, id: &ArmId, row: &ResultRow) {
+        let line = match (row.ns_per_record, row.relative_half_width()) {
+            (Some(ns), Some(half)) => format!("{id}: {ns:.1} ns/record ±{:.1}%", half * 100.0),
+            _ => format!("{id}: {} {}", row.status, row.note),
+        };
+        match &self.bar {
+            Some(bar) => {
+                if row.status != "ok" {
+                    bar.inc(self.reps_per_arm);
+                    bar.println(line);
+                }
+            }
+            None => eprintln!("{line}"),
+        }
+    }
+
+    fn done(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+/// `YYYY-MM-DDTHH:MM:SSZ` without a date-time dependency (days-to-civil, Howard Hinnant).
+pub fn utc_timestamp(time: SystemTime) -> String {
+    let seconds = time.duration_since(UNIX_EPOCH).map_or(0, |since| since.as_secs()) as i64;
+    let (days, second_of_day) = (seconds.div_euclid(86_400), seconds.rem_euclid(86_400));
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let day_of_era = z.rem_euclid(146_097);
+    let year_of_era = (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let month_index = (5 * day_of_year + 2) / 153;
+    let day = day_of_year - (153 * month_index + 2) / 5 + 1;
+    let month = if month_index < 10 {
+        month_index + 3
+    } else {
+        month_index - 9
+    };
+    let year = year_of_era + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        second_of_day / 3600,
+        second_of_day / 60 % 60,
+        second_of_day % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn timestamps_are_utc_calendar_dates() {
+        assert_eq!(utc_timestamp(UNIX_EPOCH), "1970-01-01T00:00:00Z");
+        let leap_day = UNIX_EPOCH + Duration::from_secs(951_782_400 + 3_661);
+        assert_eq!(utc_timestamp(leap_day), "2000-02-29T01:01:01Z");
+    }
+}
