@@ -1,5 +1,7 @@
 //! Records the compiler and the source commit into the binary, so every result row says which
 //! build produced it. Nix builds have no `.git`: the flake passes SERBENCH_COMMIT instead.
+//!
+//! With the `protobuf` feature it also generates the prost types of `schemas/protobuf/`.
 
 use std::process::Command;
 
@@ -17,6 +19,16 @@ fn main() {
     let rustc_version = output(&rustc, &["--version"]).unwrap_or_else(|| "unknown".to_string());
     println!("cargo:rustc-env=SERBENCH_RUSTC={rustc_version}");
 
+    // The enabled Cargo features, so a test can check the format registry against them.
+    let mut features: Vec<String> = std::env::vars()
+        .filter_map(|(name, _)| {
+            name.strip_prefix("CARGO_FEATURE_")
+                .map(|feature| feature.to_lowercase().replace('_', "-"))
+        })
+        .collect();
+    features.sort();
+    println!("cargo:rustc-env=SERBENCH_FEATURES={}", features.join(","));
+
     println!("cargo:rerun-if-env-changed=SERBENCH_COMMIT");
     let commit = std::env::var("SERBENCH_COMMIT").ok().or_else(|| {
         let head = output("git", &["rev-parse", "--short=12", "HEAD"])?;
@@ -32,5 +44,37 @@ fn main() {
         if std::path::Path::new(path).exists() {
             println!("cargo:rerun-if-changed={path}");
         }
+    }
+
+    #[cfg(feature = "protobuf")]
+    protobuf::generate();
+}
+
+/// Cargo passes the package's features to the build script as cfgs (the same set it exports as
+/// CARGO_FEATURE_*), so this only runs, and protox and prost-build are only built, with the
+/// `protobuf` feature.
+#[cfg(feature = "protobuf")]
+mod protobuf {
+    const SCHEMA_DIR: &str = "schemas/protobuf";
+
+    /// Compiles every `.proto` file of the schema directory with protox (a protobuf compiler
+    /// written in Rust, so no system `protoc` is needed) and generates `$OUT_DIR/serbench.rs`
+    /// (one file per proto package) with prost-build.
+    pub fn generate() {
+        println!("cargo:rerun-if-changed={SCHEMA_DIR}");
+        let mut files: Vec<_> = std::fs::read_dir(SCHEMA_DIR)
+            .unwrap_or_else(|error| panic!("cannot list {SCHEMA_DIR}: {error}"))
+            .map(|entry| entry.expect("readable schema directory entry").path())
+            .filter(|path| path.extension().is_some_and(|extension| extension == "proto"))
+            .collect();
+        files.sort();
+        let descriptors = protox::compile(&files, [SCHEMA_DIR])
+            .unwrap_or_else(|error| panic!("protox cannot compile {SCHEMA_DIR}: {error:?}"));
+        prost_build::Config::new()
+            // BTreeMap for every map field: entries are encoded in sorted key order, so the
+            // bytes are deterministic, and the maps match the model's BTreeMaps.
+            .btree_map(["."])
+            .compile_fds(descriptors)
+            .unwrap_or_else(|error| panic!("prost-build cannot generate {SCHEMA_DIR}: {error}"));
     }
 }

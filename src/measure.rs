@@ -72,10 +72,10 @@ pub fn measure_block(
         .collect();
     for _ in 0..profile.reps {
         for (runner, state) in runners.iter_mut().zip(states.iter_mut()) {
-            if let Ok(arm) = state {
-                if let Err(error) = arm.sample(runner.as_mut()) {
-                    *state = Err(error);
-                }
+            if let Ok(arm) = state
+                && let Err(error) = arm.sample(runner.as_mut())
+            {
+                *state = Err(error);
             }
             on_rep();
         }

@@ -39,6 +39,8 @@ pub struct Format {
 }
 
 /// Every enabled format, in the order reports show them.
+// One cfg'd push per format keeps each format's registration to one line.
+#[allow(clippy::vec_init_then_push)]
 pub fn all() -> Vec<&'static Format> {
     let mut formats = Vec::new();
     #[cfg(feature = "json")]

@@ -9,6 +9,7 @@ use std::sync::OnceLock;
 #[cfg_attr(feature = "bincode", derive(bincode::Encode, bincode::Decode))]
 #[cfg_attr(feature = "bitcode", derive(bitcode::Encode, bitcode::Decode))]
 #[cfg_attr(feature = "dbus", derive(zbus::Type))]
+#[cfg_attr(feature = "fory", derive(fory::ForyStruct))]
 pub struct CheckoutRequest {
     pub meta: RequestMeta,
     pub customer_id: String,
@@ -25,6 +26,7 @@ pub struct CheckoutRequest {
 #[cfg_attr(feature = "bincode", derive(bincode::Encode, bincode::Decode))]
 #[cfg_attr(feature = "bitcode", derive(bitcode::Encode, bitcode::Decode))]
 #[cfg_attr(feature = "dbus", derive(zbus::Type))]
+#[cfg_attr(feature = "fory", derive(fory::ForyStruct))]
 pub struct RequestMeta {
     pub request_id: String,
     pub trace_id: String,
@@ -36,6 +38,7 @@ pub struct RequestMeta {
 #[cfg_attr(feature = "bincode", derive(bincode::Encode, bincode::Decode))]
 #[cfg_attr(feature = "bitcode", derive(bitcode::Encode, bitcode::Decode))]
 #[cfg_attr(feature = "dbus", derive(zbus::Type))]
+#[cfg_attr(feature = "fory", derive(fory::ForyStruct))]
 pub struct LineItem {
     pub product_id: String,
     pub name: String,
@@ -47,6 +50,7 @@ pub struct LineItem {
 #[cfg_attr(feature = "bincode", derive(bincode::Encode, bincode::Decode))]
 #[cfg_attr(feature = "bitcode", derive(bitcode::Encode, bitcode::Decode))]
 #[cfg_attr(feature = "dbus", derive(zbus::Type))]
+#[cfg_attr(feature = "fory", derive(fory::ForyStruct))]
 pub struct Address {
     pub street: String,
     pub city: String,
@@ -59,6 +63,7 @@ pub struct Address {
 #[cfg_attr(feature = "bincode", derive(bincode::Encode, bincode::Decode))]
 #[cfg_attr(feature = "bitcode", derive(bitcode::Encode, bitcode::Decode))]
 #[cfg_attr(feature = "dbus", derive(zbus::Type))]
+#[cfg_attr(feature = "fory", derive(fory::ForyStruct))]
 pub struct PaymentMethod {
     pub kind: String,
     pub token: String,
@@ -71,6 +76,7 @@ pub struct PaymentMethod {
 #[cfg_attr(feature = "bincode", derive(bincode::Encode, bincode::Decode))]
 #[cfg_attr(feature = "bitcode", derive(bitcode::Encode, bitcode::Decode))]
 #[cfg_attr(feature = "dbus", derive(zbus::Type))]
+#[cfg_attr(feature = "fory", derive(fory::ForyStruct))]
 pub struct CheckoutResponse {
     pub meta: ResponseMeta,
     pub order_id: String,
@@ -88,6 +94,7 @@ pub struct CheckoutResponse {
 #[cfg_attr(feature = "bincode", derive(bincode::Encode, bincode::Decode))]
 #[cfg_attr(feature = "bitcode", derive(bitcode::Encode, bitcode::Decode))]
 #[cfg_attr(feature = "dbus", derive(zbus::Type))]
+#[cfg_attr(feature = "fory", derive(fory::ForyStruct))]
 pub struct ResponseMeta {
     pub request_id: String,
     pub trace_id: String,
@@ -100,6 +107,7 @@ pub struct ResponseMeta {
 #[cfg_attr(feature = "bincode", derive(bincode::Encode, bincode::Decode))]
 #[cfg_attr(feature = "bitcode", derive(bitcode::Encode, bitcode::Decode))]
 #[cfg_attr(feature = "dbus", derive(zbus::Type))]
+#[cfg_attr(feature = "fory", derive(fory::ForyEnum))]
 pub enum OrderStatus {
     Pending,
     Confirmed,
@@ -111,6 +119,7 @@ pub enum OrderStatus {
 #[cfg_attr(feature = "bincode", derive(bincode::Encode, bincode::Decode))]
 #[cfg_attr(feature = "bitcode", derive(bitcode::Encode, bitcode::Decode))]
 #[cfg_attr(feature = "dbus", derive(zbus::Type))]
+#[cfg_attr(feature = "fory", derive(fory::ForyStruct))]
 pub struct Shipment {
     pub shipment_id: String,
     pub carrier: String,

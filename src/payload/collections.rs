@@ -15,6 +15,7 @@ pub const BIG: usize = 10_000;
 #[cfg_attr(feature = "bincode", derive(bincode::Encode, bincode::Decode))]
 #[cfg_attr(feature = "bitcode", derive(bitcode::Encode, bitcode::Decode))]
 #[cfg_attr(feature = "dbus", derive(zbus::Type))]
+#[cfg_attr(feature = "fory", derive(fory::ForyStruct))]
 pub struct Item {
     pub id: i64,
     pub name: String,
@@ -28,6 +29,7 @@ pub struct Item {
 #[cfg_attr(feature = "bincode", derive(bincode::Encode, bincode::Decode))]
 #[cfg_attr(feature = "bitcode", derive(bitcode::Encode, bitcode::Decode))]
 #[cfg_attr(feature = "dbus", derive(zbus::Type))]
+#[cfg_attr(feature = "fory", derive(fory::ForyStruct))]
 pub struct Items {
     pub items: Vec<Item>,
 }
@@ -48,6 +50,7 @@ impl Batch for Items {
 #[cfg_attr(feature = "bincode", derive(bincode::Encode, bincode::Decode))]
 #[cfg_attr(feature = "bitcode", derive(bitcode::Encode, bitcode::Decode))]
 #[cfg_attr(feature = "dbus", derive(zbus::Type))]
+#[cfg_attr(feature = "fory", derive(fory::ForyStruct))]
 pub struct Keyed {
     pub entries: BTreeMap<String, Item>,
 }

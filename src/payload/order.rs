@@ -8,6 +8,7 @@ use std::sync::OnceLock;
 #[cfg_attr(feature = "bincode", derive(bincode::Encode, bincode::Decode))]
 #[cfg_attr(feature = "bitcode", derive(bitcode::Encode, bitcode::Decode))]
 #[cfg_attr(feature = "dbus", derive(zbus::Type))]
+#[cfg_attr(feature = "fory", derive(fory::ForyStruct))]
 pub struct Order {
     pub order_id: i64,
     pub customer_id: i64,

@@ -8,6 +8,7 @@ use std::sync::OnceLock;
 #[cfg_attr(feature = "bincode", derive(bincode::Encode, bincode::Decode))]
 #[cfg_attr(feature = "bitcode", derive(bitcode::Encode, bitcode::Decode))]
 #[cfg_attr(feature = "dbus", derive(zbus::Type))]
+#[cfg_attr(feature = "fory", derive(fory::ForyStruct))]
 pub struct Reading {
     pub valid: bool,
     pub value: f64,
@@ -18,6 +19,7 @@ pub struct Reading {
 #[cfg_attr(feature = "bincode", derive(bincode::Encode, bincode::Decode))]
 #[cfg_attr(feature = "bitcode", derive(bitcode::Encode, bitcode::Decode))]
 #[cfg_attr(feature = "dbus", derive(zbus::Type))]
+#[cfg_attr(feature = "fory", derive(fory::ForyStruct))]
 pub struct Readings {
     pub readings: Vec<Reading>,
 }

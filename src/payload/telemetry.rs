@@ -10,6 +10,7 @@ use std::sync::OnceLock;
 #[cfg_attr(feature = "bincode", derive(bincode::Encode, bincode::Decode))]
 #[cfg_attr(feature = "bitcode", derive(bitcode::Encode, bitcode::Decode))]
 #[cfg_attr(feature = "dbus", derive(zbus::Type))]
+#[cfg_attr(feature = "fory", derive(fory::ForyStruct))]
 pub struct TelemetryEvent {
     pub event_id: String,
     pub timestamp_ms: i64,
@@ -25,6 +26,7 @@ pub struct TelemetryEvent {
 #[cfg_attr(feature = "bincode", derive(bincode::Encode, bincode::Decode))]
 #[cfg_attr(feature = "bitcode", derive(bitcode::Encode, bitcode::Decode))]
 #[cfg_attr(feature = "dbus", derive(zbus::Type))]
+#[cfg_attr(feature = "fory", derive(fory::ForyStruct))]
 pub struct ServiceInfo {
     pub name: String,
     pub version: String,
@@ -36,6 +38,7 @@ pub struct ServiceInfo {
 #[cfg_attr(feature = "bincode", derive(bincode::Encode, bincode::Decode))]
 #[cfg_attr(feature = "bitcode", derive(bitcode::Encode, bitcode::Decode))]
 #[cfg_attr(feature = "dbus", derive(zbus::Type))]
+#[cfg_attr(feature = "fory", derive(fory::ForyStruct))]
 pub struct MetricSample {
     pub timestamp_ms: i64,
     pub value: f64,

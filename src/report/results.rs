@@ -145,7 +145,8 @@ impl ResultsWriter {
             .truncate(true)
             .open(&path)
             .with_context(|| format!("cannot write {}", path.display()))?;
-        let mut writer = csv::Writer::from_writer(file);
+        // The header is written here, once, so rows go through the header-less path.
+        let mut writer = csv::WriterBuilder::new().has_headers(false).from_writer(file);
         writer
             .write_record(header())
             .and_then(|()| writer.flush().map_err(csv::Error::from))
@@ -154,7 +155,6 @@ impl ResultsWriter {
     }
 
     pub fn append(&mut self, row: &ResultRow) -> Result<()> {
-        // The header is written once by `create`, so rows go through the header-less path.
         self.writer
             .serialize(row)
             .and_then(|()| self.writer.flush().map_err(csv::Error::from))

@@ -1,0 +1,7 @@
+//! `cargo bench --bench flatbuffers`: the flatbuffers arms of the registry, through criterion.
+
+mod common;
+
+fn main() {
+    common::bench_format("flatbuffers");
+}

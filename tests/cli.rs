@@ -1,0 +1,213 @@
+//! Drives the real `serbench` binary: runs, file schemas, determinism and bad input.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use serbench::report::results::{self, ResultRow};
+use serbench::report::sizes::SizeRow;
+
+fn serbench(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_serbench"))
+        .args(args)
+        .output()
+        .expect("serbench runs")
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn list_json(args: &[&str]) -> serde_json::Value {
+    let output = serbench(&[&["list", "--json"], args].concat());
+    assert!(output.status.success(), "{}", stderr(&output));
+    serde_json::from_slice(&output.stdout).expect("list --json prints JSON")
+}
+
+/// The first format whose arms include `order`, so the test works with any feature set.
+fn some_format() -> String {
+    let listing = list_json(&["--payload", "order"]);
+    listing["arms"][0]["format"]
+        .as_str()
+        .expect("at least one format carries order")
+        .to_string()
+}
+
+#[test]
+fn quick_run_writes_one_row_per_selected_arm_and_both_files_parse_back() {
+    let format = some_format();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let expected = list_json(&["--format", &format, "--payload", "order"])["arms"]
+        .as_array()
+        .unwrap()
+        .len();
+
+    let output = serbench(&[
+        "run",
+        "--format",
+        &format,
+        "--payload",
+        "order",
+        "--profile",
+        "quick",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+
+    let rows: Vec<ResultRow> = results::read(&out.join("results.csv")).unwrap();
+    assert_eq!(rows.len(), expected);
+    for row in &rows {
+        assert_eq!(row.schema_version, serbench::report::SCHEMA_VERSION);
+        assert_eq!(
+            (row.format.as_str(), row.payload.as_str()),
+            (format.as_str(), "order")
+        );
+        assert_eq!(row.status, "ok", "{row:?}");
+        let (low, mean, high) = (
+            row.ci95_low_ns.unwrap(),
+            row.mean_ns.unwrap(),
+            row.ci95_high_ns.unwrap(),
+        );
+        assert!(low <= mean && mean <= high && mean > 0.0, "{row:?}");
+        assert_eq!(row.ns_per_record, Some(mean / row.records as f64));
+        assert!(row.encoded_bytes.unwrap() > 0 && row.reps == Some(5));
+        assert!(!row.host.is_empty() && !row.cpu.is_empty() && row.rustc.starts_with("rustc "));
+    }
+    let header = std::fs::read_to_string(out.join("results.csv")).unwrap();
+    assert_eq!(header.lines().next().unwrap(), results::header().join(","));
+
+    let sizes: Vec<SizeRow> = results::read_rows(&out.join("sizes.csv")).unwrap();
+    assert!(!sizes.is_empty());
+    assert!(
+        sizes
+            .iter()
+            .all(|row| row.format == format && row.payload == "order" && row.status == "ok")
+    );
+}
+
+#[test]
+fn sizes_are_byte_identical_across_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut files = Vec::new();
+    for name in ["first", "second"] {
+        let out = dir.path().join(name);
+        let output = serbench(&["sizes", "--out", out.to_str().unwrap()]);
+        assert!(output.status.success(), "{}", stderr(&output));
+        files.push(std::fs::read(out.join("sizes.csv")).unwrap());
+    }
+    assert!(files[0].len() > 100);
+    assert_eq!(files[0], files[1]);
+}
+
+#[test]
+fn unknown_names_exit_2_with_the_valid_names() {
+    let format = some_format();
+    for (flag, value, valid) in [
+        ("--format", "nope", format.as_str()),
+        ("--payload", "nope", "checkout-request"),
+        ("--op", "nope", "roundtrip"),
+        ("--profile", "nope", "quick"),
+        ("--backend", "nope", "document"),
+    ] {
+        let output = serbench(&["run", flag, value, "--out", "/nonexistent/never-written"]);
+        let message = stderr(&output);
+        assert_eq!(output.status.code(), Some(2), "{flag}: {message}");
+        if flag != "--backend" {
+            assert!(
+                message.contains("nope") && message.contains(valid),
+                "{flag}: {message}"
+            );
+        } else {
+            assert!(message.contains("unknown backend 'nope'"), "{message}");
+        }
+    }
+}
+
+#[test]
+fn refuses_a_results_folder_of_another_schema_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("results.csv");
+    let old = "schema_version,host,format\n0,old-host,json\n";
+    std::fs::write(&path, old).unwrap();
+    let output = serbench(&["run", "--payload", "order", "--out", dir.path().to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(1));
+    let message = stderr(&output);
+    assert!(
+        message.contains("refusing to overwrite") && message.contains("schema version"),
+        "{message}"
+    );
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), old);
+    assert!(!dir.path().join("sizes.csv").exists());
+}
+
+#[test]
+fn corrupt_results_name_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("results.csv");
+    let mut text = results::header().join(",") + "\n";
+    text.push_str("1,host,x86_64-linux\n");
+    std::fs::write(&path, text).unwrap();
+    let error = results::read(&path).unwrap_err().to_string();
+    assert!(error.contains(&format!("{}:2", path.display())), "{error}");
+}
+
+#[test]
+fn dump_writes_the_encoded_bytes_and_the_logical_data() {
+    let format = some_format();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("order.bin");
+    let output = serbench(&[
+        "dump",
+        "--format",
+        &format,
+        "--payload",
+        "order",
+        "-o",
+        file.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let sizes_dir = dir.path().join("sizes");
+    serbench(&[
+        "sizes",
+        "--format",
+        &format,
+        "--payload",
+        "order",
+        "--out",
+        sizes_dir.to_str().unwrap(),
+    ]);
+    let sizes: Vec<SizeRow> = results::read_rows(&sizes_dir.join("sizes.csv")).unwrap();
+    assert_eq!(
+        Some(std::fs::metadata(&file).unwrap().len() as usize),
+        sizes[0].encoded_bytes
+    );
+
+    let logical = serbench(&["dump", "--payload", "order", "--logical"]);
+    let value: serde_json::Value = serde_json::from_slice(&logical.stdout).unwrap();
+    assert_eq!(
+        value.as_object().unwrap().len(),
+        15,
+        "order has exactly 15 fields"
+    );
+}
+
+#[test]
+fn list_json_names_every_enabled_format_and_reasons_for_the_unsupported() {
+    let listing = list_json(&[]);
+    let formats: Vec<&str> = listing["formats"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["name"].as_str().unwrap())
+        .collect();
+    let enabled: Vec<&str> = serbench::format::all().iter().map(|format| format.name).collect();
+    assert_eq!(formats, enabled);
+    for unsupported in listing["unsupported"].as_array().unwrap() {
+        assert!(
+            unsupported["reason"].as_str().unwrap().len() > 10,
+            "{unsupported}"
+        );
+    }
+    assert!(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml").exists());
+}

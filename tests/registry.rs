@@ -1,0 +1,92 @@
+//! The registry as a whole: every arm proves its round trip, every (format, payload) pair is
+//! either covered or unsupported with a reason, and the format list is the Cargo feature list.
+
+use std::collections::BTreeSet;
+
+use serbench::arm::Registry;
+
+#[test]
+fn every_registered_arm_proves_its_round_trip() {
+    let registry = Registry::build();
+    let failures: Vec<String> = registry
+        .arms
+        .iter()
+        .filter_map(|arm| arm.prepare().err().map(|error| format!("{}: {error:#}", arm.id)))
+        .collect();
+    assert!(failures.is_empty(), "{failures:#?}");
+    assert!(!registry.arms.is_empty());
+}
+
+#[test]
+fn every_format_covers_or_explains_every_payload() {
+    let registry = Registry::build();
+    for format in serbench::format::all() {
+        for spec in serbench::payload::specs() {
+            let covered = registry
+                .encoders
+                .iter()
+                .any(|encoder| encoder.id.format == format.name && encoder.id.payload.name == spec.name);
+            let explained = registry.unsupported.iter().any(|unsupported| {
+                unsupported.format == format.name
+                    && unsupported.payload == spec.name
+                    && !unsupported.reason.is_empty()
+            });
+            assert!(
+                covered || explained,
+                "{} says nothing about {}",
+                format.name,
+                spec.name
+            );
+        }
+    }
+}
+
+#[test]
+fn unsupported_payloads_really_fail_to_round_trip_where_the_library_could_try() {
+    // CSV is the format that lists payloads unsupported; its writer must indeed refuse the
+    // nested ones, so the reason is a fact and not a shortcut.
+    let telemetry: serbench::payload::TelemetryEvent =
+        serde_json::from_str(&serbench::payload::logical_json("telemetry").unwrap()).unwrap();
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    assert!(
+        writer.serialize(&telemetry).is_err(),
+        "csv accepted a nested document"
+    );
+    let readings: serbench::payload::Readings =
+        serde_json::from_str(&serbench::payload::logical_json("readings").unwrap()).unwrap();
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    assert!(
+        writer.serialize(&readings.readings[0]).is_err(),
+        "csv accepted a record with a list"
+    );
+}
+
+#[test]
+fn the_format_list_is_the_cargo_feature_list() {
+    let manifest: String =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml")).unwrap();
+    let default_line = manifest
+        .lines()
+        .find(|line| line.starts_with("default = ["))
+        .expect("a default feature list");
+    let features: BTreeSet<&str> = default_line
+        .trim_start_matches("default = [")
+        .trim_end_matches(']')
+        .split(',')
+        .map(|name| name.trim().trim_matches('"'))
+        .filter(|name| !name.is_empty())
+        .collect();
+    let registry: BTreeSet<&str> = serbench::format::all().iter().map(|format| format.name).collect();
+    // build.rs records which features this build has; the registry is exactly the enabled
+    // formats of the default list, whatever subset of features the test was built with.
+    let enabled: BTreeSet<&str> = env!("SERBENCH_FEATURES").split(',').collect();
+    let expected: BTreeSet<&str> = features.intersection(&enabled).copied().collect();
+    assert_eq!(registry, expected);
+    for name in &features {
+        let bench = format!("{}/benches/{name}.rs", env!("CARGO_MANIFEST_DIR"));
+        assert!(
+            std::path::Path::new(&bench).exists(),
+            "format {name} has no criterion bench {bench}"
+        );
+    }
+}
