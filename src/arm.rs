@@ -31,6 +31,15 @@ pub trait Codec<W>: Send + 'static {
 pub trait Value: Clone + PartialEq + fmt::Debug + Send + Sync + 'static {}
 impl<T: Clone + PartialEq + fmt::Debug + Send + Sync + 'static> Value for T {}
 
+/// Decodes into the format's own value tree (its dynamic, schema-less representation).
+pub trait Dynamic<P>: Send + 'static {
+    type Tree;
+    fn decode_tree(&mut self, bytes: &[u8]) -> Result<Self::Tree>;
+    /// Converts a tree back into the model value: how the harness proves, before timing, that
+    /// the dynamic decode holds the same data as the typed one.
+    fn to_model(&mut self, tree: Self::Tree) -> Result<P>;
+}
+
 /// Reads an encoded message in place, without building owned values (zero-copy formats).
 pub trait Access<P>: Send + 'static {
     /// The fields this access reads, folded into one number, computed from the owned value.
@@ -90,16 +99,23 @@ impl Mode {
 }
 
 /// How a batch is laid out on the wire. Every format writes `Document` (the payload value as
-/// one message).
+/// one message); the JSON framings add `Array` (a top-level array of the records) and
+/// `Ndjson` (one record per line, each line parsed on its own) for batch payloads.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
 pub enum Framing {
     Document,
+    Array,
+    Ndjson,
 }
 
 impl Framing {
+    pub const ALL: [Framing; 3] = [Framing::Document, Framing::Array, Framing::Ndjson];
+
     pub fn name(self) -> &'static str {
         match self {
             Framing::Document => "document",
+            Framing::Array => "array",
+            Framing::Ndjson => "ndjson",
         }
     }
 }
@@ -124,6 +140,10 @@ impl Backend {
 
     pub const fn variant(self, variant: &'static str) -> Self {
         Backend { variant, ..self }
+    }
+
+    pub const fn framing(self, framing: Framing) -> Self {
+        Backend { framing, ..self }
     }
 }
 
@@ -324,6 +344,81 @@ impl Registry {
         self.arms.push(Arm { id, prepare });
     }
 
+    /// Registers a dynamic decode arm: `make_dynamic` decodes the bytes `make_codec` encodes
+    /// into the format's value tree; proven by the codec's round trip and by the tree
+    /// converting back to the payload.
+    pub fn dynamic<P: Model, C: Codec<P>, D: Dynamic<P>>(
+        &mut self,
+        payload: &Payload<P>,
+        backend: Backend,
+        make_codec: fn() -> C,
+        make_dynamic: fn() -> D,
+    ) {
+        let codec = self.codec_id(payload, backend);
+        let model = payload.value;
+        let id = ArmId {
+            codec,
+            operation: Operation::Decode,
+            mode: Mode::Dynamic,
+        };
+        let prepare: Prepare = Box::new(move || {
+            let bytes = verify(id, model(), make_codec)?;
+            let mut dynamic = make_dynamic();
+            let tree = dynamic
+                .decode_tree(&bytes)
+                .map_err(|error| error.context(format!("{id}: dynamic decode failed")))?;
+            let back = dynamic
+                .to_model(tree)
+                .map_err(|error| error.context(format!("{id}: the value tree does not convert back")))?;
+            if &back != model() {
+                bail!("{id}: the value tree holds other data than the typed decode");
+            }
+            let encoded_bytes = bytes.len();
+            let runner = DynamicRunner {
+                dynamic,
+                bytes,
+                payload: PhantomData,
+            };
+            Ok(Prepared {
+                runner: Box::new(runner),
+                encoded_bytes,
+            })
+        });
+        self.arms.push(Arm { id, prepare });
+    }
+
+    /// Registers a copy-only baseline (a decode arm that only copies the input the way a
+    /// copying decoder does, whole or line by line), so users see what remains of the decode.
+    pub fn copy_baseline<P: Model, C: Codec<P>>(
+        &mut self,
+        payload: &Payload<P>,
+        backend: Backend,
+        make_codec: fn() -> C,
+    ) {
+        let codec = self.codec_id(payload, backend);
+        let model = payload.value;
+        let id = ArmId {
+            codec,
+            operation: Operation::Decode,
+            mode: Mode::Typed,
+        };
+        let per_line = backend.framing == Framing::Ndjson;
+        let prepare: Prepare = Box::new(move || {
+            let bytes = verify(id, model(), make_codec)?;
+            let encoded_bytes = bytes.len();
+            let runner = CopyRunner {
+                scratch: Vec::with_capacity(encoded_bytes),
+                bytes,
+                per_line,
+            };
+            Ok(Prepared {
+                runner: Box::new(runner),
+                encoded_bytes,
+            })
+        });
+        self.arms.push(Arm { id, prepare });
+    }
+
     /// Records that `backend` (or `*`, every backend) of the current format cannot carry
     /// `payload`.
     pub fn unsupported(&mut self, payload: &PayloadSpec, backend: &'static str, reason: &str) {
@@ -448,6 +543,50 @@ impl<P: Model, A: Access<P>> Runner for AccessRunner<P, A> {
     fn run(&mut self, iterations: u64) -> Result<()> {
         for _ in 0..iterations {
             black_box(self.access.access(black_box(&self.bytes))?);
+        }
+        Ok(())
+    }
+}
+
+/// Decode into the format's value tree, dropped inside the loop like a typed decode's value.
+struct DynamicRunner<P, D> {
+    dynamic: D,
+    bytes: Vec<u8>,
+    payload: PhantomData<fn() -> P>,
+}
+
+impl<P: Model, D: Dynamic<P>> Runner for DynamicRunner<P, D> {
+    fn run(&mut self, iterations: u64) -> Result<()> {
+        for _ in 0..iterations {
+            black_box(self.dynamic.decode_tree(black_box(&self.bytes))?);
+        }
+        Ok(())
+    }
+}
+
+/// Only the copy into a reused scratch buffer that a copying decoder makes first: the whole
+/// input, or each line on its own (NDJSON).
+struct CopyRunner {
+    bytes: Vec<u8>,
+    scratch: Vec<u8>,
+    per_line: bool,
+}
+
+impl Runner for CopyRunner {
+    fn run(&mut self, iterations: u64) -> Result<()> {
+        for _ in 0..iterations {
+            let input = black_box(&self.bytes);
+            if self.per_line {
+                for line in input.split(|&byte| byte == b'\n').filter(|line| !line.is_empty()) {
+                    self.scratch.clear();
+                    self.scratch.extend_from_slice(line);
+                    black_box(&mut self.scratch);
+                }
+            } else {
+                self.scratch.clear();
+                self.scratch.extend_from_slice(input);
+                black_box(&mut self.scratch);
+            }
         }
         Ok(())
     }

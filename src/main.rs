@@ -169,13 +169,17 @@ fn execute(command: Command) -> Result<()> {
             let started = std::time::Instant::now();
             let rows = run(&registry, &selection, &profile, &out)?;
             print!("{}", table::summary(&rows));
+            let ratios = serbench::report::ratios::headline(&rows);
+            if !ratios.is_empty() {
+                println!("\nheadline ratios (time per record; below 1 means the first arm is faster):");
+                print!("{}", table::ratios(&ratios));
+            }
             let failed = rows.iter().filter(|row| row.status != "ok").count();
             println!(
-                "\n{} arms ({failed} failed) in {:.1} s, profile {}: {}/results.csv, {}/sizes.csv",
+                "\n{} arms ({failed} failed) in {:.1} s, profile {}: results.csv, sizes.csv, ratios.csv in {}",
                 rows.len(),
                 started.elapsed().as_secs_f64(),
                 profile.name,
-                out.display(),
                 out.display()
             );
             Ok(())

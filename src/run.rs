@@ -1,6 +1,7 @@
 //! Drives the stages for one `serbench run`: select arms from the registry, prove and time
 //! them block by block (a block is every selected arm of one payload, measured round-robin),
-//! append each finished block's rows to results.csv, then write sizes.csv.
+//! append each finished block's rows to results.csv, then write sizes.csv and the headline
+//! ratios (ratios.csv).
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -13,7 +14,7 @@ use crate::arm::{Arm, ArmId, CodecId, Encoder, Registry};
 use crate::measure::{Profile, measure_block};
 use crate::report::host::Host;
 use crate::report::results::{ResultRow, ResultsWriter, write_rows};
-use crate::report::sizes;
+use crate::report::{ratios, sizes};
 
 /// Which part of the matrix to touch; an empty list selects everything on that axis.
 #[derive(Clone, Debug, Default)]
@@ -111,6 +112,7 @@ pub fn run(
     }
     progress.done();
     write_sizes(registry, selection, out)?;
+    write_rows(&out.join(ratios::FILE_NAME), &ratios::headline(&rows))?;
     Ok(rows)
 }
 

@@ -3,12 +3,14 @@
 //! integer, which is why every shared integer in the model is `i64`.
 //!
 //! Buffer policy: `bson::serialize_to_buffer` writes into the harness's reused output buffer;
-//! decoding goes straight from the bytes (`deserialize_from_slice`), with no `Document` built.
+//! the typed decode goes straight from the bytes (`deserialize_from_slice`), with no `Document`
+//! built. The dynamic decode builds a `bson::Document` from a borrowed `RawDocument` (no copy
+//! of the input first).
 
 use anyhow::Result;
 
 use super::Format;
-use crate::arm::{Backend, Codec, Registry};
+use crate::arm::{Backend, Codec, Dynamic, Registry};
 use crate::payload::{Model, Payload, PayloadVisitor, visit_all};
 
 pub static FORMAT: Format = Format {
@@ -22,6 +24,8 @@ struct Bson<'a>(&'a mut Registry);
 impl PayloadVisitor for Bson<'_> {
     fn payload<P: Model>(&mut self, payload: &Payload<P>) {
         self.0.codec(payload, Backend::new("bson"), || BsonCodec);
+        self.0
+            .dynamic(payload, Backend::new("bson"), || BsonCodec, || DocumentTree);
     }
 }
 
@@ -35,5 +39,20 @@ impl<P: Model> Codec<P> for BsonCodec {
 
     fn decode(&mut self, bytes: &[u8]) -> Result<P> {
         Ok(::bson::deserialize_from_slice(bytes)?)
+    }
+}
+
+/// BSON's dynamic tree: `bson::Document`.
+pub struct DocumentTree;
+
+impl<P: Model> Dynamic<P> for DocumentTree {
+    type Tree = ::bson::Document;
+
+    fn decode_tree(&mut self, bytes: &[u8]) -> Result<::bson::Document> {
+        Ok(::bson::RawDocument::from_bytes(bytes)?.try_into()?)
+    }
+
+    fn to_model(&mut self, tree: ::bson::Document) -> Result<P> {
+        Ok(::bson::deserialize_from_document(tree)?)
     }
 }

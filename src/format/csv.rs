@@ -5,12 +5,14 @@
 //!
 //! Buffer policy: the writer writes into the harness's reused output buffer; each decode opens
 //! a reader over the borrowed bytes (one small internal buffer per document, as any reader of
-//! a single CSV document allocates) and deserializes row by row.
+//! a single CSV document allocates) and deserializes row by row. The dynamic decode reads the
+//! header and every row as `csv::StringRecord`s (CSV's untyped record), converted back to the
+//! model by the header names.
 
 use anyhow::{Result, bail};
 
 use super::Format;
-use crate::arm::{Backend, Codec, Registry};
+use crate::arm::{Backend, Codec, Dynamic, Registry};
 use crate::payload::{Batch, Model, Payload, PayloadVisitor, Shape, visit_all};
 
 pub static FORMAT: Format = Format {
@@ -34,11 +36,21 @@ impl PayloadVisitor for Csv<'_> {
 
     fn record<R: Model>(&mut self, payload: &Payload<R>) {
         self.0.codec(payload, Backend::new(BACKEND), || SingleRow);
+        self.0.dynamic(
+            payload,
+            Backend::new(BACKEND),
+            || SingleRow,
+            || SingleStringRecord,
+        );
     }
 
     fn batch<B: Batch>(&mut self, payload: &Payload<B>) {
         match payload.spec.shape {
-            Shape::Batch { flat: true } => self.0.codec(payload, Backend::new(BACKEND), || Rows),
+            Shape::Batch { flat: true } => {
+                self.0.codec(payload, Backend::new(BACKEND), || Rows);
+                self.0
+                    .dynamic(payload, Backend::new(BACKEND), || Rows, || StringRecords);
+            }
             _ => self
                 .0
                 .unsupported(payload.spec, "*", "CSV cannot hold a nested list inside a record"),
@@ -86,5 +98,61 @@ impl<R: Model> Codec<R> for SingleRow {
             bail!("expected exactly one CSV row");
         };
         Ok(row?)
+    }
+}
+
+/// CSV's dynamic tree: the header and every row as untyped string records.
+pub struct StringRecords;
+
+pub struct Table {
+    header: csv::StringRecord,
+    rows: Vec<csv::StringRecord>,
+}
+
+impl StringRecords {
+    fn read(bytes: &[u8]) -> Result<Table> {
+        let mut reader = csv::Reader::from_reader(bytes);
+        let header = reader.headers()?.clone();
+        let rows = reader.records().collect::<Result<Vec<_>, _>>()?;
+        Ok(Table { header, rows })
+    }
+
+    fn typed<R: Model>(table: &Table) -> Result<Vec<R>> {
+        Ok(table
+            .rows
+            .iter()
+            .map(|row| row.deserialize(Some(&table.header)))
+            .collect::<Result<Vec<R>, _>>()?)
+    }
+}
+
+impl<B: Batch> Dynamic<B> for StringRecords {
+    type Tree = Table;
+
+    fn decode_tree(&mut self, bytes: &[u8]) -> Result<Table> {
+        StringRecords::read(bytes)
+    }
+
+    fn to_model(&mut self, tree: Table) -> Result<B> {
+        Ok(B::from_records(StringRecords::typed(&tree)?))
+    }
+}
+
+/// The single-record payload's dynamic tree: the header and its one row.
+pub struct SingleStringRecord;
+
+impl<R: Model> Dynamic<R> for SingleStringRecord {
+    type Tree = Table;
+
+    fn decode_tree(&mut self, bytes: &[u8]) -> Result<Table> {
+        StringRecords::read(bytes)
+    }
+
+    fn to_model(&mut self, tree: Table) -> Result<R> {
+        let mut rows = StringRecords::typed::<R>(&tree)?;
+        match (rows.pop(), rows.is_empty()) {
+            (Some(row), true) => Ok(row),
+            _ => bail!("expected exactly one CSV row"),
+        }
     }
 }

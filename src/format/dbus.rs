@@ -4,16 +4,19 @@
 //! the maintained home of this code. Little endian, as on the hosts we run on.
 //!
 //! Buffer policy: encodes into the harness's reused output buffer through a `Cursor` (the
-//! encoder needs `Seek` for alignment padding); decodes from the borrowed bytes.
+//! encoder needs `Seek` for alignment padding); decodes from the borrowed bytes. The dynamic
+//! decode reads the message by its signature into an `OwnedStructure` (D-Bus's own value
+//! tree: variants, arrays, dicts with owned strings).
 
 use std::io::Cursor;
 
 use anyhow::Result;
+use zbus::OwnedStructure;
 use zbus::wire::LE;
 use zbus::wire::serialized::{Context, Data};
 
 use super::Format;
-use crate::arm::{Backend, Codec, Registry};
+use crate::arm::{Backend, Codec, Dynamic, Registry};
 use crate::payload::{Model, Payload, PayloadVisitor, visit_all};
 
 pub static FORMAT: Format = Format {
@@ -31,6 +34,8 @@ struct Dbus<'a>(&'a mut Registry);
 impl PayloadVisitor for Dbus<'_> {
     fn payload<P: Model>(&mut self, payload: &Payload<P>) {
         self.0.codec(payload, Backend::new("zbus"), || DbusCodec);
+        self.0
+            .dynamic(payload, Backend::new("zbus"), || DbusCodec, || StructureTree);
     }
 }
 
@@ -52,5 +57,25 @@ impl<P: Model> Codec<P> for DbusCodec {
     fn decode(&mut self, bytes: &[u8]) -> Result<P> {
         let (value, _read) = Data::new(bytes, context()).deserialize()?;
         Ok(value)
+    }
+}
+
+/// D-Bus's dynamic tree: the message read by its signature alone into an `OwnedStructure`.
+pub struct StructureTree;
+
+impl<P: Model> Dynamic<P> for StructureTree {
+    type Tree = OwnedStructure;
+
+    fn decode_tree(&mut self, bytes: &[u8]) -> Result<OwnedStructure> {
+        let data = Data::new(bytes, context());
+        let (tree, _read) = data.deserialize_for_dynamic_signature(P::SIGNATURE.clone())?;
+        Ok(tree)
+    }
+
+    /// The tree holds the same data when it re-encodes, under the same signature, to bytes
+    /// that decode to the payload.
+    fn to_model(&mut self, tree: OwnedStructure) -> Result<P> {
+        let bytes = zbus::wire::to_bytes_for_signature(context(), P::SIGNATURE.clone(), &tree)?;
+        DbusCodec.decode(&bytes)
     }
 }

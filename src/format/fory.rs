@@ -12,11 +12,13 @@
 //! situation: both ends are built from the same Rust types. A writer and a reader are always
 //! built the same way; Fory rejects a message whose header disagrees with the reader's mode.
 //!
-//! Struct version hash: in xlang same-schema mode the builder turns `check_struct_version` on,
-//! so every struct value (each `Item` of `vec-big`, too) carries a 4-byte schema hash that the
-//! reader checks; that is the library's own xlang setting and is kept. Native mode keeps the
-//! library default (off). Both are pinned explicitly because the builder's result otherwise
-//! depends on the order of its `xlang`/`compatible` calls.
+//! Struct version hash: the xlang spec lays out a schema-consistent struct as a 4-byte type
+//! hash followed by its fields, and the builder turns `check_struct_version` on for xlang
+//! same-schema mode, so every struct value (each `Item` of `vec-big`, too) carries 4 bytes that
+//! the reader checks. Native mode keeps the library default (off), so `native` is smaller by
+//! exactly 4 bytes per struct value. Both are pinned explicitly because the builder's result
+//! otherwise depends on the order of its `xlang`/`compatible` calls. UTF-8 checking of decoded
+//! strings (`check_string_read`) stays at its default (on) in both modes.
 //!
 //! Registration: every model type (nested ones and the enum included) is registered by numeric
 //! id, the compact form (a named registration writes namespace and type name strings), once,
@@ -162,8 +164,18 @@ mod tests {
                 for mode in [WireMode::Xlang, WireMode::Native] {
                     let mut first = ForyCodec::new(mode);
                     let bytes = encode(&mut first, value);
-                    assert_eq!(bytes, encode(&mut ForyCodec::new(mode), value), "{} {mode:?}", payload.spec.name);
-                    assert_eq!(bytes, encode(&mut first, value), "{} {mode:?} reused", payload.spec.name);
+                    assert_eq!(
+                        bytes,
+                        encode(&mut ForyCodec::new(mode), value),
+                        "{} {mode:?}",
+                        payload.spec.name
+                    );
+                    assert_eq!(
+                        bytes,
+                        encode(&mut first, value),
+                        "{} {mode:?} reused",
+                        payload.spec.name
+                    );
                 }
             }
         }

@@ -1,42 +1,113 @@
 //! JSON through two backends on the same bytes: serde_json (the reference) and simd-json
-//! (SIMD parsing, in place).
+//! (SIMD parsing, in place), in three framings for batch payloads and in two record modes.
+//!
+//! Framings (batch payloads `readings`, `vec-*`; the records are identical, only the layout
+//! differs): `document` is the payload struct as one JSON object (`{"items":[...]}`), `array`
+//! a top-level array of the records, `ndjson` one record per line with a fresh parse per line,
+//! so a malformed line is an error for that line only ([`Ndjson::decode_each_line`]).
+//!
+//! Modes: typed decodes into the model structs; dynamic into the library's value tree
+//! (`serde_json::Value`, simd-json's `OwnedValue`), proven equal by converting it back.
 //!
 //! Buffer policy: both encoders write into the harness's reused output buffer. simd-json parses
 //! a `&mut [u8]` in place and clobbers it, so its decoder copies the borrowed input into a
 //! scratch buffer it keeps (cleared, never freed) and reuses its parser `Buffers` too, as its
-//! documentation recommends for repeated parsing.
+//! documentation recommends for repeated parsing. A `copy-only` arm per framing times that copy
+//! alone, so users see what remains of simd-json's decode.
 
-use anyhow::Result;
+use anyhow::{Context, Result};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 
 use super::Format;
-use crate::arm::{Backend, Codec, Registry};
-use crate::payload::{Model, Payload, PayloadVisitor, visit_all};
+use crate::arm::{Backend, Codec, Dynamic, Framing, Registry};
+use crate::payload::{Batch, Model, Payload, PayloadVisitor, visit_all};
 
 pub static FORMAT: Format = Format {
     name: "json",
-    about: "JSON: serde_json and simd-json",
+    about: "JSON: serde_json and simd-json; document, array and NDJSON framings",
     register: |registry| visit_all(&mut Json(registry)),
 };
+
+const SERDE_JSON: Backend = Backend::new("serde_json");
+const SIMD_JSON: Backend = Backend::new("simd-json");
+const COPY_ONLY: &str = "copy-only";
 
 struct Json<'a>(&'a mut Registry);
 
 impl PayloadVisitor for Json<'_> {
     fn payload<P: Model>(&mut self, payload: &Payload<P>) {
-        self.0.codec(payload, Backend::new("serde_json"), || SerdeJson);
-        self.0
-            .codec(payload, Backend::new("simd-json"), SimdJson::default);
+        let registry = &mut *self.0;
+        registry.codec(payload, SERDE_JSON, Document::<SerdeJson>::default);
+        registry.codec(payload, SIMD_JSON, Document::<SimdJson>::default);
+        registry.dynamic(payload, SERDE_JSON, Document::<SerdeJson>::default, || {
+            SerdeJsonTree
+        });
+        registry.dynamic(
+            payload,
+            SIMD_JSON,
+            Document::<SimdJson>::default,
+            SimdJsonTree::default,
+        );
+        registry.copy_baseline(
+            payload,
+            SIMD_JSON.variant(COPY_ONLY),
+            Document::<SimdJson>::default,
+        );
+    }
+
+    fn batch<B: Batch>(&mut self, payload: &Payload<B>) {
+        self.payload(payload);
+        let registry = &mut *self.0;
+        registry.codec(
+            payload,
+            SERDE_JSON.framing(Framing::Array),
+            Array::<SerdeJson>::default,
+        );
+        registry.codec(
+            payload,
+            SERDE_JSON.framing(Framing::Ndjson),
+            Ndjson::<SerdeJson>::default,
+        );
+        registry.codec(
+            payload,
+            SIMD_JSON.framing(Framing::Array),
+            Array::<SimdJson>::default,
+        );
+        registry.codec(
+            payload,
+            SIMD_JSON.framing(Framing::Ndjson),
+            Ndjson::<SimdJson>::default,
+        );
+        let copy_only = SIMD_JSON.variant(COPY_ONLY);
+        registry.copy_baseline(
+            payload,
+            copy_only.framing(Framing::Array),
+            Array::<SimdJson>::default,
+        );
+        registry.copy_baseline(
+            payload,
+            copy_only.framing(Framing::Ndjson),
+            Ndjson::<SimdJson>::default,
+        );
     }
 }
 
+/// What the framings need of a JSON library: write one value, read one value.
+pub trait JsonLibrary: Default + Send + 'static {
+    fn write<T: Serialize + ?Sized>(&mut self, out: &mut Vec<u8>, value: &T) -> Result<()>;
+    fn read<T: DeserializeOwned>(&mut self, bytes: &[u8]) -> Result<T>;
+}
+
+#[derive(Default)]
 pub struct SerdeJson;
 
-impl<P: Model> Codec<P> for SerdeJson {
-    fn encode<'a>(&'a mut self, value: &P, out: &'a mut Vec<u8>) -> Result<&'a [u8]> {
-        serde_json::to_writer(&mut *out, value)?;
-        Ok(out)
+impl JsonLibrary for SerdeJson {
+    fn write<T: Serialize + ?Sized>(&mut self, out: &mut Vec<u8>, value: &T) -> Result<()> {
+        Ok(serde_json::to_writer(out, value)?)
     }
 
-    fn decode(&mut self, bytes: &[u8]) -> Result<P> {
+    fn read<T: DeserializeOwned>(&mut self, bytes: &[u8]) -> Result<T> {
         Ok(serde_json::from_slice(bytes)?)
     }
 }
@@ -47,18 +118,323 @@ pub struct SimdJson {
     buffers: simd_json::Buffers,
 }
 
-impl<P: Model> Codec<P> for SimdJson {
-    fn encode<'a>(&'a mut self, value: &P, out: &'a mut Vec<u8>) -> Result<&'a [u8]> {
-        simd_json::to_writer(&mut *out, value)?;
-        Ok(out)
+impl JsonLibrary for SimdJson {
+    fn write<T: Serialize + ?Sized>(&mut self, out: &mut Vec<u8>, value: &T) -> Result<()> {
+        Ok(simd_json::to_writer(out, value)?)
     }
 
-    fn decode(&mut self, bytes: &[u8]) -> Result<P> {
+    fn read<T: DeserializeOwned>(&mut self, bytes: &[u8]) -> Result<T> {
         self.scratch.clear();
         self.scratch.extend_from_slice(bytes);
         Ok(simd_json::serde::from_slice_with_buffers(
             &mut self.scratch,
             &mut self.buffers,
         )?)
+    }
+}
+
+/// The payload as one JSON document.
+#[derive(Default)]
+pub struct Document<L>(L);
+
+impl<P: Model, L: JsonLibrary> Codec<P> for Document<L> {
+    fn encode<'a>(&'a mut self, value: &P, out: &'a mut Vec<u8>) -> Result<&'a [u8]> {
+        self.0.write(out, value)?;
+        Ok(out)
+    }
+
+    fn decode(&mut self, bytes: &[u8]) -> Result<P> {
+        self.0.read(bytes)
+    }
+}
+
+/// The batch's records as a top-level JSON array.
+#[derive(Default)]
+pub struct Array<L>(L);
+
+impl<B: Batch, L: JsonLibrary> Codec<B> for Array<L> {
+    fn encode<'a>(&'a mut self, value: &B, out: &'a mut Vec<u8>) -> Result<&'a [u8]> {
+        self.0.write(out, value.records())?;
+        Ok(out)
+    }
+
+    fn decode(&mut self, bytes: &[u8]) -> Result<B> {
+        Ok(B::from_records(self.0.read(bytes)?))
+    }
+}
+
+/// The batch's records as NDJSON: one record per line, each line parsed on its own.
+#[derive(Default)]
+pub struct Ndjson<L>(L);
+
+/// The non-empty lines of an NDJSON text, with their 1-based line numbers.
+fn lines(bytes: &[u8]) -> impl Iterator<Item = (usize, &[u8])> {
+    bytes
+        .split(|&byte| byte == b'\n')
+        .enumerate()
+        .filter(|(_, line)| !line.is_empty())
+        .map(|(index, line)| (index + 1, line))
+}
+
+impl<L: JsonLibrary> Ndjson<L> {
+    /// Decodes every line on its own: a malformed line is an error for that line only, and
+    /// every other line still decodes.
+    pub fn decode_each_line<R: DeserializeOwned>(&mut self, bytes: &[u8]) -> Vec<Result<R>> {
+        lines(bytes)
+            .map(|(number, line)| self.0.read(line).with_context(|| format!("NDJSON line {number}")))
+            .collect()
+    }
+}
+
+impl<B: Batch, L: JsonLibrary> Codec<B> for Ndjson<L> {
+    fn encode<'a>(&'a mut self, value: &B, out: &'a mut Vec<u8>) -> Result<&'a [u8]> {
+        for record in value.records() {
+            self.0.write(out, record)?;
+            out.push(b'\n');
+        }
+        Ok(out)
+    }
+
+    fn decode(&mut self, bytes: &[u8]) -> Result<B> {
+        let mut records = Vec::new();
+        for (number, line) in lines(bytes) {
+            records.push(
+                self.0
+                    .read(line)
+                    .with_context(|| format!("NDJSON line {number}"))?,
+            );
+        }
+        Ok(B::from_records(records))
+    }
+}
+
+/// serde_json's dynamic tree.
+pub struct SerdeJsonTree;
+
+impl<P: Model> Dynamic<P> for SerdeJsonTree {
+    type Tree = serde_json::Value;
+
+    fn decode_tree(&mut self, bytes: &[u8]) -> Result<serde_json::Value> {
+        Ok(serde_json::from_slice(bytes)?)
+    }
+
+    fn to_model(&mut self, tree: serde_json::Value) -> Result<P> {
+        Ok(serde_json::from_value(tree)?)
+    }
+}
+
+/// simd-json's owned tree, with the same scratch-copy and buffer reuse as its typed decode.
+#[derive(Default)]
+pub struct SimdJsonTree {
+    scratch: Vec<u8>,
+    buffers: simd_json::Buffers,
+}
+
+impl<P: Model> Dynamic<P> for SimdJsonTree {
+    type Tree = simd_json::OwnedValue;
+
+    fn decode_tree(&mut self, bytes: &[u8]) -> Result<simd_json::OwnedValue> {
+        self.scratch.clear();
+        self.scratch.extend_from_slice(bytes);
+        Ok(simd_json::to_owned_value_with_buffers(
+            &mut self.scratch,
+            &mut self.buffers,
+        )?)
+    }
+
+    fn to_model(&mut self, tree: simd_json::OwnedValue) -> Result<P> {
+        Ok(simd_json::serde::from_owned_value(tree)?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::payload::{Item, Items, Reading, Readings};
+
+    fn readings() -> Readings {
+        serde_json::from_str(&crate::payload::logical_json("readings").unwrap()).unwrap()
+    }
+
+    fn round_trip<B: Batch, C: Codec<B> + Default>(value: &B) -> (Vec<u8>, B) {
+        let mut out = Vec::new();
+        let bytes = C::default().encode(value, &mut out).unwrap().to_vec();
+        let decoded = C::default().decode(&bytes).unwrap();
+        (bytes, decoded)
+    }
+
+    #[test]
+    fn every_framing_of_a_batch_decodes_to_the_same_records() {
+        let batch = readings();
+        let (document, from_document) = round_trip::<_, Document<SerdeJson>>(&batch);
+        let (array, from_array) = round_trip::<_, Array<SimdJson>>(&batch);
+        let (ndjson, from_ndjson) = round_trip::<_, Ndjson<SerdeJson>>(&batch);
+        assert_eq!(from_document, batch);
+        assert_eq!(from_array, batch);
+        assert_eq!(from_ndjson, batch);
+        assert!(document.starts_with(b"{\"readings\":["));
+        assert!(array.starts_with(b"[{"));
+        assert_eq!(
+            ndjson.iter().filter(|&&byte| byte == b'\n').count(),
+            batch.readings.len()
+        );
+        // The same records in all three: only the framing bytes differ.
+        assert_eq!(document.len(), array.len() + "{\"readings\":}".len());
+        assert_eq!(
+            ndjson.len(),
+            array.len() - 2 - (batch.readings.len() - 1) + batch.readings.len()
+        );
+    }
+
+    #[test]
+    fn a_malformed_ndjson_line_is_an_error_for_that_line_only() {
+        for backend in ["serde_json", "simd-json"] {
+            let mut text = Vec::new();
+            let batch = readings();
+            Ndjson::<SerdeJson>::default().encode(&batch, &mut text).unwrap();
+            let mut lines: Vec<&[u8]> = text.split(|&byte| byte == b'\n').collect();
+            lines[2] = b"{\"valid\": tru";
+            let broken = lines.join(&b'\n');
+            let results: Vec<Result<Reading>> = match backend {
+                "serde_json" => Ndjson::<SerdeJson>::default().decode_each_line(&broken),
+                _ => Ndjson::<SimdJson>::default().decode_each_line(&broken),
+            };
+            assert_eq!(results.len(), batch.readings.len());
+            for (index, result) in results.iter().enumerate() {
+                match result {
+                    Err(error) => {
+                        assert_eq!(index, 2, "{backend}");
+                        assert!(error.to_string().contains("NDJSON line 3"), "{backend}: {error}");
+                    }
+                    Ok(reading) => assert_eq!(reading, &batch.readings[index], "{backend}"),
+                }
+            }
+            assert!(results[2].is_err());
+            // The codec's whole-batch decode fails, naming the line.
+            let error = Codec::<Readings>::decode(&mut Ndjson::<SerdeJson>::default(), &broken).unwrap_err();
+            assert!(error.to_string().contains("line 3"), "{error}");
+        }
+    }
+
+    #[test]
+    fn dynamic_trees_agree_with_the_typed_decode() {
+        let items = Items {
+            items: vec![Item {
+                id: 7,
+                name: "a b".into(),
+                category: "c".into(),
+                price: 1.25,
+                stock: 3,
+                active: true,
+            }],
+        };
+        let mut out = Vec::new();
+        let bytes = Document::<SerdeJson>::default()
+            .encode(&items, &mut out)
+            .unwrap()
+            .to_vec();
+        let tree = Dynamic::<Items>::decode_tree(&mut SerdeJsonTree, &bytes).unwrap();
+        assert_eq!(tree["items"][0]["price"], 1.25);
+        assert_eq!(
+            Dynamic::<Items>::to_model(&mut SerdeJsonTree, tree).unwrap(),
+            items
+        );
+        let mut simd = SimdJsonTree::default();
+        let tree = Dynamic::<Items>::decode_tree(&mut simd, &bytes).unwrap();
+        assert_eq!(Dynamic::<Items>::to_model(&mut simd, tree).unwrap(), items);
+    }
+}
+
+/// Where the two JSON backends are known to differ, each backend's behaviour is pinned here
+/// (and tabled in README), instead of assuming they agree.
+#[cfg(test)]
+mod differential {
+    fn serde_json_tree(text: &str) -> Result<serde_json::Value, String> {
+        serde_json::from_str(text).map_err(|error| error.to_string())
+    }
+
+    fn simd_json_tree(text: &str) -> Result<simd_json::OwnedValue, String> {
+        simd_json::to_owned_value(&mut text.as_bytes().to_vec()).map_err(|error| error.to_string())
+    }
+
+    fn simd_json_typed<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, String> {
+        simd_json::serde::from_slice(&mut text.as_bytes().to_vec()).map_err(|error| error.to_string())
+    }
+
+    #[test]
+    fn integers_beyond_u64_become_lossy_floats_in_serde_json_and_errors_in_simd_json() {
+        let text = "18446744073709551616";
+        assert_eq!(
+            serde_json_tree(text).unwrap().as_f64(),
+            Some(1.8446744073709552e19)
+        );
+        assert!(simd_json_tree(text).is_err());
+        assert!(serde_json::from_str::<i64>(text).is_err());
+        assert!(simd_json_typed::<i64>(text).is_err());
+        let long_integer = "123456789012345678901234567890";
+        assert!(serde_json_tree(long_integer).unwrap().is_f64());
+        assert!(simd_json_tree(long_integer).is_err());
+    }
+
+    #[test]
+    fn integers_between_i64_and_u64_are_u64_in_both_and_not_i64() {
+        let text = "9223372036854775808";
+        assert_eq!(
+            serde_json_tree(text).unwrap().as_u64(),
+            Some(9_223_372_036_854_775_808)
+        );
+        assert_eq!(
+            simd_json_tree(text).unwrap(),
+            simd_json::OwnedValue::from(9_223_372_036_854_775_808u64)
+        );
+        assert!(serde_json::from_str::<i64>(text).is_err());
+        assert!(simd_json_typed::<i64>(text).is_err());
+    }
+
+    #[test]
+    fn negative_zero_keeps_its_sign_in_serde_json_only() {
+        let serde_zero = serde_json::from_str::<f64>("-0").unwrap();
+        let simd_zero = simd_json_typed::<f64>("-0").unwrap();
+        assert!(serde_zero == 0.0 && serde_zero.is_sign_negative());
+        assert!(simd_zero == 0.0 && simd_zero.is_sign_positive());
+        // serde_json reads `-0` as a float, so it is not an i64; simd-json reads integer 0.
+        assert!(serde_json::from_str::<i64>("-0").is_err());
+        assert_eq!(simd_json_typed::<i64>("-0").unwrap(), 0);
+        // Written as `-0.0`, both keep the sign.
+        assert!(simd_json_typed::<f64>("-0.0").unwrap().is_sign_negative());
+    }
+
+    #[test]
+    fn very_long_numbers_round_to_the_same_double() {
+        let text = "3.14159265358979323846264338327950288419716939937510582097494459";
+        assert_eq!(serde_json::from_str::<f64>(text).unwrap(), std::f64::consts::PI);
+        assert_eq!(simd_json_typed::<f64>(text).unwrap(), std::f64::consts::PI);
+        assert!(serde_json::from_str::<f64>("1e400").is_err());
+        assert!(simd_json_typed::<f64>("1e400").is_err());
+    }
+
+    #[test]
+    fn duplicate_keys_last_wins_in_serde_json_tree_both_kept_in_simd_json_tree_typed_errors() {
+        use simd_json::prelude::*;
+        let text = r#"{"a":1,"a":2}"#;
+        assert_eq!(serde_json_tree(text).unwrap(), serde_json::json!({"a": 2}));
+        let simd = simd_json_tree(text).unwrap();
+        assert_eq!(simd.as_object().unwrap().len(), 2, "{simd:?}");
+        #[derive(serde::Deserialize, Debug)]
+        #[allow(dead_code)]
+        struct Single {
+            a: i64,
+        }
+        assert!(
+            serde_json::from_str::<Single>(text)
+                .unwrap_err()
+                .to_string()
+                .contains("duplicate field")
+        );
+        assert!(
+            simd_json_typed::<Single>(text)
+                .unwrap_err()
+                .contains("duplicate field")
+        );
     }
 }

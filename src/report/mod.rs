@@ -2,6 +2,7 @@
 //! metadata every row carries, and the tables printed after a run.
 
 pub mod host;
+pub mod ratios;
 pub mod results;
 pub mod sizes;
 pub mod table;

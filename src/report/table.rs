@@ -1,5 +1,6 @@
 //! Plain-text tables for the terminal: the arm list and the summary after a run.
 
+use super::ratios::Ratio;
 use super::results::ResultRow;
 
 /// Left-aligned text columns; numbers are right-aligned when a column header says so with a
@@ -119,4 +120,30 @@ mod tests {
         );
         assert_eq!(text, "name   n\na     10\nlong   2\n");
     }
+}
+
+/// The headline ratios, as printed after a run.
+pub fn ratios(ratios: &[Ratio]) -> String {
+    let cells: Vec<Vec<String>> = ratios
+        .iter()
+        .map(|ratio| {
+            vec![
+                ratio.comparison.clone(),
+                ratio.payload.clone(),
+                ratio.operation.clone(),
+                format!("{} / {}", ratio.numerator, ratio.denominator),
+                format!("{:.2}x", ratio.ratio),
+                format!("[{:.2}, {:.2}]", ratio.ci95_low, ratio.ci95_high),
+                if ratio.intervals_overlap {
+                    "overlap".to_string()
+                } else {
+                    String::new()
+                },
+            ]
+        })
+        .collect();
+    render(
+        &["comparison", "payload", "op", "arms", ">ratio", ">95% CI", "CIs"],
+        &cells,
+    )
 }

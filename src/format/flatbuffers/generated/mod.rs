@@ -2,13 +2,6 @@
 // @generated
 pub mod serbench {
   use super::*;
-  pub mod packed {
-    use super::*;
-    mod metric_sample_generated;
-    pub use self::metric_sample_generated::*;
-    mod telemetry_event_generated;
-    pub use self::telemetry_event_generated::*;
-  } // packed
   mod order_status_generated;
   pub use self::order_status_generated::*;
   mod reading_generated;
@@ -25,6 +18,10 @@ pub mod serbench {
   pub use self::metric_sample_generated::*;
   mod telemetry_event_generated;
   pub use self::telemetry_event_generated::*;
+  mod metric_sample_struct_generated;
+  pub use self::metric_sample_struct_generated::*;
+  mod telemetry_event_struct_samples_generated;
+  pub use self::telemetry_event_struct_samples_generated::*;
   mod request_meta_generated;
   pub use self::request_meta_generated::*;
   mod line_item_generated;

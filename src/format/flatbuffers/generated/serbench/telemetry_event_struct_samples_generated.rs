@@ -2,22 +2,22 @@
 // @generated
 extern crate alloc;
 use super::*;
-pub enum TelemetryEventOffset {}
+pub enum TelemetryEventStructSamplesOffset {}
 #[derive(Copy, Clone, PartialEq)]
 
-pub struct TelemetryEvent<'a> {
+pub struct TelemetryEventStructSamples<'a> {
   pub _tab: ::flatbuffers::Table<'a>,
 }
 
-impl<'a> ::flatbuffers::Follow<'a> for TelemetryEvent<'a> {
-  type Inner = TelemetryEvent<'a>;
+impl<'a> ::flatbuffers::Follow<'a> for TelemetryEventStructSamples<'a> {
+  type Inner = TelemetryEventStructSamples<'a>;
   #[inline]
   unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
     Self { _tab: unsafe { ::flatbuffers::Table::new(buf, loc) } }
   }
 }
 
-impl<'a> TelemetryEvent<'a> {
+impl<'a> TelemetryEventStructSamples<'a> {
   pub const VT_EVENT_ID: ::flatbuffers::VOffsetT = 4;
   pub const VT_TIMESTAMP_MS: ::flatbuffers::VOffsetT = 6;
   pub const VT_SERVICE: ::flatbuffers::VOffsetT = 8;
@@ -29,14 +29,14 @@ impl<'a> TelemetryEvent<'a> {
 
   #[inline]
   pub unsafe fn init_from_table(table: ::flatbuffers::Table<'a>) -> Self {
-    TelemetryEvent { _tab: table }
+    TelemetryEventStructSamples { _tab: table }
   }
   #[allow(unused_mut)]
   pub fn create<'bldr: 'args, 'args: 'mut_bldr, 'mut_bldr, A: ::flatbuffers::Allocator + 'bldr>(
     _fbb: &'mut_bldr mut ::flatbuffers::FlatBufferBuilder<'bldr, A>,
-    args: &'args TelemetryEventArgs<'args>
-  ) -> ::flatbuffers::WIPOffset<TelemetryEvent<'bldr>> {
-    let mut builder = TelemetryEventBuilder::new(_fbb);
+    args: &'args TelemetryEventStructSamplesArgs<'args>
+  ) -> ::flatbuffers::WIPOffset<TelemetryEventStructSamples<'bldr>> {
+    let mut builder = TelemetryEventStructSamplesBuilder::new(_fbb);
     builder.add_timestamp_ms(args.timestamp_ms);
     if let Some(x) = args.samples { builder.add_samples(x); }
     if let Some(x) = args.attributes { builder.add_attributes(x); }
@@ -54,61 +54,61 @@ impl<'a> TelemetryEvent<'a> {
     // Safety:
     // Created from valid Table for this object
     // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<&str>>(TelemetryEvent::VT_EVENT_ID, None).unwrap()}
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<&str>>(TelemetryEventStructSamples::VT_EVENT_ID, None).unwrap()}
   }
   #[inline]
   pub fn timestamp_ms(&self) -> i64 {
     // Safety:
     // Created from valid Table for this object
     // which contains a valid value in this slot
-    unsafe { self._tab.get::<i64>(TelemetryEvent::VT_TIMESTAMP_MS, Some(0)).unwrap()}
+    unsafe { self._tab.get::<i64>(TelemetryEventStructSamples::VT_TIMESTAMP_MS, Some(0)).unwrap()}
   }
   #[inline]
-  pub fn service(&self) -> super::ServiceInfo<'a> {
+  pub fn service(&self) -> ServiceInfo<'a> {
     // Safety:
     // Created from valid Table for this object
     // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<super::ServiceInfo>>(TelemetryEvent::VT_SERVICE, None).unwrap()}
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<ServiceInfo>>(TelemetryEventStructSamples::VT_SERVICE, None).unwrap()}
   }
   #[inline]
   pub fn metric(&self) -> &'a str {
     // Safety:
     // Created from valid Table for this object
     // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<&str>>(TelemetryEvent::VT_METRIC, None).unwrap()}
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<&str>>(TelemetryEventStructSamples::VT_METRIC, None).unwrap()}
   }
   #[inline]
   pub fn unit(&self) -> &'a str {
     // Safety:
     // Created from valid Table for this object
     // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<&str>>(TelemetryEvent::VT_UNIT, None).unwrap()}
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<&str>>(TelemetryEventStructSamples::VT_UNIT, None).unwrap()}
   }
   #[inline]
   pub fn tags(&self) -> ::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<&'a str>> {
     // Safety:
     // Created from valid Table for this object
     // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<&'a str>>>>(TelemetryEvent::VT_TAGS, None).unwrap()}
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<&'a str>>>>(TelemetryEventStructSamples::VT_TAGS, None).unwrap()}
   }
   /// Sorted by key.
   #[inline]
-  pub fn attributes(&self) -> ::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<super::Attribute<'a>>> {
+  pub fn attributes(&self) -> ::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<Attribute<'a>>> {
     // Safety:
     // Created from valid Table for this object
     // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<super::Attribute>>>>(TelemetryEvent::VT_ATTRIBUTES, None).unwrap()}
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<Attribute>>>>(TelemetryEventStructSamples::VT_ATTRIBUTES, None).unwrap()}
   }
   #[inline]
-  pub fn samples(&self) -> ::flatbuffers::Vector<'a, MetricSample> {
+  pub fn samples(&self) -> ::flatbuffers::Vector<'a, MetricSampleStruct> {
     // Safety:
     // Created from valid Table for this object
     // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, MetricSample>>>(TelemetryEvent::VT_SAMPLES, None).unwrap()}
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, MetricSampleStruct>>>(TelemetryEventStructSamples::VT_SAMPLES, None).unwrap()}
   }
 }
 
-impl ::flatbuffers::Verifiable for TelemetryEvent<'_> {
+impl ::flatbuffers::Verifiable for TelemetryEventStructSamples<'_> {
   #[inline]
   fn run_verifier(
     v: &mut ::flatbuffers::Verifier, pos: usize
@@ -116,30 +116,30 @@ impl ::flatbuffers::Verifiable for TelemetryEvent<'_> {
     v.visit_table(pos)?
      .visit_field::<::flatbuffers::ForwardsUOffset<&str>>("event_id", Self::VT_EVENT_ID, true)?
      .visit_field::<i64>("timestamp_ms", Self::VT_TIMESTAMP_MS, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<super::ServiceInfo>>("service", Self::VT_SERVICE, true)?
+     .visit_field::<::flatbuffers::ForwardsUOffset<ServiceInfo>>("service", Self::VT_SERVICE, true)?
      .visit_field::<::flatbuffers::ForwardsUOffset<&str>>("metric", Self::VT_METRIC, true)?
      .visit_field::<::flatbuffers::ForwardsUOffset<&str>>("unit", Self::VT_UNIT, true)?
      .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<&'_ str>>>>("tags", Self::VT_TAGS, true)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<super::Attribute>>>>("attributes", Self::VT_ATTRIBUTES, true)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, MetricSample>>>("samples", Self::VT_SAMPLES, true)?
+     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<Attribute>>>>("attributes", Self::VT_ATTRIBUTES, true)?
+     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, MetricSampleStruct>>>("samples", Self::VT_SAMPLES, true)?
      .finish();
     Ok(())
   }
 }
-pub struct TelemetryEventArgs<'a> {
+pub struct TelemetryEventStructSamplesArgs<'a> {
     pub event_id: Option<::flatbuffers::WIPOffset<&'a str>>,
     pub timestamp_ms: i64,
-    pub service: Option<::flatbuffers::WIPOffset<super::ServiceInfo<'a>>>,
+    pub service: Option<::flatbuffers::WIPOffset<ServiceInfo<'a>>>,
     pub metric: Option<::flatbuffers::WIPOffset<&'a str>>,
     pub unit: Option<::flatbuffers::WIPOffset<&'a str>>,
     pub tags: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<&'a str>>>>,
-    pub attributes: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<super::Attribute<'a>>>>>,
-    pub samples: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, MetricSample>>>,
+    pub attributes: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<Attribute<'a>>>>>,
+    pub samples: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, MetricSampleStruct>>>,
 }
-impl<'a> Default for TelemetryEventArgs<'a> {
+impl<'a> Default for TelemetryEventStructSamplesArgs<'a> {
   #[inline]
   fn default() -> Self {
-    TelemetryEventArgs {
+    TelemetryEventStructSamplesArgs {
       event_id: None, // required field
       timestamp_ms: 0,
       service: None, // required field
@@ -152,68 +152,68 @@ impl<'a> Default for TelemetryEventArgs<'a> {
   }
 }
 
-pub struct TelemetryEventBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
+pub struct TelemetryEventStructSamplesBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> {
   fbb_: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>,
   start_: ::flatbuffers::WIPOffset<::flatbuffers::TableUnfinishedWIPOffset>,
 }
-impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> TelemetryEventBuilder<'a, 'b, A> {
+impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> TelemetryEventStructSamplesBuilder<'a, 'b, A> {
   #[inline]
   pub fn add_event_id(&mut self, event_id: ::flatbuffers::WIPOffset<&'b  str>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(TelemetryEvent::VT_EVENT_ID, event_id);
+    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(TelemetryEventStructSamples::VT_EVENT_ID, event_id);
   }
   #[inline]
   pub fn add_timestamp_ms(&mut self, timestamp_ms: i64) {
-    self.fbb_.push_slot::<i64>(TelemetryEvent::VT_TIMESTAMP_MS, timestamp_ms, 0);
+    self.fbb_.push_slot::<i64>(TelemetryEventStructSamples::VT_TIMESTAMP_MS, timestamp_ms, 0);
   }
   #[inline]
-  pub fn add_service(&mut self, service: ::flatbuffers::WIPOffset<super::ServiceInfo<'b >>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<super::ServiceInfo>>(TelemetryEvent::VT_SERVICE, service);
+  pub fn add_service(&mut self, service: ::flatbuffers::WIPOffset<ServiceInfo<'b >>) {
+    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<ServiceInfo>>(TelemetryEventStructSamples::VT_SERVICE, service);
   }
   #[inline]
   pub fn add_metric(&mut self, metric: ::flatbuffers::WIPOffset<&'b  str>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(TelemetryEvent::VT_METRIC, metric);
+    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(TelemetryEventStructSamples::VT_METRIC, metric);
   }
   #[inline]
   pub fn add_unit(&mut self, unit: ::flatbuffers::WIPOffset<&'b  str>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(TelemetryEvent::VT_UNIT, unit);
+    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(TelemetryEventStructSamples::VT_UNIT, unit);
   }
   #[inline]
   pub fn add_tags(&mut self, tags: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , ::flatbuffers::ForwardsUOffset<&'b  str>>>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(TelemetryEvent::VT_TAGS, tags);
+    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(TelemetryEventStructSamples::VT_TAGS, tags);
   }
   #[inline]
-  pub fn add_attributes(&mut self, attributes: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , ::flatbuffers::ForwardsUOffset<super::Attribute<'b >>>>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(TelemetryEvent::VT_ATTRIBUTES, attributes);
+  pub fn add_attributes(&mut self, attributes: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , ::flatbuffers::ForwardsUOffset<Attribute<'b >>>>) {
+    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(TelemetryEventStructSamples::VT_ATTRIBUTES, attributes);
   }
   #[inline]
-  pub fn add_samples(&mut self, samples: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , MetricSample>>) {
-    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(TelemetryEvent::VT_SAMPLES, samples);
+  pub fn add_samples(&mut self, samples: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , MetricSampleStruct>>) {
+    self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(TelemetryEventStructSamples::VT_SAMPLES, samples);
   }
   #[inline]
-  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> TelemetryEventBuilder<'a, 'b, A> {
+  pub fn new(_fbb: &'b mut ::flatbuffers::FlatBufferBuilder<'a, A>) -> TelemetryEventStructSamplesBuilder<'a, 'b, A> {
     let start = _fbb.start_table();
-    TelemetryEventBuilder {
+    TelemetryEventStructSamplesBuilder {
       fbb_: _fbb,
       start_: start,
     }
   }
   #[inline]
-  pub fn finish(self) -> ::flatbuffers::WIPOffset<TelemetryEvent<'a>> {
+  pub fn finish(self) -> ::flatbuffers::WIPOffset<TelemetryEventStructSamples<'a>> {
     let o = self.fbb_.end_table(self.start_);
-    self.fbb_.required(o, TelemetryEvent::VT_EVENT_ID,"event_id");
-    self.fbb_.required(o, TelemetryEvent::VT_SERVICE,"service");
-    self.fbb_.required(o, TelemetryEvent::VT_METRIC,"metric");
-    self.fbb_.required(o, TelemetryEvent::VT_UNIT,"unit");
-    self.fbb_.required(o, TelemetryEvent::VT_TAGS,"tags");
-    self.fbb_.required(o, TelemetryEvent::VT_ATTRIBUTES,"attributes");
-    self.fbb_.required(o, TelemetryEvent::VT_SAMPLES,"samples");
+    self.fbb_.required(o, TelemetryEventStructSamples::VT_EVENT_ID,"event_id");
+    self.fbb_.required(o, TelemetryEventStructSamples::VT_SERVICE,"service");
+    self.fbb_.required(o, TelemetryEventStructSamples::VT_METRIC,"metric");
+    self.fbb_.required(o, TelemetryEventStructSamples::VT_UNIT,"unit");
+    self.fbb_.required(o, TelemetryEventStructSamples::VT_TAGS,"tags");
+    self.fbb_.required(o, TelemetryEventStructSamples::VT_ATTRIBUTES,"attributes");
+    self.fbb_.required(o, TelemetryEventStructSamples::VT_SAMPLES,"samples");
     ::flatbuffers::WIPOffset::new(o.value())
   }
 }
 
-impl ::core::fmt::Debug for TelemetryEvent<'_> {
+impl ::core::fmt::Debug for TelemetryEventStructSamples<'_> {
   fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-    let mut ds = f.debug_struct("TelemetryEvent");
+    let mut ds = f.debug_struct("TelemetryEventStructSamples");
       ds.field("event_id", &self.event_id());
       ds.field("timestamp_ms", &self.timestamp_ms());
       ds.field("service", &self.service());

@@ -2,18 +2,18 @@
 // @generated
 extern crate alloc;
 use super::*;
-// struct MetricSample, aligned to 8
+// struct MetricSampleStruct, aligned to 8
 #[repr(transparent)]
 #[derive(Clone, Copy, PartialEq)]
-pub struct MetricSample(pub [u8; 24]);
-impl Default for MetricSample { 
+pub struct MetricSampleStruct(pub [u8; 24]);
+impl Default for MetricSampleStruct { 
   fn default() -> Self { 
     Self([0; 24])
   }
 }
-impl ::core::fmt::Debug for MetricSample {
+impl ::core::fmt::Debug for MetricSampleStruct {
   fn fmt(&self, f: &mut ::core::fmt::Formatter) -> ::core::fmt::Result {
-    f.debug_struct("MetricSample")
+    f.debug_struct("MetricSampleStruct")
       .field("timestamp_ms", &self.timestamp_ms())
       .field("value", &self.value())
       .field("count", &self.count())
@@ -21,26 +21,26 @@ impl ::core::fmt::Debug for MetricSample {
   }
 }
 
-impl ::flatbuffers::SimpleToVerifyInSlice for MetricSample {}
-impl<'a> ::flatbuffers::Follow<'a> for MetricSample {
-  type Inner = &'a MetricSample;
+impl ::flatbuffers::SimpleToVerifyInSlice for MetricSampleStruct {}
+impl<'a> ::flatbuffers::Follow<'a> for MetricSampleStruct {
+  type Inner = &'a MetricSampleStruct;
   #[inline]
   unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-    unsafe { <&'a MetricSample>::follow(buf, loc) }
+    unsafe { <&'a MetricSampleStruct>::follow(buf, loc) }
   }
 }
-impl<'a> ::flatbuffers::Follow<'a> for &'a MetricSample {
-  type Inner = &'a MetricSample;
+impl<'a> ::flatbuffers::Follow<'a> for &'a MetricSampleStruct {
+  type Inner = &'a MetricSampleStruct;
   #[inline]
   unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
-    unsafe { ::flatbuffers::follow_cast_ref::<MetricSample>(buf, loc) }
+    unsafe { ::flatbuffers::follow_cast_ref::<MetricSampleStruct>(buf, loc) }
   }
 }
-impl<'b> ::flatbuffers::Push for MetricSample {
-    type Output = MetricSample;
+impl<'b> ::flatbuffers::Push for MetricSampleStruct {
+    type Output = MetricSampleStruct;
     #[inline]
     unsafe fn push(&self, dst: &mut [u8], _written_len: usize) {
-        let src = unsafe { ::core::slice::from_raw_parts(self as *const MetricSample as *const u8, <Self as ::flatbuffers::Push>::size()) };
+        let src = unsafe { ::core::slice::from_raw_parts(self as *const MetricSampleStruct as *const u8, <Self as ::flatbuffers::Push>::size()) };
         dst.copy_from_slice(src);
     }
     #[inline]
@@ -49,7 +49,7 @@ impl<'b> ::flatbuffers::Push for MetricSample {
     }
 }
 
-impl<'a> ::flatbuffers::Verifiable for MetricSample {
+impl<'a> ::flatbuffers::Verifiable for MetricSampleStruct {
   #[inline]
   fn run_verifier(
     v: &mut ::flatbuffers::Verifier, pos: usize
@@ -58,7 +58,7 @@ impl<'a> ::flatbuffers::Verifiable for MetricSample {
   }
 }
 
-impl<'a> MetricSample {
+impl<'a> MetricSampleStruct {
   #[allow(clippy::too_many_arguments)]
   pub fn new(
     timestamp_ms: i64,

@@ -1,0 +1,406 @@
+//! Apache Avro binary datums: the raw encoding of one value, with no object-container-file
+//! header and no single-object framing, as a message bus or RPC layer carries Avro when both
+//! ends already know the schema. The schemas are hand-written `.avsc` files under
+//! `schemas/avro/`, one per payload type, that any Avro implementation can read; the
+//! [`Native`] impls below tie each model type to its file. Two backends share them, both
+//! through the model's serde derive, both typed:
+//!
+//! - `serde_avro_fast` 2.1: a serde-first reimplementation of Avro for speed.
+//! - `apache-avro` 0.22 (the Apache project's Rust SDK) through its schema-aware serde
+//!   serializer and deserializer, `GenericDatumWriter::write_ser` and
+//!   `GenericDatumReader::read_deser`. 0.22 deprecates `to_avro_datum`/`from_avro_datum` in
+//!   favour of these datum writers and readers, and `write_ser`/`read_deser` are their paths that
+//!   skip the crate's `Value` tree, so they are its fastest datum path.
+//!
+//! Type mapping: `i64` is `long`, `f64` `double`, `String` `string`, `bool` `boolean`, `Vec`
+//! an `array`, `BTreeMap<String, T>` a `map`, and the unit enum `OrderStatus` an Avro `enum`
+//! whose symbols are the Rust variant names: both backends write a serde unit variant as the
+//! symbol of the same name (not by serde's variant index) and read it back by name. Both
+//! backends accept every schema and every payload, and write identical bytes (the tests check
+//! that, and that each decodes the other's).
+//!
+//! Buffer policy:
+//! - `serde_avro_fast` keeps its `SerializerConfig` (the parsed schema plus its field-reordering
+//!   buffers) in the codec and reuses it for every encode, as its documentation recommends, and
+//!   writes into the harness's reused output buffer; it decodes from the borrowed slice
+//!   (`from_datum_slice`, which itself allocates nothing; the owned model's `String`s still do).
+//! - `apache-avro` builds its datum writer and reader (the schema with its named types resolved)
+//!   once per codec; `write_ser` writes straight into the reused output buffer, arrays and maps
+//!   in a single block (no `target_block_size`, so no intermediate block buffer); `read_deser`
+//!   reads the borrowed slice through `io::Read`. Neither builds a `Value` tree or allocates a
+//!   `Vec` per datum.
+//!
+//! Not measured: apache-avro's `Value` path (`to_value` + `to_avro_datum`, `from_avro_datum` +
+//! `from_value`; deprecated in 0.22), which builds a whole `Value` tree per datum both ways and
+//! `to_avro_datum` a fresh `Vec` per datum. Its `Value::Map` is a std `HashMap`, so it writes
+//! map entries in a random order: valid Avro, but bytes (and their zstd size) that change from
+//! run to run. The tests check that it reads the measured backends' bytes. Also not measured:
+//! object container files (a header with the schema, sync markers: files, not messages) and
+//! schema resolution between different writer and reader schemas.
+//!
+//! The serializer config and the datum writer and reader borrow the parsed schema, and a codec
+//! must be `'static`, so each schema file is parsed once per process and backend, when its first
+//! codec is built at registration (never inside timing), and lives as long as the process.
+
+use std::collections::BTreeMap;
+use std::marker::PhantomData;
+use std::sync::{Mutex, PoisonError};
+
+use anyhow::{Context, Result, anyhow};
+use apache_avro::reader::datum::GenericDatumReader;
+use apache_avro::writer::datum::GenericDatumWriter;
+use serde_avro_fast::ser::SerializerConfig;
+
+use super::Format;
+use crate::arm::{Backend, Codec, Registry};
+use crate::payload::{
+    CheckoutRequest, CheckoutResponse, Item, Items, Keyed, Model, Order, Payload, PayloadVisitor, Reading,
+    Readings, TelemetryEvent, visit_all,
+};
+
+pub static FORMAT: Format = Format {
+    name: "avro",
+    about: "Apache Avro datums, shared .avsc schemas: serde_avro_fast 2.1 and apache-avro 0.22",
+    register: |registry| visit_all(&mut Avro(registry)),
+};
+
+/// One `.avsc` file under `schemas/avro/`, compiled in.
+#[derive(Debug)]
+pub struct SchemaFile {
+    /// The file name, which also keys the parsed-schema caches.
+    pub name: &'static str,
+    pub json: &'static str,
+}
+
+/// The Avro schema of a model type.
+pub trait Native {
+    /// The schema of a payload type; `None` for a record type that is never a payload on its
+    /// own and is defined inline, as a named record, in the schemas of the payloads holding it.
+    const SCHEMA: Option<SchemaFile>;
+}
+
+impl Native for Readings {
+    const SCHEMA: Option<SchemaFile> = Some(SchemaFile {
+        name: "readings.avsc",
+        json: include_str!("../../schemas/avro/readings.avsc"),
+    });
+}
+
+impl Native for Order {
+    const SCHEMA: Option<SchemaFile> = Some(SchemaFile {
+        name: "order.avsc",
+        json: include_str!("../../schemas/avro/order.avsc"),
+    });
+}
+
+impl Native for TelemetryEvent {
+    const SCHEMA: Option<SchemaFile> = Some(SchemaFile {
+        name: "telemetry.avsc",
+        json: include_str!("../../schemas/avro/telemetry.avsc"),
+    });
+}
+
+impl Native for CheckoutRequest {
+    const SCHEMA: Option<SchemaFile> = Some(SchemaFile {
+        name: "checkout-request.avsc",
+        json: include_str!("../../schemas/avro/checkout-request.avsc"),
+    });
+}
+
+impl Native for CheckoutResponse {
+    const SCHEMA: Option<SchemaFile> = Some(SchemaFile {
+        name: "checkout-response.avsc",
+        json: include_str!("../../schemas/avro/checkout-response.avsc"),
+    });
+}
+
+impl Native for Keyed {
+    const SCHEMA: Option<SchemaFile> = Some(SchemaFile {
+        name: "keyed.avsc",
+        json: include_str!("../../schemas/avro/keyed.avsc"),
+    });
+}
+
+impl Native for Items {
+    const SCHEMA: Option<SchemaFile> = Some(SchemaFile {
+        name: "items.avsc",
+        json: include_str!("../../schemas/avro/items.avsc"),
+    });
+}
+
+/// Defined inline in `readings.avsc` as `serbench.Reading`.
+impl Native for Reading {
+    const SCHEMA: Option<SchemaFile> = None;
+}
+
+/// Defined inline in `keyed.avsc` and `items.avsc` as `serbench.Item`.
+impl Native for Item {
+    const SCHEMA: Option<SchemaFile> = None;
+}
+
+struct Avro<'a>(&'a mut Registry);
+
+impl PayloadVisitor for Avro<'_> {
+    fn payload<P: Model>(&mut self, payload: &Payload<P>) {
+        register::<P, FastCodec<P>>(self.0, payload, Backend::new("serde_avro_fast"));
+        register::<P, ApacheSerde<P>>(self.0, payload, Backend::new("apache-avro"));
+    }
+}
+
+/// A codec whose construction can fail (its schema does not parse or does not fit).
+trait Build: Sized {
+    fn build() -> Result<Self>;
+}
+
+/// Registers `backend` for `payload` if its codec builds, and lists it unsupported with the
+/// error otherwise; so the harness's infallible constructor only rebuilds what built here.
+fn register<P: Model, C: Codec<P> + Build>(registry: &mut Registry, payload: &Payload<P>, backend: Backend) {
+    match C::build() {
+        Ok(_) => registry.codec(payload, backend, || {
+            C::build().expect("the codec built when it was registered")
+        }),
+        Err(error) => registry.unsupported(payload.spec, backend.name, &format!("{error:#}")),
+    }
+}
+
+fn schema_file<P: Native>() -> Result<&'static SchemaFile> {
+    const { P::SCHEMA.as_ref() }.ok_or_else(|| {
+        anyhow!(
+            "{} has no Avro schema file of its own",
+            std::any::type_name::<P>()
+        )
+    })
+}
+
+/// Parsed schemas by file name, leaked once per file so codecs can borrow them for `'static`.
+type SchemaCache<S> = Mutex<BTreeMap<&'static str, &'static S>>;
+
+static FAST_SCHEMAS: SchemaCache<serde_avro_fast::Schema> = Mutex::new(BTreeMap::new());
+static APACHE_SCHEMAS: SchemaCache<apache_avro::Schema> = Mutex::new(BTreeMap::new());
+
+fn parsed_once<S: Sync>(
+    cache: &SchemaCache<S>,
+    file: &'static SchemaFile,
+    parse: impl FnOnce(&str) -> Result<S>,
+) -> Result<&'static S> {
+    // A panic elsewhere while the lock was held cannot leave the map half-updated.
+    let mut cache = cache.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(schema) = cache.get(file.name) {
+        return Ok(schema);
+    }
+    let schema = parse(file.json).with_context(|| format!("schemas/avro/{} does not parse", file.name))?;
+    let schema: &'static S = Box::leak(Box::new(schema));
+    cache.insert(file.name, schema);
+    Ok(schema)
+}
+
+fn fast_schema<P: Native>() -> Result<&'static serde_avro_fast::Schema> {
+    parsed_once(&FAST_SCHEMAS, schema_file::<P>()?, |json| Ok(json.parse()?))
+}
+
+fn apache_schema<P: Native>() -> Result<&'static apache_avro::Schema> {
+    parsed_once(&APACHE_SCHEMAS, schema_file::<P>()?, |json| {
+        Ok(apache_avro::Schema::parse_str(json)?)
+    })
+}
+
+/// serde_avro_fast: the serializer config (schema and reusable buffers) lives in the codec.
+pub struct FastCodec<P> {
+    config: SerializerConfig<'static>,
+    model: PhantomData<fn() -> P>,
+}
+
+impl<P: Model> Build for FastCodec<P> {
+    fn build() -> Result<Self> {
+        Ok(FastCodec {
+            config: SerializerConfig::new(fast_schema::<P>()?),
+            model: PhantomData,
+        })
+    }
+}
+
+impl<P: Model> Codec<P> for FastCodec<P> {
+    fn encode<'a>(&'a mut self, value: &P, out: &'a mut Vec<u8>) -> Result<&'a [u8]> {
+        serde_avro_fast::to_datum(value, &mut *out, &mut self.config)?;
+        Ok(out)
+    }
+
+    fn decode(&mut self, bytes: &[u8]) -> Result<P> {
+        Ok(serde_avro_fast::from_datum_slice(bytes, self.config.schema())?)
+    }
+}
+
+/// apache-avro's datum writer and reader for one schema, its named types resolved once.
+struct ApacheDatum {
+    writer: GenericDatumWriter<'static>,
+    reader: GenericDatumReader<'static>,
+}
+
+impl ApacheDatum {
+    fn new<P: Native>() -> Result<Self> {
+        let schema = apache_schema::<P>()?;
+        // The crate recommends the compact (not human-readable) serde representation; none of
+        // the model types has a serde impl that looks at it, so it changes no bytes here.
+        let writer = GenericDatumWriter::builder(schema)
+            .human_readable(false)
+            .build()?;
+        let reader = GenericDatumReader::builder(schema)
+            .human_readable(false)
+            .build()?;
+        Ok(ApacheDatum { writer, reader })
+    }
+}
+
+/// apache-avro through its schema-aware serde serializer and deserializer (no `Value`).
+pub struct ApacheSerde<P> {
+    datum: ApacheDatum,
+    model: PhantomData<fn() -> P>,
+}
+
+impl<P: Model> Build for ApacheSerde<P> {
+    fn build() -> Result<Self> {
+        Ok(ApacheSerde {
+            datum: ApacheDatum::new::<P>()?,
+            model: PhantomData,
+        })
+    }
+}
+
+impl<P: Model> Codec<P> for ApacheSerde<P> {
+    fn encode<'a>(&'a mut self, value: &P, out: &'a mut Vec<u8>) -> Result<&'a [u8]> {
+        self.datum.writer.write_ser(out, value)?;
+        Ok(out)
+    }
+
+    fn decode(&mut self, mut bytes: &[u8]) -> Result<P> {
+        Ok(self.datum.reader.read_deser(&mut bytes)?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SMALL_PAYLOADS: [&str; 7] = [
+        "readings",
+        "order",
+        "telemetry",
+        "checkout-request",
+        "checkout-response",
+        "map-small",
+        "vec-small",
+    ];
+
+    /// Parses every payload's schema file with both backends and records the file names.
+    struct ParseAll(Vec<&'static str>);
+
+    impl PayloadVisitor for ParseAll {
+        fn payload<P: Model>(&mut self, payload: &Payload<P>) {
+            let name = payload.spec.name;
+            let file = schema_file::<P>().unwrap_or_else(|error| panic!("{name}: {error:#}"));
+            fast_schema::<P>().unwrap_or_else(|error| panic!("{name}, serde_avro_fast: {error:#}"));
+            ApacheDatum::new::<P>().unwrap_or_else(|error| panic!("{name}, apache-avro: {error:#}"));
+            self.0.push(file.name);
+        }
+    }
+
+    #[test]
+    fn every_schema_file_parses_with_both_backends() {
+        let mut parsed = ParseAll(Vec::new());
+        visit_all(&mut parsed);
+        let mut used = parsed.0;
+        used.sort_unstable();
+        used.dedup();
+        let directory = concat!(env!("CARGO_MANIFEST_DIR"), "/schemas/avro");
+        let mut on_disk: Vec<String> = std::fs::read_dir(directory)
+            .expect("schemas/avro exists")
+            .map(|entry| {
+                entry
+                    .expect("readable entry")
+                    .file_name()
+                    .to_string_lossy()
+                    .into_owned()
+            })
+            .collect();
+        on_disk.sort_unstable();
+        assert_eq!(
+            used, on_disk,
+            "every schema file is used by a payload, and only those"
+        );
+    }
+
+    fn encode<P: Model>(mut codec: impl Codec<P>, value: &P) -> Result<Vec<u8>> {
+        let mut out = Vec::new();
+        Ok(codec.encode(value, &mut out)?.to_vec())
+    }
+
+    /// The bytes each backend writes decode through the other to the same value; they are in
+    /// fact the same bytes. apache-avro's `Value` path (`read_value` then `from_value`, what the
+    /// deprecated `from_avro_datum` does) reads them too.
+    fn cross_backend<P: Model>(payload: &Payload<P>) -> Result<()> {
+        let value = (payload.value)();
+        let fast = encode(FastCodec::<P>::build()?, value)?;
+        let apache = encode(ApacheSerde::<P>::build()?, value)?;
+        assert_eq!(
+            fast, apache,
+            "serde_avro_fast and apache-avro write the same datum"
+        );
+        assert_eq!(&ApacheSerde::<P>::build()?.decode(&fast)?, value);
+        assert_eq!(&FastCodec::<P>::build()?.decode(&apache)?, value);
+        let tree = ApacheDatum::new::<P>()?.reader.read_value(&mut &fast[..])?;
+        assert_eq!(&apache_avro::from_value::<P>(&tree)?, value);
+        Ok(())
+    }
+
+    struct CrossBackend(Vec<&'static str>);
+
+    impl PayloadVisitor for CrossBackend {
+        fn payload<P: Model>(&mut self, payload: &Payload<P>) {
+            let name = payload.spec.name;
+            if SMALL_PAYLOADS.contains(&name) {
+                cross_backend(payload).unwrap_or_else(|error| panic!("{name}: {error:#}"));
+                self.0.push(name);
+            }
+        }
+    }
+
+    #[test]
+    fn each_backend_decodes_the_others_bytes() {
+        let mut checked = CrossBackend(Vec::new());
+        visit_all(&mut checked);
+        assert_eq!(checked.0, SMALL_PAYLOADS);
+    }
+
+    /// `OrderStatus` travels as an Avro enum symbol, not as a string.
+    struct StatusIsEnum(bool);
+
+    impl PayloadVisitor for StatusIsEnum {
+        fn payload<P: Model>(&mut self, payload: &Payload<P>) {
+            if payload.spec.name != "checkout-response" {
+                return;
+            }
+            let bytes = encode(FastCodec::<P>::build().unwrap(), (payload.value)()).unwrap();
+            let datum = ApacheDatum::new::<P>().unwrap();
+            let apache_avro::types::Value::Record(fields) = datum.reader.read_value(&mut &bytes[..]).unwrap()
+            else {
+                panic!("checkout-response is a record");
+            };
+            let status = fields
+                .iter()
+                .find(|(name, _)| name == "status")
+                .map(|(_, value)| value);
+            assert_eq!(
+                status,
+                Some(&apache_avro::types::Value::Enum(1, "Confirmed".to_string()))
+            );
+            self.0 = true;
+        }
+    }
+
+    #[test]
+    fn order_status_is_an_avro_enum() {
+        let mut checked = StatusIsEnum(false);
+        visit_all(&mut checked);
+        assert!(checked.0);
+    }
+}

@@ -1,0 +1,764 @@
+//! Protocol Buffers (proto3) through prost, on the schema `schemas/protobuf/serbench.proto`.
+//! build.rs compiles the schema with protox (no system `protoc`) and prost-build generates the
+//! message types into [`proto`], with `BTreeMap` for every map field so entries are written in
+//! sorted key order and the bytes are deterministic.
+//!
+//! prost has no derive for an existing type: it encodes only its own generated messages. So
+//! there are two variants of the one backend `prost`, on the same bytes:
+//! - `prost` (plain): the codec works on the generated message itself, as an application that
+//!   uses the prost types as its data model does. The message is built once, outside timing;
+//!   encode is encode only, decode is decode into the message only.
+//! - `prost[convert]`: the codec works on the model types, as an application with its own
+//!   types does. Encode is *populate + encode* (build the message from the borrowed model,
+//!   which copies every string, then encode it); decode is *decode + convert* (decode the
+//!   message, then move its fields into the model, checking what proto3 cannot declare: every
+//!   nested message present and every enum value known).
+//!
+//! The difference between the two variants is the price of keeping a separate model.
+//!
+//! Buffer policy: `Message::encode` writes into the harness's reused output buffer, which keeps
+//! its capacity between iterations, so no `reserve` (that would compute `encoded_len` a second
+//! time). Decode builds a fresh owned message from the borrowed bytes. The convert variant
+//! builds a fresh message per encode, as a real conversion does.
+
+use anyhow::{Context, Result, bail};
+use prost::Message;
+
+use super::Format;
+use crate::arm::{Backend, Codec, Registry, Value};
+use crate::payload::{
+    Address, CheckoutRequest, CheckoutResponse, Item, Items, Keyed, LineItem, MetricSample, Model, Order,
+    OrderStatus, Payload, PayloadVisitor, PaymentMethod, Reading, Readings, RequestMeta, ResponseMeta,
+    ServiceInfo, Shipment, TelemetryEvent, visit_all,
+};
+
+/// The prost types generated from `schemas/protobuf/serbench.proto` (package `serbench`).
+#[allow(missing_docs, clippy::all)]
+pub mod proto {
+    include!(concat!(env!("OUT_DIR"), "/serbench.rs"));
+}
+
+pub static FORMAT: Format = Format {
+    name: "protobuf",
+    about: "Protocol Buffers: prost 0.14, schema compiled by protox; plain and model-converting",
+    register: |registry| visit_all(&mut Protobuf(registry)),
+};
+
+const BACKEND: &str = "prost";
+
+/// A model type and its generated prost message: the conversion an application with its own
+/// types writes. `from_message` takes the decoded message by value, so strings and lists are
+/// moved into the model, not copied, and fails where the message does not describe a model
+/// value (a missing nested message, an unknown or unset enum value).
+pub trait Native: Sized {
+    type Message: Message + Default + Value;
+    fn to_message(&self) -> Self::Message;
+    fn from_message(message: Self::Message) -> Result<Self>;
+}
+
+struct Protobuf<'a>(&'a mut Registry);
+
+impl PayloadVisitor for Protobuf<'_> {
+    fn payload<P: Model>(&mut self, payload: &Payload<P>) {
+        // Fully qualified: other formats' `Native` traits are supertraits of `Model` as well.
+        self.0.wire_codec(
+            payload,
+            Backend::new(BACKEND),
+            <P as Native>::to_message,
+            message_to_model::<P>,
+            || MessageCodec,
+        );
+        self.0
+            .codec(payload, Backend::new(BACKEND).variant("convert"), || ConvertCodec);
+    }
+}
+
+/// The plain variant's proof that the message it times is the payload. Runs outside timing, on
+/// a message built by `to_message`, so a failure is a bug in this file (the tests cover it).
+fn message_to_model<P: Model>(message: &<P as Native>::Message) -> P {
+    <P as Native>::from_message(message.clone())
+        .expect("a message built from the model converts back to the model")
+}
+
+/// Encodes and decodes a generated message: prost's own cost.
+pub struct MessageCodec;
+
+impl<M: Message + Default + Value> Codec<M> for MessageCodec {
+    fn encode<'a>(&'a mut self, message: &M, out: &'a mut Vec<u8>) -> Result<&'a [u8]> {
+        message.encode(out)?;
+        Ok(out)
+    }
+
+    fn decode(&mut self, bytes: &[u8]) -> Result<M> {
+        Ok(M::decode(bytes)?)
+    }
+}
+
+/// Populate + encode, decode + convert: prost's cost plus the conversion from and to the model.
+pub struct ConvertCodec;
+
+impl<P: Model> Codec<P> for ConvertCodec {
+    fn encode<'a>(&'a mut self, value: &P, out: &'a mut Vec<u8>) -> Result<&'a [u8]> {
+        <P as Native>::to_message(value).encode(out)?;
+        Ok(out)
+    }
+
+    fn decode(&mut self, bytes: &[u8]) -> Result<P> {
+        <P as Native>::from_message(<P as Native>::Message::decode(bytes)?)
+    }
+}
+
+/// proto3 has no required fields: every message field is optional on the wire, and prost
+/// makes it an `Option`. The model's nested structs are required, so absence is an error.
+fn required<T: Native>(message: Option<T::Message>, field: &str) -> Result<T> {
+    let message = message.with_context(|| format!("{field} is missing"))?;
+    T::from_message(message).with_context(|| format!("in {field}"))
+}
+
+fn to_messages<T: Native>(values: &[T]) -> Vec<T::Message> {
+    values.iter().map(T::to_message).collect()
+}
+
+fn from_messages<T: Native>(messages: Vec<T::Message>, field: &str) -> Result<Vec<T>> {
+    messages
+        .into_iter()
+        .enumerate()
+        .map(|(index, message)| T::from_message(message).with_context(|| format!("in {field}[{index}]")))
+        .collect()
+}
+
+impl From<OrderStatus> for proto::OrderStatus {
+    fn from(status: OrderStatus) -> Self {
+        match status {
+            OrderStatus::Pending => proto::OrderStatus::Pending,
+            OrderStatus::Confirmed => proto::OrderStatus::Confirmed,
+            OrderStatus::Shipped => proto::OrderStatus::Shipped,
+            OrderStatus::Cancelled => proto::OrderStatus::Cancelled,
+        }
+    }
+}
+
+/// prost keeps enum fields as the raw `i32` (proto3 enums are open: any value can arrive), so
+/// the value is checked here rather than read through prost's getter, which would silently
+/// turn an unknown value into the zero value.
+fn order_status(value: i32) -> Result<OrderStatus> {
+    match proto::OrderStatus::try_from(value) {
+        Ok(proto::OrderStatus::Pending) => Ok(OrderStatus::Pending),
+        Ok(proto::OrderStatus::Confirmed) => Ok(OrderStatus::Confirmed),
+        Ok(proto::OrderStatus::Shipped) => Ok(OrderStatus::Shipped),
+        Ok(proto::OrderStatus::Cancelled) => Ok(OrderStatus::Cancelled),
+        Ok(proto::OrderStatus::Unspecified) => bail!("OrderStatus is ORDER_STATUS_UNSPECIFIED (not set)"),
+        Err(_) => bail!("unknown OrderStatus value {value}"),
+    }
+}
+
+impl Native for Readings {
+    type Message = proto::Readings;
+
+    fn to_message(&self) -> proto::Readings {
+        proto::Readings {
+            readings: to_messages(&self.readings),
+        }
+    }
+
+    fn from_message(message: proto::Readings) -> Result<Self> {
+        Ok(Readings {
+            readings: from_messages(message.readings, "Readings.readings")?,
+        })
+    }
+}
+
+impl Native for Reading {
+    type Message = proto::Reading;
+
+    fn to_message(&self) -> proto::Reading {
+        proto::Reading {
+            valid: self.valid,
+            value: self.value,
+            labels: self.labels.clone(),
+        }
+    }
+
+    fn from_message(message: proto::Reading) -> Result<Self> {
+        Ok(Reading {
+            valid: message.valid,
+            value: message.value,
+            labels: message.labels,
+        })
+    }
+}
+
+impl Native for Order {
+    type Message = proto::Order;
+
+    fn to_message(&self) -> proto::Order {
+        proto::Order {
+            order_id: self.order_id,
+            customer_id: self.customer_id,
+            created_at_ms: self.created_at_ms,
+            quantity: self.quantity,
+            unit_price: self.unit_price,
+            discount: self.discount,
+            tax_rate: self.tax_rate,
+            total: self.total,
+            currency: self.currency.clone(),
+            sku: self.sku.clone(),
+            customer_email: self.customer_email.clone(),
+            shipping_country: self.shipping_country.clone(),
+            status: self.status.clone(),
+            is_gift: self.is_gift,
+            is_priority: self.is_priority,
+        }
+    }
+
+    fn from_message(message: proto::Order) -> Result<Self> {
+        Ok(Order {
+            order_id: message.order_id,
+            customer_id: message.customer_id,
+            created_at_ms: message.created_at_ms,
+            quantity: message.quantity,
+            unit_price: message.unit_price,
+            discount: message.discount,
+            tax_rate: message.tax_rate,
+            total: message.total,
+            currency: message.currency,
+            sku: message.sku,
+            customer_email: message.customer_email,
+            shipping_country: message.shipping_country,
+            status: message.status,
+            is_gift: message.is_gift,
+            is_priority: message.is_priority,
+        })
+    }
+}
+
+impl Native for TelemetryEvent {
+    type Message = proto::TelemetryEvent;
+
+    fn to_message(&self) -> proto::TelemetryEvent {
+        proto::TelemetryEvent {
+            event_id: self.event_id.clone(),
+            timestamp_ms: self.timestamp_ms,
+            service: Some(self.service.to_message()),
+            metric: self.metric.clone(),
+            unit: self.unit.clone(),
+            tags: self.tags.clone(),
+            attributes: self.attributes.clone(),
+            samples: to_messages(&self.samples),
+        }
+    }
+
+    fn from_message(message: proto::TelemetryEvent) -> Result<Self> {
+        Ok(TelemetryEvent {
+            event_id: message.event_id,
+            timestamp_ms: message.timestamp_ms,
+            service: required(message.service, "TelemetryEvent.service")?,
+            metric: message.metric,
+            unit: message.unit,
+            tags: message.tags,
+            attributes: message.attributes,
+            samples: from_messages(message.samples, "TelemetryEvent.samples")?,
+        })
+    }
+}
+
+impl Native for ServiceInfo {
+    type Message = proto::ServiceInfo;
+
+    fn to_message(&self) -> proto::ServiceInfo {
+        proto::ServiceInfo {
+            name: self.name.clone(),
+            version: self.version.clone(),
+            instance_id: self.instance_id.clone(),
+            region: self.region.clone(),
+        }
+    }
+
+    fn from_message(message: proto::ServiceInfo) -> Result<Self> {
+        Ok(ServiceInfo {
+            name: message.name,
+            version: message.version,
+            instance_id: message.instance_id,
+            region: message.region,
+        })
+    }
+}
+
+impl Native for MetricSample {
+    type Message = proto::MetricSample;
+
+    fn to_message(&self) -> proto::MetricSample {
+        proto::MetricSample {
+            timestamp_ms: self.timestamp_ms,
+            value: self.value,
+            count: self.count,
+        }
+    }
+
+    fn from_message(message: proto::MetricSample) -> Result<Self> {
+        Ok(MetricSample {
+            timestamp_ms: message.timestamp_ms,
+            value: message.value,
+            count: message.count,
+        })
+    }
+}
+
+impl Native for CheckoutRequest {
+    type Message = proto::CheckoutRequest;
+
+    fn to_message(&self) -> proto::CheckoutRequest {
+        proto::CheckoutRequest {
+            meta: Some(self.meta.to_message()),
+            customer_id: self.customer_id.clone(),
+            session_id: self.session_id.clone(),
+            currency: self.currency.clone(),
+            items: to_messages(&self.items),
+            shipping_address: Some(self.shipping_address.to_message()),
+            payment: Some(self.payment.to_message()),
+            coupon_codes: self.coupon_codes.clone(),
+            attributes: self.attributes.clone(),
+        }
+    }
+
+    fn from_message(message: proto::CheckoutRequest) -> Result<Self> {
+        Ok(CheckoutRequest {
+            meta: required(message.meta, "CheckoutRequest.meta")?,
+            customer_id: message.customer_id,
+            session_id: message.session_id,
+            currency: message.currency,
+            items: from_messages(message.items, "CheckoutRequest.items")?,
+            shipping_address: required(message.shipping_address, "CheckoutRequest.shipping_address")?,
+            payment: required(message.payment, "CheckoutRequest.payment")?,
+            coupon_codes: message.coupon_codes,
+            attributes: message.attributes,
+        })
+    }
+}
+
+impl Native for RequestMeta {
+    type Message = proto::RequestMeta;
+
+    fn to_message(&self) -> proto::RequestMeta {
+        proto::RequestMeta {
+            request_id: self.request_id.clone(),
+            trace_id: self.trace_id.clone(),
+            client: self.client.clone(),
+            timestamp_ms: self.timestamp_ms,
+        }
+    }
+
+    fn from_message(message: proto::RequestMeta) -> Result<Self> {
+        Ok(RequestMeta {
+            request_id: message.request_id,
+            trace_id: message.trace_id,
+            client: message.client,
+            timestamp_ms: message.timestamp_ms,
+        })
+    }
+}
+
+impl Native for LineItem {
+    type Message = proto::LineItem;
+
+    fn to_message(&self) -> proto::LineItem {
+        proto::LineItem {
+            product_id: self.product_id.clone(),
+            name: self.name.clone(),
+            quantity: self.quantity,
+            unit_price_cents: self.unit_price_cents,
+        }
+    }
+
+    fn from_message(message: proto::LineItem) -> Result<Self> {
+        Ok(LineItem {
+            product_id: message.product_id,
+            name: message.name,
+            quantity: message.quantity,
+            unit_price_cents: message.unit_price_cents,
+        })
+    }
+}
+
+impl Native for Address {
+    type Message = proto::Address;
+
+    fn to_message(&self) -> proto::Address {
+        proto::Address {
+            street: self.street.clone(),
+            city: self.city.clone(),
+            region: self.region.clone(),
+            postal_code: self.postal_code.clone(),
+            country: self.country.clone(),
+        }
+    }
+
+    fn from_message(message: proto::Address) -> Result<Self> {
+        Ok(Address {
+            street: message.street,
+            city: message.city,
+            region: message.region,
+            postal_code: message.postal_code,
+            country: message.country,
+        })
+    }
+}
+
+impl Native for PaymentMethod {
+    type Message = proto::PaymentMethod;
+
+    fn to_message(&self) -> proto::PaymentMethod {
+        proto::PaymentMethod {
+            kind: self.kind.clone(),
+            token: self.token.clone(),
+            card_last4: self.card_last4.clone(),
+            expiry_month: self.expiry_month,
+            expiry_year: self.expiry_year,
+        }
+    }
+
+    fn from_message(message: proto::PaymentMethod) -> Result<Self> {
+        Ok(PaymentMethod {
+            kind: message.kind,
+            token: message.token,
+            card_last4: message.card_last4,
+            expiry_month: message.expiry_month,
+            expiry_year: message.expiry_year,
+        })
+    }
+}
+
+impl Native for CheckoutResponse {
+    type Message = proto::CheckoutResponse;
+
+    fn to_message(&self) -> proto::CheckoutResponse {
+        proto::CheckoutResponse {
+            meta: Some(self.meta.to_message()),
+            order_id: self.order_id.clone(),
+            status: proto::OrderStatus::from(self.status).into(),
+            subtotal_cents: self.subtotal_cents,
+            discount_cents: self.discount_cents,
+            tax_cents: self.tax_cents,
+            shipping_cents: self.shipping_cents,
+            total_cents: self.total_cents,
+            shipments: to_messages(&self.shipments),
+            attributes: self.attributes.clone(),
+        }
+    }
+
+    fn from_message(message: proto::CheckoutResponse) -> Result<Self> {
+        Ok(CheckoutResponse {
+            meta: required(message.meta, "CheckoutResponse.meta")?,
+            order_id: message.order_id,
+            status: order_status(message.status).context("in CheckoutResponse.status")?,
+            subtotal_cents: message.subtotal_cents,
+            discount_cents: message.discount_cents,
+            tax_cents: message.tax_cents,
+            shipping_cents: message.shipping_cents,
+            total_cents: message.total_cents,
+            shipments: from_messages(message.shipments, "CheckoutResponse.shipments")?,
+            attributes: message.attributes,
+        })
+    }
+}
+
+impl Native for ResponseMeta {
+    type Message = proto::ResponseMeta;
+
+    fn to_message(&self) -> proto::ResponseMeta {
+        proto::ResponseMeta {
+            request_id: self.request_id.clone(),
+            trace_id: self.trace_id.clone(),
+            server: self.server.clone(),
+            timestamp_ms: self.timestamp_ms,
+        }
+    }
+
+    fn from_message(message: proto::ResponseMeta) -> Result<Self> {
+        Ok(ResponseMeta {
+            request_id: message.request_id,
+            trace_id: message.trace_id,
+            server: message.server,
+            timestamp_ms: message.timestamp_ms,
+        })
+    }
+}
+
+impl Native for Shipment {
+    type Message = proto::Shipment;
+
+    fn to_message(&self) -> proto::Shipment {
+        proto::Shipment {
+            shipment_id: self.shipment_id.clone(),
+            carrier: self.carrier.clone(),
+            tracking_number: self.tracking_number.clone(),
+            estimated_delivery_ms: self.estimated_delivery_ms,
+            product_ids: self.product_ids.clone(),
+        }
+    }
+
+    fn from_message(message: proto::Shipment) -> Result<Self> {
+        Ok(Shipment {
+            shipment_id: message.shipment_id,
+            carrier: message.carrier,
+            tracking_number: message.tracking_number,
+            estimated_delivery_ms: message.estimated_delivery_ms,
+            product_ids: message.product_ids,
+        })
+    }
+}
+
+impl Native for Item {
+    type Message = proto::Item;
+
+    fn to_message(&self) -> proto::Item {
+        proto::Item {
+            id: self.id,
+            name: self.name.clone(),
+            category: self.category.clone(),
+            price: self.price,
+            stock: self.stock,
+            active: self.active,
+        }
+    }
+
+    fn from_message(message: proto::Item) -> Result<Self> {
+        Ok(Item {
+            id: message.id,
+            name: message.name,
+            category: message.category,
+            price: message.price,
+            stock: message.stock,
+            active: message.active,
+        })
+    }
+}
+
+impl Native for Items {
+    type Message = proto::Items;
+
+    fn to_message(&self) -> proto::Items {
+        proto::Items {
+            items: to_messages(&self.items),
+        }
+    }
+
+    fn from_message(message: proto::Items) -> Result<Self> {
+        Ok(Items {
+            items: from_messages(message.items, "Items.items")?,
+        })
+    }
+}
+
+impl Native for Keyed {
+    type Message = proto::Keyed;
+
+    fn to_message(&self) -> proto::Keyed {
+        proto::Keyed {
+            entries: self
+                .entries
+                .iter()
+                .map(|(key, item)| (key.clone(), item.to_message()))
+                .collect(),
+        }
+    }
+
+    fn from_message(message: proto::Keyed) -> Result<Self> {
+        let entries = message
+            .entries
+            .into_iter()
+            .map(|(key, item)| {
+                let item = Item::from_message(item).with_context(|| format!("in Keyed.entries[{key:?}]"))?;
+                Ok((key, item))
+            })
+            .collect::<Result<_>>()?;
+        Ok(Keyed { entries })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::any::Any;
+    use std::fmt::Debug;
+
+    use super::*;
+
+    /// model -> message -> bytes -> message -> model, through prost alone.
+    fn round_trip<T: Native + PartialEq + Debug>(value: &T) {
+        let message = value.to_message();
+        let bytes = message.encode_to_vec();
+        let decoded = T::Message::decode(bytes.as_slice()).expect("prost decodes its own encoding");
+        assert_eq!(decoded, message);
+        assert_eq!(
+            &T::from_message(decoded).expect("the message converts back"),
+            value
+        );
+    }
+
+    /// The value of one payload, by name, with its concrete type.
+    fn payload_value<T: Clone + 'static>(name: &str) -> T {
+        struct Find<'a, T> {
+            name: &'a str,
+            value: Option<T>,
+        }
+        impl<T: Clone + 'static> PayloadVisitor for Find<'_, T> {
+            fn payload<P: Model>(&mut self, payload: &Payload<P>) {
+                if payload.spec.name == self.name {
+                    let value: &dyn Any = (payload.value)();
+                    self.value = value.downcast_ref::<T>().cloned();
+                }
+            }
+        }
+        let mut find = Find { name, value: None };
+        visit_all(&mut find);
+        find.value
+            .unwrap_or_else(|| panic!("payload {name} of type {}", std::any::type_name::<T>()))
+    }
+
+    #[test]
+    fn every_payload_round_trips_through_both_codecs() {
+        struct Check;
+        impl PayloadVisitor for Check {
+            fn payload<P: Model>(&mut self, payload: &Payload<P>) {
+                // The big payloads repeat the small ones' types (the harness proves them at run
+                // time); generating them would make this test slow.
+                if payload.spec.records > 1_000 {
+                    return;
+                }
+                let value = (payload.value)();
+                let message = value.to_message();
+                let mut out = Vec::new();
+                let plain = MessageCodec.encode(&message, &mut out).unwrap().to_vec();
+                let mut out = Vec::new();
+                let converted = ConvertCodec.encode(value, &mut out).unwrap().to_vec();
+                assert_eq!(
+                    plain, converted,
+                    "{}: both variants write the same bytes",
+                    payload.spec.name
+                );
+                let decoded: <P as Native>::Message = MessageCodec.decode(&plain).unwrap();
+                assert_eq!(decoded, message, "{}", payload.spec.name);
+                let decoded: P = ConvertCodec.decode(&plain).unwrap();
+                assert_eq!(&decoded, value, "{}", payload.spec.name);
+                assert_eq!(&message_to_model::<P>(&message), value, "{}", payload.spec.name);
+            }
+        }
+        visit_all(&mut Check);
+    }
+
+    #[test]
+    fn every_model_type_round_trips() {
+        let readings: Readings = payload_value("readings");
+        round_trip(&readings);
+        round_trip(&readings.readings[0]);
+        round_trip(&payload_value::<Order>("order"));
+        let telemetry: TelemetryEvent = payload_value("telemetry");
+        round_trip(&telemetry);
+        round_trip(&telemetry.service);
+        round_trip(&telemetry.samples[0]);
+        let request: CheckoutRequest = payload_value("checkout-request");
+        round_trip(&request);
+        round_trip(&request.meta);
+        round_trip(&request.items[0]);
+        round_trip(&request.shipping_address);
+        round_trip(&request.payment);
+        let mut response: CheckoutResponse = payload_value("checkout-response");
+        round_trip(&response);
+        round_trip(&response.meta);
+        round_trip(&response.shipments[0]);
+        for status in [
+            OrderStatus::Pending,
+            OrderStatus::Confirmed,
+            OrderStatus::Shipped,
+            OrderStatus::Cancelled,
+        ] {
+            response.status = status;
+            round_trip(&response);
+        }
+        let items: Items = payload_value("vec-small");
+        round_trip(&items);
+        round_trip(&items.items[0]);
+        round_trip(&payload_value::<Keyed>("map-small"));
+    }
+
+    fn decode_response(message: &proto::CheckoutResponse) -> Result<CheckoutResponse> {
+        ConvertCodec.decode(&message.encode_to_vec())
+    }
+
+    #[test]
+    fn unknown_enum_value_is_an_error_in_decode_and_convert() {
+        let mut message = payload_value::<CheckoutResponse>("checkout-response").to_message();
+        message.status = 99;
+        // prost itself accepts it (proto3 enums are open); the conversion must not.
+        assert!(
+            MessageCodec
+                .decode(&message.encode_to_vec())
+                .is_ok_and(|m: proto::CheckoutResponse| m.status == 99)
+        );
+        let error = decode_response(&message).unwrap_err();
+        assert!(
+            format!("{error:#}").contains("unknown OrderStatus value 99"),
+            "{error:#}"
+        );
+    }
+
+    #[test]
+    fn unset_enum_value_is_an_error_in_decode_and_convert() {
+        let mut message = payload_value::<CheckoutResponse>("checkout-response").to_message();
+        message.status = proto::OrderStatus::Unspecified.into();
+        let error = decode_response(&message).unwrap_err();
+        assert!(
+            format!("{error:#}").contains("ORDER_STATUS_UNSPECIFIED"),
+            "{error:#}"
+        );
+    }
+
+    #[test]
+    fn missing_nested_message_is_an_error_in_decode_and_convert() {
+        let mut message = payload_value::<CheckoutResponse>("checkout-response").to_message();
+        message.meta = None;
+        let error = decode_response(&message).unwrap_err();
+        assert!(
+            format!("{error:#}").contains("CheckoutResponse.meta is missing"),
+            "{error:#}"
+        );
+
+        let mut message = payload_value::<CheckoutRequest>("checkout-request").to_message();
+        message.payment = None;
+        let error = ConvertCodec
+            .decode(&message.encode_to_vec())
+            .map(|_: CheckoutRequest| ())
+            .unwrap_err();
+        assert!(
+            format!("{error:#}").contains("CheckoutRequest.payment is missing"),
+            "{error:#}"
+        );
+    }
+
+    #[test]
+    fn map_entries_are_written_in_sorted_key_order() {
+        let keyed: Keyed = payload_value("map-small");
+        let bytes = keyed.to_message().encode_to_vec();
+        // Each entry's key is a string at a known position; collect them in wire order.
+        let mut keys = Vec::new();
+        let mut rest = bytes.as_slice();
+        while !rest.is_empty() {
+            let entry = proto::Keyed::decode(first_field(&mut rest)).unwrap();
+            keys.extend(entry.entries.into_keys());
+        }
+        assert_eq!(keys.len(), keyed.entries.len());
+        assert!(keys.is_sorted(), "{keys:?}");
+    }
+
+    /// Splits the first length-delimited field (tag, length, payload) off `rest` and returns
+    /// its bytes, tag and length included, so it decodes as a one-entry message.
+    fn first_field<'a>(rest: &mut &'a [u8]) -> &'a [u8] {
+        let all = *rest;
+        let mut cursor = all;
+        prost::encoding::decode_varint(&mut cursor).unwrap();
+        let length = prost::encoding::decode_varint(&mut cursor).unwrap() as usize;
+        let end = all.len() - cursor.len() + length;
+        *rest = &all[end..];
+        &all[..end]
+    }
+}

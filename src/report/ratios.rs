@@ -1,0 +1,247 @@
+//! Headline ratios from one run: the comparisons users quote (Avro vs JSON NDJSON decode,
+//! NDJSON vs array, dynamic vs typed, simd-json vs serde_json, apache-avro vs
+//! serde_avro_fast, the copy share of simd-json's decode), each with an approximate 95%
+//! interval and whether the two arms' own intervals overlap. Written to ratios.csv.
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::SCHEMA_VERSION;
+use super::results::{ResultRow, STATUS_OK};
+
+pub const FILE_NAME: &str = "ratios.csv";
+
+/// `numerator / denominator` of two arms' mean time per record, with its interval.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Ratio {
+    pub schema_version: u32,
+    pub comparison: String,
+    pub payload: String,
+    pub operation: String,
+    pub numerator: String,
+    pub denominator: String,
+    pub ratio: f64,
+    pub ci95_low: f64,
+    pub ci95_high: f64,
+    /// The two arms' own 95% intervals overlap: the difference may be noise.
+    pub intervals_overlap: bool,
+}
+
+/// The ratio of two measured means and its approximate 95% interval: the delta method on the
+/// log scale, `exp(±sqrt(h_a² + h_b²))` with `h` each arm's relative half-width, treating the
+/// arms as independent. `None` when either arm has no figures.
+pub fn ratio_of(numerator: &ResultRow, denominator: &ResultRow) -> Option<(f64, f64, f64, bool)> {
+    let (h_a, h_b) = (
+        numerator.relative_half_width()?,
+        denominator.relative_half_width()?,
+    );
+    let ratio = numerator.ns_per_record? / denominator.ns_per_record?;
+    let spread = (h_a * h_a + h_b * h_b).sqrt().exp();
+    // Per record, so arms over different record counts compare.
+    let per_record = |row: &ResultRow, ns: Option<f64>| ns.map(|ns| ns / row.records as f64);
+    let (a_low, a_high) = (
+        per_record(numerator, numerator.ci95_low_ns)?,
+        per_record(numerator, numerator.ci95_high_ns)?,
+    );
+    let (b_low, b_high) = (
+        per_record(denominator, denominator.ci95_low_ns)?,
+        per_record(denominator, denominator.ci95_high_ns)?,
+    );
+    Some((
+        ratio,
+        ratio / spread,
+        ratio * spread,
+        a_low <= b_high && b_low <= a_high,
+    ))
+}
+
+/// An arm by its coordinates.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+struct Key<'a> {
+    format: &'a str,
+    backend: &'a str,
+    variant: &'a str,
+    payload: &'a str,
+    operation: &'a str,
+    mode: &'a str,
+    framing: &'a str,
+}
+
+impl<'a> Key<'a> {
+    fn of(row: &'a ResultRow) -> Key<'a> {
+        Key {
+            format: &row.format,
+            backend: &row.backend,
+            variant: &row.variant,
+            payload: &row.payload,
+            operation: &row.operation,
+            mode: &row.mode,
+            framing: &row.framing,
+        }
+    }
+
+    fn label(&self) -> String {
+        let mut label = format!("{}/{}", self.format, self.backend);
+        if !self.variant.is_empty() {
+            label += &format!("[{}]", self.variant);
+        }
+        if self.mode != "typed" {
+            label += &format!(" {}", self.mode);
+        }
+        if self.framing != "document" {
+            label += &format!(" {}", self.framing);
+        }
+        label
+    }
+}
+
+/// Every headline ratio the rows allow, in a stable order.
+pub fn headline(rows: &[ResultRow]) -> Vec<Ratio> {
+    let by_key: HashMap<Key, &ResultRow> = rows
+        .iter()
+        .filter(|row| row.status == STATUS_OK)
+        .map(|row| (Key::of(row), row))
+        .collect();
+    let mut ratios = Vec::new();
+    let mut push = |comparison: &str, numerator: Key, denominator: Key| {
+        if let (Some(a), Some(b)) = (by_key.get(&numerator), by_key.get(&denominator))
+            && let Some((ratio, ci95_low, ci95_high, intervals_overlap)) = ratio_of(a, b)
+        {
+            ratios.push(Ratio {
+                schema_version: SCHEMA_VERSION,
+                comparison: comparison.to_string(),
+                payload: numerator.payload.to_string(),
+                operation: numerator.operation.to_string(),
+                numerator: numerator.label(),
+                denominator: denominator.label(),
+                ratio,
+                ci95_low,
+                ci95_high,
+                intervals_overlap,
+            });
+        }
+    };
+    let typed = |format, backend, payload, operation, framing| Key {
+        format,
+        backend,
+        variant: "",
+        payload,
+        operation,
+        mode: "typed",
+        framing,
+    };
+    let payloads = crate::payload::specs().into_iter().map(|spec| spec.name);
+    for payload in payloads.filter(|&name| rows.iter().any(|row| row.payload == name)) {
+        for operation in ["decode", "encode"] {
+            push(
+                "Avro (serde_avro_fast) vs JSON NDJSON (serde_json)",
+                typed("avro", "serde_avro_fast", payload, operation, "document"),
+                typed("json", "serde_json", payload, operation, "ndjson"),
+            );
+            for backend in ["serde_json", "simd-json"] {
+                push(
+                    "NDJSON vs top-level array",
+                    typed("json", backend, payload, operation, "ndjson"),
+                    typed("json", backend, payload, operation, "array"),
+                );
+            }
+            for framing in ["document", "array", "ndjson"] {
+                push(
+                    "simd-json vs serde_json (same bytes)",
+                    typed("json", "simd-json", payload, operation, framing),
+                    typed("json", "serde_json", payload, operation, framing),
+                );
+            }
+            push(
+                "apache-avro vs serde_avro_fast (same bytes)",
+                typed("avro", "apache-avro", payload, operation, "document"),
+                typed("avro", "serde_avro_fast", payload, operation, "document"),
+            );
+        }
+        for framing in ["document", "array", "ndjson"] {
+            push(
+                "copy-only share of simd-json decode",
+                Key {
+                    variant: "copy-only",
+                    ..typed("json", "simd-json", payload, "decode", framing)
+                },
+                typed("json", "simd-json", payload, "decode", framing),
+            );
+        }
+        let mut dynamic: Vec<&ResultRow> = rows
+            .iter()
+            .filter(|row| row.payload == payload && row.mode == "dynamic")
+            .collect();
+        dynamic.dedup_by_key(|row| (&row.format, &row.backend, &row.framing));
+        for row in dynamic {
+            let key = Key::of(row);
+            push("dynamic vs typed decode", key, Key { mode: "typed", ..key });
+        }
+    }
+    ratios
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(format: &str, backend: &str, framing: &str, mean: f64, half: f64, records: usize) -> ResultRow {
+        ResultRow {
+            format: format.into(),
+            backend: backend.into(),
+            payload: "readings".into(),
+            operation: "decode".into(),
+            mode: "typed".into(),
+            framing: framing.into(),
+            records,
+            mean_ns: Some(mean),
+            ci95_low_ns: Some(mean - half),
+            ci95_high_ns: Some(mean + half),
+            ns_per_record: Some(mean / records as f64),
+            status: "ok".into(),
+            ..ResultRow::default()
+        }
+    }
+
+    #[test]
+    fn ratio_and_interval_on_fixed_inputs() {
+        // 200 ± 4 (2%) over 100 ± 1.5 (1.5%): ratio 2, log half-width sqrt(0.02² + 0.015²) = 0.025.
+        let (ratio, low, high, overlap) = ratio_of(
+            &row("a", "x", "document", 200.0, 4.0, 1),
+            &row("b", "y", "document", 100.0, 1.5, 1),
+        )
+        .unwrap();
+        assert_eq!(ratio, 2.0);
+        assert!((low - 2.0 / 0.025f64.exp()).abs() < 1e-12 && (high - 2.0 * 0.025f64.exp()).abs() < 1e-12);
+        assert!(!overlap);
+        let (_, _, _, overlap) = ratio_of(
+            &row("a", "x", "document", 103.0, 4.0, 1),
+            &row("b", "y", "document", 100.0, 1.5, 1),
+        )
+        .unwrap();
+        assert!(overlap);
+    }
+
+    #[test]
+    fn headline_pairs_the_right_arms() {
+        let rows = vec![
+            row("json", "serde_json", "ndjson", 5000.0, 50.0, 50),
+            row("json", "serde_json", "array", 4000.0, 40.0, 50),
+            row("json", "simd-json", "array", 3000.0, 30.0, 50),
+            row("avro", "serde_avro_fast", "document", 1000.0, 10.0, 50),
+        ];
+        let ratios = headline(&rows);
+        let find = |comparison: &str| {
+            ratios
+                .iter()
+                .find(|ratio| ratio.comparison.starts_with(comparison))
+                .unwrap()
+        };
+        assert_eq!(find("Avro").ratio, 0.2);
+        assert_eq!(find("NDJSON vs").ratio, 1.25);
+        assert_eq!(find("simd-json vs").ratio, 0.75);
+        assert_eq!(find("simd-json vs").numerator, "json/simd-json array");
+        assert_eq!(ratios.len(), 3, "{ratios:#?}");
+    }
+}
