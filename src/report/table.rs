@@ -108,20 +108,6 @@ pub fn summary(rows: &[ResultRow]) -> String {
     )
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn aligns_columns() {
-        let text = render(
-            &["name", ">n"],
-            &[vec!["a".into(), "10".into()], vec!["long".into(), "2".into()]],
-        );
-        assert_eq!(text, "name   n\na     10\nlong   2\n");
-    }
-}
-
 /// The headline ratios, as printed after a run.
 pub fn ratios(ratios: &[Ratio]) -> String {
     let cells: Vec<Vec<String>> = ratios
@@ -146,4 +132,18 @@ pub fn ratios(ratios: &[Ratio]) -> String {
         &["comparison", "payload", "op", "arms", ">ratio", ">95% CI", "CIs"],
         &cells,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn aligns_columns() {
+        let text = render(
+            &["name", ">n"],
+            &[vec!["a".into(), "10".into()], vec!["long".into(), "2".into()]],
+        );
+        assert_eq!(text, "name   n\na     10\nlong   2\n");
+    }
 }
