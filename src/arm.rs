@@ -221,6 +221,23 @@ impl Encoder {
     }
 }
 
+/// A decoder as an attacker sees it: any bytes in, and whether what came out (if anything)
+/// is the payload. Used by the robustness run; nothing here is timed.
+pub struct Decoder {
+    pub id: ArmId,
+    decode: DecodeAny,
+}
+
+type DecodeAny = Box<dyn Fn(&[u8]) -> Result<bool> + Send + Sync>;
+
+impl Decoder {
+    /// `Ok(true)`: decoded to the payload; `Ok(false)`: decoded to something else; `Err`: the
+    /// decoder refused the bytes. A panic propagates to the caller.
+    pub fn decode(&self, bytes: &[u8]) -> Result<bool> {
+        (self.decode)(bytes)
+    }
+}
+
 /// A (format, backend, payload) combination that cannot exist, and why.
 #[derive(Clone, Debug)]
 pub struct Unsupported {
@@ -236,6 +253,7 @@ pub struct Unsupported {
 pub struct Registry {
     pub arms: Vec<Arm>,
     pub encoders: Vec<Encoder>,
+    pub decoders: Vec<Decoder>,
     pub unsupported: Vec<Unsupported>,
     format: &'static str,
 }
@@ -301,6 +319,9 @@ impl Registry {
             Ok(make().encode(&to_wire(model()), &mut out)?.to_vec())
         });
         self.encoders.push(Encoder { id: codec, encode });
+        let decode: DecodeAny = Box::new(move |bytes| Ok(&to_model(&make().decode(bytes)?) == model()));
+        let id = ArmId { codec, operation: Operation::Decode, mode: Mode::Typed };
+        self.decoders.push(Decoder { id, decode });
     }
 
     /// Registers an in-place access arm (`AccessAll` or `AccessPartial`) over the bytes that

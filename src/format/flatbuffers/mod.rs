@@ -1524,9 +1524,9 @@ mod tests {
             assert_eq!(Codec::<P>::encode(&mut codec, value, &mut out).unwrap(), bytes, "{name}");
             let decoded: P = TableCodec::new().decode(&bytes).unwrap();
             assert_eq!(&decoded, value, "{name}: decode(encode(x)) != x");
-            let all = ReadAll.access(&bytes).unwrap();
+            let all = Access::<P>::access(&mut ReadAll, &bytes).unwrap();
             assert_eq!(all, <ReadAll as Access<P>>::expected(value), "{name}: access-all");
-            let route = ReadRoute.access(&bytes).unwrap();
+            let route = Access::<P>::access(&mut ReadRoute, &bytes).unwrap();
             assert_eq!(route, <ReadRoute as Access<P>>::expected(value), "{name}: access-partial");
             assert_ne!(all, route, "{name}: the routing subset folds fewer fields");
         }
