@@ -7,6 +7,7 @@
 //! generic runners, so the per-iteration path is monomorphic: one dynamic call per batch of
 //! iterations, none per iteration.
 
+use std::any::Any;
 use std::fmt;
 use std::hint::black_box;
 use std::marker::PhantomData;
@@ -213,11 +214,20 @@ impl Arm {
 pub struct Encoder {
     pub id: CodecId,
     encode: EncodeOnce,
+    round_trip: RoundTripAny,
 }
+
+type RoundTripAny = Box<dyn Fn(&dyn Any) -> Option<Result<()>> + Send + Sync>;
 
 impl Encoder {
     pub fn encode(&self) -> Result<Vec<u8>> {
         (self.encode)()
+    }
+
+    /// Round-trips any value of the codec's model type (property tests): `None` when `value`
+    /// is of another type, otherwise whether `decode(encode(value)) == value`.
+    pub fn round_trip(&self, value: &dyn Any) -> Option<Result<()>> {
+        (self.round_trip)(value)
     }
 }
 
@@ -318,7 +328,19 @@ impl Registry {
             let mut out = Vec::new();
             Ok(make().encode(&to_wire(model()), &mut out)?.to_vec())
         });
-        self.encoders.push(Encoder { id: codec, encode });
+        let round_trip: RoundTripAny = Box::new(move |value| {
+            let value = value.downcast_ref::<P>()?;
+            let check = || {
+                let mut out = Vec::new();
+                let bytes = make().encode(&to_wire(value), &mut out)?.to_vec();
+                if &to_model(&make().decode(&bytes)?) != value {
+                    bail!("decode(encode(x)) != x");
+                }
+                Ok(())
+            };
+            Some(check())
+        });
+        self.encoders.push(Encoder { id: codec, encode, round_trip });
         let decode: DecodeAny = Box::new(move |bytes| Ok(&to_model(&make().decode(bytes)?) == model()));
         let id = ArmId { codec, operation: Operation::Decode, mode: Mode::Typed };
         self.decoders.push(Decoder { id, decode });

@@ -33,7 +33,6 @@ use crate::payload::{
 };
 
 /// The prost types generated from `schemas/protobuf/serbench.proto` (package `serbench`).
-#[allow(missing_docs, clippy::all)]
 pub mod proto {
     include!(concat!(env!("OUT_DIR"), "/serbench.rs"));
 }

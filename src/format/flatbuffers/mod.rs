@@ -1565,8 +1565,10 @@ mod tests {
             StructSamplesReadRoute.access(&packed).unwrap(),
             StructSamplesReadRoute::expected(event)
         );
-        // Each layout's verifier rejects the other's buffer (a different required field type).
-        assert!(StructSamplesCodec::new().decode(&tables).is_err());
+        // Verification proves memory safety, not which schema wrote the buffer (a file
+        // identifier would): the table layout's bytes may well verify as the struct layout,
+        // they just do not read back as the event.
+        assert_ne!(StructSamplesCodec::new().decode(&tables).ok().as_ref(), Some(event));
     }
 
     #[test]
