@@ -47,6 +47,10 @@ enum Command {
         /// Results folder (default: results/<system>/).
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Keep the folder's results.csv and run only the arms it does not yet hold for this
+        /// commit and profile (after an interrupted run).
+        #[arg(long)]
+        resume: bool,
     },
     /// Encoded and zstd-compressed sizes only, no timing: writes sizes.csv.
     Sizes {
@@ -157,17 +161,12 @@ fn execute(command: Command) -> Result<()> {
     let registry = Registry::build();
     match command {
         Command::List { select, json } => list(&registry, select.selection(Vec::new(), &registry)?, json),
-        Command::Run {
-            select,
-            operations,
-            profile,
-            out,
-        } => {
+        Command::Run { select, operations, profile, out, resume } => {
             let selection = select.selection(operations, &registry)?;
             let profile = Profile::by_name(&profile).expect("clap checked the profile name");
             let out = out.unwrap_or_else(default_out);
             let started = std::time::Instant::now();
-            let rows = run(&registry, &selection, &profile, &out)?;
+            let rows = run(&registry, &selection, &profile, &out, resume)?;
             print!("{}", table::summary(&rows));
             let ratios = serbench::report::ratios::headline(&rows);
             if !ratios.is_empty() {

@@ -26,6 +26,13 @@ pub struct Profile {
 }
 
 impl Profile {
+    /// For wiring checks (tests, offline Nix checks): the numbers mean nothing.
+    pub const SMOKE: Profile = Profile {
+        name: "smoke",
+        warmup: Duration::from_millis(2),
+        rep_time: Duration::from_millis(4),
+        reps: 3,
+    };
     pub const QUICK: Profile = Profile {
         name: "quick",
         warmup: Duration::from_millis(20),
@@ -38,7 +45,7 @@ impl Profile {
         rep_time: Duration::from_secs(1),
         reps: 9,
     };
-    pub const ALL: [Profile; 2] = [Profile::QUICK, Profile::FULL];
+    pub const ALL: [Profile; 3] = [Profile::SMOKE, Profile::QUICK, Profile::FULL];
 
     pub fn by_name(name: &str) -> Option<Profile> {
         Profile::ALL.into_iter().find(|profile| profile.name == name)

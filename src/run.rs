@@ -53,24 +53,34 @@ impl Selection {
     }
 }
 
-/// Measures the selected arms into `out/results.csv` and writes `out/sizes.csv`.
+/// Measures the selected arms into `out/results.csv` and writes `out/sizes.csv`. With `resume`,
+/// arms already recorded in `out/results.csv` by the same commit and profile are skipped and
+/// the file is appended to; the returned rows are the whole file's (recorded and new).
 pub fn run(
     registry: &Registry,
     selection: &Selection,
     profile: &Profile,
     out: &Path,
+    resume: bool,
 ) -> Result<Vec<ResultRow>> {
-    let arms = selection.arms(registry);
-    anyhow::ensure!(
-        !arms.is_empty(),
-        "the selection matches no arm (see `serbench list`)"
-    );
-    // Opening the file first proves the folder is writable before anything is measured.
-    let mut writer = ResultsWriter::create(out)?;
     let host = Host::detect();
+    // Opening the file first proves the folder is writable before anything is measured.
+    let (mut writer, recorded) = ResultsWriter::open(out, resume)?;
+    let done: Vec<&ResultRow> =
+        recorded.iter().filter(|row| row.commit == host.commit && row.profile == profile.name).collect();
+    let arms: Vec<&Arm> = selection
+        .arms(registry)
+        .into_iter()
+        .filter(|arm| !done.iter().any(|row| row.is_arm(&arm.id)))
+        .collect();
+    if resume {
+        eprintln!("resuming: {} arms already recorded, {} to run", done.len(), arms.len());
+    } else {
+        anyhow::ensure!(!arms.is_empty(), "the selection matches no arm (see `serbench list`)");
+    }
     let timestamp = utc_timestamp(SystemTime::now());
     let progress = Progress::new(arms.len() as u64, profile);
-    let mut rows = Vec::new();
+    let mut rows = recorded;
 
     for payload in crate::payload::specs() {
         let block: Vec<&Arm> = arms

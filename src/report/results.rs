@@ -5,7 +5,7 @@ use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
 use super::SCHEMA_VERSION;
@@ -119,6 +119,18 @@ impl ResultRow {
         self
     }
 
+    /// Whether this row records the arm `id`.
+    pub fn is_arm(&self, id: &ArmId) -> bool {
+        let codec = &id.codec;
+        self.format == codec.format
+            && self.backend == codec.backend
+            && self.variant == codec.variant
+            && self.payload == codec.payload.name
+            && self.operation == id.operation.name()
+            && self.mode == id.mode.name()
+            && self.framing == codec.framing.name()
+    }
+
     /// The CI half-width as a fraction of the mean.
     pub fn relative_half_width(&self) -> Option<f64> {
         Some((self.ci95_high_ns? - self.ci95_low_ns?) / 2.0 / self.mean_ns?)
@@ -132,34 +144,46 @@ pub struct ResultsWriter {
 }
 
 impl ResultsWriter {
-    /// Starts a fresh results.csv in `dir`. Refuses a folder whose results.csv is not ours or
-    /// holds another schema version, before anything is measured and without touching it.
-    pub fn create(dir: &Path) -> Result<ResultsWriter> {
+    /// Opens `dir/results.csv` for this run: a fresh file, or with `resume` the existing one,
+    /// appended to. An existing file must be a valid results.csv of this schema version, or it
+    /// is refused (with the file and line) before anything is measured and left untouched.
+    /// Returns the writer and, when resuming, the rows already recorded.
+    pub fn open(dir: &Path, resume: bool) -> Result<(ResultsWriter, Vec<ResultRow>)> {
         std::fs::create_dir_all(dir)
             .with_context(|| format!("cannot create the results folder {}", dir.display()))?;
         let path = dir.join(FILE_NAME);
-        check_schema(&path)?;
+        let existing = existing_rows(&path)?;
+        let append = resume && existing.is_some();
         let file = OpenOptions::new()
             .write(true)
             .create(true)
-            .truncate(true)
+            .append(append)
+            .truncate(!append)
             .open(&path)
             .with_context(|| format!("cannot write {}", path.display()))?;
         // The header is written here, once, so rows go through the header-less path.
-        let mut writer = csv::WriterBuilder::new().has_headers(false).from_writer(file);
-        writer
-            .write_record(header())
-            .and_then(|()| writer.flush().map_err(csv::Error::from))
-            .with_context(|| format!("cannot write {}", path.display()))?;
-        Ok(ResultsWriter { writer, path })
+        let mut writer = ResultsWriter {
+            writer: csv::WriterBuilder::new().has_headers(false).from_writer(file),
+            path,
+        };
+        if !append {
+            writer.write(|csv| csv.write_record(header()))?;
+        }
+        Ok((writer, if resume { existing.unwrap_or_default() } else { Vec::new() }))
     }
 
     pub fn append(&mut self, row: &ResultRow) -> Result<()> {
-        self.writer
-            .serialize(row)
-            .and_then(|()| self.writer.flush().map_err(csv::Error::from))
-            .with_context(|| format!("cannot append to {}", self.path.display()))?;
-        Ok(())
+        self.write(|csv| csv.serialize(row))
+    }
+
+    /// Writes, flushes and syncs, so a full disk is reported here (at the header, before any
+    /// measuring) rather than lost in a buffer, and a killed run keeps every appended row.
+    fn write(&mut self, write: impl FnOnce(&mut csv::Writer<File>) -> csv::Result<()>) -> Result<()> {
+        write(&mut self.writer)
+            .map_err(anyhow::Error::from)
+            .and_then(|()| Ok(self.writer.flush()?))
+            .and_then(|()| Ok(self.writer.get_ref().sync_data()?))
+            .with_context(|| format!("cannot write {}", self.path.display()))
     }
 }
 
@@ -175,38 +199,33 @@ pub fn header() -> Vec<String> {
         .collect()
 }
 
-/// Refuses to replace a file that is not a results.csv of this schema version.
-fn check_schema(path: &Path) -> Result<()> {
-    let Ok(text) = std::fs::read_to_string(path) else {
-        if path.exists() {
-            bail!(
-                "refusing to overwrite {}: it cannot be read as text",
-                path.display()
-            );
-        }
-        return Ok(());
+/// The rows of an existing results.csv, `None` when there is none (or it is not a regular
+/// file, e.g. a device the user points the output at). Anything that is not a valid results.csv
+/// of this schema version is an error naming the file and line.
+fn existing_rows(path: &Path) -> Result<Option<Vec<ResultRow>>> {
+    match std::fs::metadata(path) {
+        Ok(metadata) if metadata.is_file() => {}
+        _ => return Ok(None),
+    }
+    let refuse = |line: usize, why: String| {
+        anyhow::anyhow!("refusing to overwrite {}:{line}: {why}; move it away or pick another --out", path.display())
     };
+    let text = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
     if text.is_empty() {
-        return Ok(());
+        return Ok(Some(Vec::new()));
     }
-    let first_line = text.lines().next().unwrap_or_default();
-    if !first_line.starts_with("schema_version,") {
-        bail!(
-            "refusing to overwrite {}: line 1 is not a serbench results header",
-            path.display()
-        );
+    let mut lines = text.split(|&byte| byte == b'\n');
+    if !lines.next().unwrap_or_default().starts_with(b"schema_version,") {
+        return Err(refuse(1, "not a serbench results header".to_string()));
     }
-    if let Some((index, line)) = text.lines().enumerate().nth(1) {
-        let version = line.split(',').next().unwrap_or_default();
+    if let Some(line) = lines.next().filter(|line| !line.is_empty()) {
+        let version = String::from_utf8_lossy(line.split(|&byte| byte == b',').next().unwrap_or_default()).into_owned();
         if version != SCHEMA_VERSION.to_string() {
-            bail!(
-                "refusing to overwrite {}: line {} has schema version {version:?}, this serbench writes version {SCHEMA_VERSION}; move it away or pick another --out",
-                path.display(),
-                index + 1
-            );
+            return Err(refuse(2, format!("schema version {version:?}, this serbench writes version {SCHEMA_VERSION}")));
         }
     }
-    Ok(())
+    let rows = read(path).map_err(|error| anyhow::anyhow!("refusing to overwrite a results.csv that does not parse: {error:#}"))?;
+    Ok(Some(rows))
 }
 
 /// Reads a results.csv back; an error names the file and the line.
