@@ -70,10 +70,17 @@ mod protobuf {
         files.sort();
         let descriptors = protox::compile(&files, [SCHEMA_DIR])
             .unwrap_or_else(|error| panic!("protox cannot compile {SCHEMA_DIR}: {error:?}"));
+        // The descriptor set, for the dynamic decode (prost-reflect's DynamicMessage).
+        let out_dir = std::env::var("OUT_DIR").expect("cargo sets OUT_DIR");
+        let descriptor_set = std::path::Path::new(&out_dir).join("serbench.fds");
+        std::fs::write(&descriptor_set, prost::Message::encode_to_vec(&descriptors))
+            .unwrap_or_else(|error| panic!("cannot write {}: {error}", descriptor_set.display()));
         prost_build::Config::new()
             // BTreeMap for every map field: entries are encoded in sorted key order, so the
             // bytes are deterministic, and the maps match the model's BTreeMaps.
             .btree_map(["."])
+            // `prost::Name` on every message: its full name finds its descriptor.
+            .enable_type_names()
             .compile_fds(descriptors)
             .unwrap_or_else(|error| panic!("prost-build cannot generate {SCHEMA_DIR}: {error}"));
     }

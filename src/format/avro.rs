@@ -29,12 +29,15 @@
 //!   in a single block (no `target_block_size`, so no intermediate block buffer); `read_deser`
 //!   reads the borrowed slice through `io::Read`. Neither builds a `Value` tree or allocates a
 //!   `Vec` per datum.
+//! - The dynamic decode (apache-avro only: serde_avro_fast has no value tree of its own) is
+//!   `GenericDatumReader::read_value`, which builds apache-avro's `Value` tree against the
+//!   schema: one allocation per string, per array and per map (a std `HashMap`), and every
+//!   record's field names copied into it as `String`s.
 //!
-//! Not measured: apache-avro's `Value` path (`to_value` + `to_avro_datum`, `from_avro_datum` +
-//! `from_value`; deprecated in 0.22), which builds a whole `Value` tree per datum both ways and
-//! `to_avro_datum` a fresh `Vec` per datum. Its `Value::Map` is a std `HashMap`, so it writes
-//! map entries in a random order: valid Avro, but bytes (and their zstd size) that change from
-//! run to run. The tests check that it reads the measured backends' bytes. Also not measured:
+//! Not measured: apache-avro's `Value` encode (`to_value` + `to_avro_datum`, deprecated in
+//! 0.22), which builds a whole `Value` tree per datum and `to_avro_datum` a fresh `Vec` per
+//! datum. Its `Value::Map` is a std `HashMap`, so it writes map entries in a random order: valid
+//! Avro, but bytes (and their zstd size) that change from run to run. Also not measured:
 //! object container files (a header with the schema, sync markers: files, not messages) and
 //! schema resolution between different writer and reader schemas.
 //!
@@ -52,7 +55,7 @@ use apache_avro::writer::datum::GenericDatumWriter;
 use serde_avro_fast::ser::SerializerConfig;
 
 use super::Format;
-use crate::arm::{Backend, Codec, Registry};
+use crate::arm::{Backend, Codec, Dynamic, Registry};
 use crate::payload::{
     CheckoutRequest, CheckoutResponse, Item, Items, Keyed, Model, Order, Payload, PayloadVisitor, Reading,
     Readings, TelemetryEvent, visit_all,
@@ -140,10 +143,20 @@ impl Native for Item {
 
 struct Avro<'a>(&'a mut Registry);
 
+const SERDE_AVRO_FAST: Backend = Backend::new("serde_avro_fast");
+const APACHE_AVRO: Backend = Backend::new("apache-avro");
+
 impl PayloadVisitor for Avro<'_> {
     fn payload<P: Model>(&mut self, payload: &Payload<P>) {
-        register::<P, FastCodec<P>>(self.0, payload, Backend::new("serde_avro_fast"));
-        register::<P, ApacheSerde<P>>(self.0, payload, Backend::new("apache-avro"));
+        register::<P, FastCodec<P>>(self.0, payload, SERDE_AVRO_FAST);
+        if register::<P, ApacheSerde<P>>(self.0, payload, APACHE_AVRO) {
+            self.0.dynamic(
+                payload,
+                APACHE_AVRO,
+                built::<ApacheSerde<P>>,
+                built::<ApacheTree<P>>,
+            );
+        }
     }
 }
 
@@ -152,14 +165,27 @@ trait Build: Sized {
     fn build() -> Result<Self>;
 }
 
+/// The harness's infallible constructor, for what [`register`] has already built once.
+fn built<C: Build>() -> C {
+    C::build().expect("it built when it was registered")
+}
+
 /// Registers `backend` for `payload` if its codec builds, and lists it unsupported with the
-/// error otherwise; so the harness's infallible constructor only rebuilds what built here.
-fn register<P: Model, C: Codec<P> + Build>(registry: &mut Registry, payload: &Payload<P>, backend: Backend) {
+/// error otherwise; returns whether it registered.
+fn register<P: Model, C: Codec<P> + Build>(
+    registry: &mut Registry,
+    payload: &Payload<P>,
+    backend: Backend,
+) -> bool {
     match C::build() {
-        Ok(_) => registry.codec(payload, backend, || {
-            C::build().expect("the codec built when it was registered")
-        }),
-        Err(error) => registry.unsupported(payload.spec, backend.name, &format!("{error:#}")),
+        Ok(_) => {
+            registry.codec(payload, backend, built::<C>);
+            true
+        }
+        Err(error) => {
+            registry.unsupported(payload.spec, backend.name, &format!("{error:#}"));
+            false
+        }
     }
 }
 
@@ -230,37 +256,35 @@ impl<P: Model> Codec<P> for FastCodec<P> {
     }
 }
 
-/// apache-avro's datum writer and reader for one schema, its named types resolved once.
-struct ApacheDatum {
-    writer: GenericDatumWriter<'static>,
-    reader: GenericDatumReader<'static>,
+// apache-avro recommends the compact (not human-readable) serde representation; none of the
+// model types has a serde impl that looks at it, so it changes no bytes here.
+
+/// apache-avro's datum writer for `P`'s schema, its named types resolved once.
+fn apache_writer<P: Native>() -> Result<GenericDatumWriter<'static>> {
+    Ok(GenericDatumWriter::builder(apache_schema::<P>()?)
+        .human_readable(false)
+        .build()?)
 }
 
-impl ApacheDatum {
-    fn new<P: Native>() -> Result<Self> {
-        let schema = apache_schema::<P>()?;
-        // The crate recommends the compact (not human-readable) serde representation; none of
-        // the model types has a serde impl that looks at it, so it changes no bytes here.
-        let writer = GenericDatumWriter::builder(schema)
-            .human_readable(false)
-            .build()?;
-        let reader = GenericDatumReader::builder(schema)
-            .human_readable(false)
-            .build()?;
-        Ok(ApacheDatum { writer, reader })
-    }
+/// apache-avro's datum reader for `P`'s schema, its named types resolved once.
+fn apache_reader<P: Native>() -> Result<GenericDatumReader<'static>> {
+    Ok(GenericDatumReader::builder(apache_schema::<P>()?)
+        .human_readable(false)
+        .build()?)
 }
 
 /// apache-avro through its schema-aware serde serializer and deserializer (no `Value`).
 pub struct ApacheSerde<P> {
-    datum: ApacheDatum,
+    writer: GenericDatumWriter<'static>,
+    reader: GenericDatumReader<'static>,
     model: PhantomData<fn() -> P>,
 }
 
 impl<P: Model> Build for ApacheSerde<P> {
     fn build() -> Result<Self> {
         Ok(ApacheSerde {
-            datum: ApacheDatum::new::<P>()?,
+            writer: apache_writer::<P>()?,
+            reader: apache_reader::<P>()?,
             model: PhantomData,
         })
     }
@@ -268,12 +292,39 @@ impl<P: Model> Build for ApacheSerde<P> {
 
 impl<P: Model> Codec<P> for ApacheSerde<P> {
     fn encode<'a>(&'a mut self, value: &P, out: &'a mut Vec<u8>) -> Result<&'a [u8]> {
-        self.datum.writer.write_ser(out, value)?;
+        self.writer.write_ser(out, value)?;
         Ok(out)
     }
 
     fn decode(&mut self, mut bytes: &[u8]) -> Result<P> {
-        Ok(self.datum.reader.read_deser(&mut bytes)?)
+        Ok(self.reader.read_deser(&mut bytes)?)
+    }
+}
+
+/// apache-avro's dynamic tree: `apache_avro::types::Value`, read against the schema.
+pub struct ApacheTree<P> {
+    reader: GenericDatumReader<'static>,
+    model: PhantomData<fn() -> P>,
+}
+
+impl<P: Model> Build for ApacheTree<P> {
+    fn build() -> Result<Self> {
+        Ok(ApacheTree {
+            reader: apache_reader::<P>()?,
+            model: PhantomData,
+        })
+    }
+}
+
+impl<P: Model> Dynamic<P> for ApacheTree<P> {
+    type Tree = apache_avro::types::Value;
+
+    fn decode_tree(&mut self, mut bytes: &[u8]) -> Result<apache_avro::types::Value> {
+        Ok(self.reader.read_value(&mut bytes)?)
+    }
+
+    fn to_model(&mut self, tree: apache_avro::types::Value) -> Result<P> {
+        Ok(apache_avro::from_value(&tree)?)
     }
 }
 
@@ -299,7 +350,7 @@ mod tests {
             let name = payload.spec.name;
             let file = schema_file::<P>().unwrap_or_else(|error| panic!("{name}: {error:#}"));
             fast_schema::<P>().unwrap_or_else(|error| panic!("{name}, serde_avro_fast: {error:#}"));
-            ApacheDatum::new::<P>().unwrap_or_else(|error| panic!("{name}, apache-avro: {error:#}"));
+            ApacheSerde::<P>::build().unwrap_or_else(|error| panic!("{name}, apache-avro: {error:#}"));
             self.0.push(file.name);
         }
     }
@@ -347,8 +398,9 @@ mod tests {
         );
         assert_eq!(&ApacheSerde::<P>::build()?.decode(&fast)?, value);
         assert_eq!(&FastCodec::<P>::build()?.decode(&apache)?, value);
-        let tree = ApacheDatum::new::<P>()?.reader.read_value(&mut &fast[..])?;
-        assert_eq!(&apache_avro::from_value::<P>(&tree)?, value);
+        let mut tree = ApacheTree::<P>::build()?;
+        let decoded = tree.decode_tree(&fast)?;
+        assert_eq!(&tree.to_model(decoded)?, value);
         Ok(())
     }
 
@@ -380,9 +432,8 @@ mod tests {
                 return;
             }
             let bytes = encode(FastCodec::<P>::build().unwrap(), (payload.value)()).unwrap();
-            let datum = ApacheDatum::new::<P>().unwrap();
-            let apache_avro::types::Value::Record(fields) = datum.reader.read_value(&mut &bytes[..]).unwrap()
-            else {
+            let tree = Dynamic::<P>::decode_tree(&mut ApacheTree::<P>::build().unwrap(), &bytes).unwrap();
+            let apache_avro::types::Value::Record(fields) = tree else {
                 panic!("checkout-response is a record");
             };
             let status = fields

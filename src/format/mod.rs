@@ -40,7 +40,7 @@ pub struct Format {
 
 /// Every enabled format, in the order reports show them.
 // One cfg'd push per format keeps each format's registration to one line.
-#[allow(clippy::vec_init_then_push)]
+#[allow(clippy::vec_init_then_push, unused_mut)]
 pub fn all() -> Vec<&'static Format> {
     let mut formats = Vec::new();
     #[cfg(feature = "json")]

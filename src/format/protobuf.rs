@@ -16,16 +16,25 @@
 //!
 //! The difference between the two variants is the price of keeping a separate model.
 //!
+//! Dynamic mode: prost-reflect's `DynamicMessage`, decoded with the descriptor of the same
+//! schema at run time (no generated code), checked against the typed decode by transcoding it
+//! into the generated message. prost-reflect is worth its dependency here: protox already
+//! builds it, and it is the way Rust tools read messages they were not compiled for.
+//!
 //! Buffer policy: `Message::encode` writes into the harness's reused output buffer, which keeps
 //! its capacity between iterations, so no `reserve` (that would compute `encoded_len` a second
 //! time). Decode builds a fresh owned message from the borrowed bytes. The convert variant
 //! builds a fresh message per encode, as a real conversion does.
 
+use std::marker::PhantomData;
+use std::sync::OnceLock;
+
 use anyhow::{Context, Result, bail};
-use prost::Message;
+use prost::{Message, Name};
+use prost_reflect::{DescriptorPool, DynamicMessage, MessageDescriptor};
 
 use super::Format;
-use crate::arm::{Backend, Codec, Registry, Value};
+use crate::arm::{Backend, Codec, Dynamic, Registry, Value};
 use crate::payload::{
     Address, CheckoutRequest, CheckoutResponse, Item, Items, Keyed, LineItem, MetricSample, Model, Order,
     OrderStatus, Payload, PayloadVisitor, PaymentMethod, Reading, Readings, RequestMeta, ResponseMeta,
@@ -50,7 +59,7 @@ const BACKEND: &str = "prost";
 /// moved into the model, not copied, and fails where the message does not describe a model
 /// value (a missing nested message, an unknown or unset enum value).
 pub trait Native: Sized {
-    type Message: Message + Default + Value;
+    type Message: Message + Name + Default + Value;
     fn to_message(&self) -> Self::Message;
     fn from_message(message: Self::Message) -> Result<Self>;
 }
@@ -69,6 +78,46 @@ impl PayloadVisitor for Protobuf<'_> {
         );
         self.0
             .codec(payload, Backend::new(BACKEND).variant("convert"), || ConvertCodec);
+        self.0.dynamic(payload, Backend::new(BACKEND), || ConvertCodec, Reflect::<P>::new);
+    }
+}
+
+/// The schema as prost-reflect reads it: the descriptor set build.rs compiled with protox.
+fn descriptor_pool() -> &'static DescriptorPool {
+    static POOL: OnceLock<DescriptorPool> = OnceLock::new();
+    POOL.get_or_init(|| {
+        DescriptorPool::decode(&include_bytes!(concat!(env!("OUT_DIR"), "/serbench.fds"))[..])
+            .expect("build.rs wrote a valid descriptor set")
+    })
+}
+
+/// The dynamic decode: prost-reflect's `DynamicMessage`, driven by the schema's descriptor at
+/// run time (no generated code), as a gateway or a generic tool reads messages it was not
+/// compiled for.
+pub struct Reflect<P> {
+    descriptor: MessageDescriptor,
+    model: PhantomData<fn() -> P>,
+}
+
+impl<P: Model> Reflect<P> {
+    pub fn new() -> Self {
+        let name = <<P as Native>::Message as Name>::full_name();
+        let descriptor = descriptor_pool()
+            .get_message_by_name(&name)
+            .unwrap_or_else(|| panic!("{name} is in serbench.proto"));
+        Reflect { descriptor, model: PhantomData }
+    }
+}
+
+impl<P: Model> Dynamic<P> for Reflect<P> {
+    type Tree = DynamicMessage;
+
+    fn decode_tree(&mut self, bytes: &[u8]) -> Result<DynamicMessage> {
+        Ok(DynamicMessage::decode(self.descriptor.clone(), bytes)?)
+    }
+
+    fn to_model(&mut self, tree: DynamicMessage) -> Result<P> {
+        <P as Native>::from_message(tree.transcode_to()?)
     }
 }
 

@@ -30,7 +30,8 @@
 //! buffer that lacks one. FlatBuffers has no map: a map is a vector of `{key, value}` tables
 //! sorted by key, marked `(key)` so readers can binary-search it (`lookup_by_key`); the model's
 //! `BTreeMap` already iterates in that order. Scalars equal to their default (0, false) are
-//! omitted from the buffer, as the builder does by default. No file identifier and no shared
+//! omitted from the buffer, as the builder does by default; as -0.0 == 0.0, a -0.0 is omitted
+//! too and reads back as 0.0 (equal, but not the same bits). No file identifier and no shared
 //! (deduplicated) strings: neither is on by default and the other formats do not dedup either.
 //! An enum value unknown to this schema verifies (forward compatibility) but fails decode.
 //!
@@ -83,25 +84,25 @@ struct Flatbuffers<'a>(&'a mut Registry);
 
 impl PayloadVisitor for Flatbuffers<'_> {
     fn payload<P: Model>(&mut self, payload: &Payload<P>) {
-        self.0.codec(payload, BACKEND, TableCodec::new);
-        self.0
-            .access(payload, BACKEND, Operation::AccessAll, TableCodec::new, || {
-                ReadAll
-            });
-        self.0.access(
+        let registry = &mut *self.0;
+        registry.codec(payload, BACKEND, TableCodec::new);
+        registry.access(payload, BACKEND, Operation::AccessAll, TableCodec::new, || {
+            ReadAll
+        });
+        registry.access(
             payload,
             BACKEND,
             Operation::AccessPartial,
             TableCodec::new,
             || ReadRoute,
         );
-        P::register_variants(self.0, payload);
+        P::register_variants(registry, payload);
     }
 }
 
 /// A model type stored as a table of the generated code: how to build it, read it back into
 /// an owned value, and fold every field, both in place and from the owned value.
-pub trait Table: Sized {
+pub trait TableModel: Sized {
     /// The generated table type, borrowing the buffer it is read from.
     type Table<'buf>: Follow<'buf, Inner = Self::Table<'buf>> + Verifiable + 'buf;
 
@@ -115,7 +116,7 @@ pub trait Table: Sized {
 
 /// What FlatBuffers needs of every model type (a bound of every payload and record type): its
 /// table, its routing fields, and any extra layout only some payloads have.
-pub trait Native: Table + 'static {
+pub trait Native: TableModel + 'static {
     /// Reads only the routing fields in place (see the module doc for each payload's subset).
     fn route_table(table: Self::Table<'_>, digest: &mut Digest);
     /// The same fold over the owned value.
@@ -183,12 +184,12 @@ impl Digest {
         }
     }
 
-    fn records<T: Table>(&mut self, records: &[T]) {
+    fn records<T: TableModel>(&mut self, records: &[T]) {
         self.count(records.len());
         records.iter().for_each(|record| record.fold(self));
     }
 
-    fn table_vector<'buf, T: Table>(&mut self, tables: Vector<'buf, ForwardsUOffset<T::Table<'buf>>>) {
+    fn table_vector<'buf, T: TableModel>(&mut self, tables: Vector<'buf, ForwardsUOffset<T::Table<'buf>>>) {
         self.count(tables.len());
         tables.iter().for_each(|table| T::fold_table(table, self));
     }
@@ -250,7 +251,7 @@ impl Builder {
         self.vector(values, |builder, value| builder.string(value))
     }
 
-    fn tables<T: Table>(&mut self, records: &[T]) -> VectorOffset<T::Table<'static>> {
+    fn tables<T: TableModel>(&mut self, records: &[T]) -> VectorOffset<T::Table<'static>> {
         self.vector(records, |builder, record| record.build(builder))
     }
 
@@ -269,7 +270,7 @@ fn read_strings(values: Vector<'_, ForwardsUOffset<&str>>) -> Vec<String> {
     values.iter().map(str::to_string).collect()
 }
 
-fn read_tables<'buf, T: Table>(tables: Vector<'buf, ForwardsUOffset<T::Table<'buf>>>) -> Result<Vec<T>> {
+fn read_tables<'buf, T: TableModel>(tables: Vector<'buf, ForwardsUOffset<T::Table<'buf>>>) -> Result<Vec<T>> {
     tables.iter().map(T::read).collect()
 }
 
@@ -281,7 +282,7 @@ fn read_attributes(attributes: Vector<'_, ForwardsUOffset<fb::Attribute<'_>>>) -
 }
 
 /// Verifies `bytes` with the default verifier and returns its root table.
-fn verified_root<'buf, T: Table>(bytes: &'buf [u8]) -> Result<T::Table<'buf>> {
+fn verified_root<'buf, T: TableModel>(bytes: &'buf [u8]) -> Result<T::Table<'buf>> {
     flatbuffers::root::<T::Table<'buf>>(bytes).context("not a valid FlatBuffer of this schema")
 }
 
@@ -344,7 +345,7 @@ impl<P: Native> Access<P> for ReadRoute {
 
 // --- readings -------------------------------------------------------------------------------
 
-impl Table for Reading {
+impl TableModel for Reading {
     type Table<'buf> = fb::Reading<'buf>;
 
     fn build(&self, builder: &mut Builder) -> WIPOffset<fb::Reading<'static>> {
@@ -388,7 +389,7 @@ impl Native for Reading {
     }
 }
 
-impl Table for Readings {
+impl TableModel for Readings {
     type Table<'buf> = fb::Readings<'buf>;
 
     fn build(&self, builder: &mut Builder) -> WIPOffset<fb::Readings<'static>> {
@@ -433,7 +434,7 @@ impl Native for Readings {
 
 // --- order ----------------------------------------------------------------------------------
 
-impl Table for Order {
+impl TableModel for Order {
     type Table<'buf> = fb::Order<'buf>;
 
     fn build(&self, builder: &mut Builder) -> WIPOffset<fb::Order<'static>> {
@@ -528,7 +529,7 @@ impl Native for Order {
 
 // --- telemetry ------------------------------------------------------------------------------
 
-impl Table for ServiceInfo {
+impl TableModel for ServiceInfo {
     type Table<'buf> = fb::ServiceInfo<'buf>;
 
     fn build(&self, builder: &mut Builder) -> WIPOffset<fb::ServiceInfo<'static>> {
@@ -565,7 +566,7 @@ impl Table for ServiceInfo {
     }
 }
 
-impl Table for MetricSample {
+impl TableModel for MetricSample {
     type Table<'buf> = fb::MetricSample<'buf>;
 
     fn build(&self, builder: &mut Builder) -> WIPOffset<fb::MetricSample<'static>> {
@@ -715,7 +716,7 @@ fn route_telemetry<'buf>(event: impl TelemetryLayout<'buf>, digest: &mut Digest)
     }
 }
 
-impl Table for TelemetryEvent {
+impl TableModel for TelemetryEvent {
     type Table<'buf> = fb::TelemetryEvent<'buf>;
 
     fn build(&self, builder: &mut Builder) -> WIPOffset<fb::TelemetryEvent<'static>> {
@@ -890,7 +891,7 @@ fn status_from_wire(status: fb::OrderStatus) -> Result<OrderStatus> {
     })
 }
 
-impl Table for RequestMeta {
+impl TableModel for RequestMeta {
     type Table<'buf> = fb::RequestMeta<'buf>;
 
     fn build(&self, builder: &mut Builder) -> WIPOffset<fb::RequestMeta<'static>> {
@@ -927,7 +928,7 @@ impl Table for RequestMeta {
     }
 }
 
-impl Table for LineItem {
+impl TableModel for LineItem {
     type Table<'buf> = fb::LineItem<'buf>;
 
     fn build(&self, builder: &mut Builder) -> WIPOffset<fb::LineItem<'static>> {
@@ -964,7 +965,7 @@ impl Table for LineItem {
     }
 }
 
-impl Table for Address {
+impl TableModel for Address {
     type Table<'buf> = fb::Address<'buf>;
 
     fn build(&self, builder: &mut Builder) -> WIPOffset<fb::Address<'static>> {
@@ -1005,7 +1006,7 @@ impl Table for Address {
     }
 }
 
-impl Table for PaymentMethod {
+impl TableModel for PaymentMethod {
     type Table<'buf> = fb::PaymentMethod<'buf>;
 
     fn build(&self, builder: &mut Builder) -> WIPOffset<fb::PaymentMethod<'static>> {
@@ -1046,7 +1047,7 @@ impl Table for PaymentMethod {
     }
 }
 
-impl Table for CheckoutRequest {
+impl TableModel for CheckoutRequest {
     type Table<'buf> = fb::CheckoutRequest<'buf>;
 
     fn build(&self, builder: &mut Builder) -> WIPOffset<fb::CheckoutRequest<'static>> {
@@ -1115,7 +1116,7 @@ impl Native for CheckoutRequest {
     }
 }
 
-impl Table for ResponseMeta {
+impl TableModel for ResponseMeta {
     type Table<'buf> = fb::ResponseMeta<'buf>;
 
     fn build(&self, builder: &mut Builder) -> WIPOffset<fb::ResponseMeta<'static>> {
@@ -1152,7 +1153,7 @@ impl Table for ResponseMeta {
     }
 }
 
-impl Table for Shipment {
+impl TableModel for Shipment {
     type Table<'buf> = fb::Shipment<'buf>;
 
     fn build(&self, builder: &mut Builder) -> WIPOffset<fb::Shipment<'static>> {
@@ -1193,7 +1194,7 @@ impl Table for Shipment {
     }
 }
 
-impl Table for CheckoutResponse {
+impl TableModel for CheckoutResponse {
     type Table<'buf> = fb::CheckoutResponse<'buf>;
 
     fn build(&self, builder: &mut Builder) -> WIPOffset<fb::CheckoutResponse<'static>> {
@@ -1268,7 +1269,7 @@ impl Native for CheckoutResponse {
 
 // --- map-* and vec-* ------------------------------------------------------------------------
 
-impl Table for Item {
+impl TableModel for Item {
     type Table<'buf> = fb::Item<'buf>;
 
     fn build(&self, builder: &mut Builder) -> WIPOffset<fb::Item<'static>> {
@@ -1323,7 +1324,7 @@ impl Native for Item {
     }
 }
 
-impl Table for Items {
+impl TableModel for Items {
     type Table<'buf> = fb::Items<'buf>;
 
     fn build(&self, builder: &mut Builder) -> WIPOffset<fb::Items<'static>> {
@@ -1365,7 +1366,7 @@ impl Native for Items {
     }
 }
 
-impl Table for Keyed {
+impl TableModel for Keyed {
     type Table<'buf> = fb::Keyed<'buf>;
 
     fn build(&self, builder: &mut Builder) -> WIPOffset<fb::Keyed<'static>> {
@@ -1519,15 +1520,26 @@ mod tests {
             let mut out = Vec::new();
             let mut codec = TableCodec::new();
             let bytes = Codec::<P>::encode(&mut codec, value, &mut out).unwrap().to_vec();
-            assert!(out.is_empty(), "{name}: the bytes come from the builder, not `out`");
+            assert!(
+                out.is_empty(),
+                "{name}: the bytes come from the builder, not `out`"
+            );
             // A second encode with the same (reset) builder writes the same bytes.
-            assert_eq!(Codec::<P>::encode(&mut codec, value, &mut out).unwrap(), bytes, "{name}");
+            assert_eq!(
+                Codec::<P>::encode(&mut codec, value, &mut out).unwrap(),
+                bytes,
+                "{name}"
+            );
             let decoded: P = TableCodec::new().decode(&bytes).unwrap();
             assert_eq!(&decoded, value, "{name}: decode(encode(x)) != x");
             let all = Access::<P>::access(&mut ReadAll, &bytes).unwrap();
             assert_eq!(all, <ReadAll as Access<P>>::expected(value), "{name}: access-all");
             let route = Access::<P>::access(&mut ReadRoute, &bytes).unwrap();
-            assert_eq!(route, <ReadRoute as Access<P>>::expected(value), "{name}: access-partial");
+            assert_eq!(
+                route,
+                <ReadRoute as Access<P>>::expected(value),
+                "{name}: access-partial"
+            );
             assert_ne!(all, route, "{name}: the routing subset folds fewer fields");
         }
     }
@@ -1551,11 +1563,19 @@ mod tests {
     fn struct_samples_round_trip_smaller_and_read_the_same_fields() {
         let event = telemetry();
         let mut out = Vec::new();
-        let packed = StructSamplesCodec::new().encode(event, &mut out).unwrap().to_vec();
+        let packed = StructSamplesCodec::new()
+            .encode(event, &mut out)
+            .unwrap()
+            .to_vec();
         let tables = Codec::<TelemetryEvent>::encode(&mut TableCodec::new(), event, &mut out)
             .unwrap()
             .to_vec();
-        assert!(packed.len() < tables.len(), "{} >= {}", packed.len(), tables.len());
+        assert!(
+            packed.len() < tables.len(),
+            "{} >= {}",
+            packed.len(),
+            tables.len()
+        );
         assert_eq!(&StructSamplesCodec::new().decode(&packed).unwrap(), event);
         assert_eq!(
             StructSamplesReadAll.access(&packed).unwrap(),
@@ -1568,7 +1588,10 @@ mod tests {
         // Verification proves memory safety, not which schema wrote the buffer (a file
         // identifier would): the table layout's bytes may well verify as the struct layout,
         // they just do not read back as the event.
-        assert_ne!(StructSamplesCodec::new().decode(&tables).ok().as_ref(), Some(event));
+        assert_ne!(
+            StructSamplesCodec::new().decode(&tables).ok().as_ref(),
+            Some(event)
+        );
     }
 
     #[test]
@@ -1592,7 +1615,10 @@ mod tests {
         let bytes = Codec::<TelemetryEvent>::encode(&mut TableCodec::new(), event, &mut out)
             .unwrap()
             .to_vec();
-        let packed = StructSamplesCodec::new().encode(event, &mut out).unwrap().to_vec();
+        let packed = StructSamplesCodec::new()
+            .encode(event, &mut out)
+            .unwrap()
+            .to_vec();
         let mut rng = crate::payload::SplitMix64::new(7);
         let noise: Vec<u8> = (0..512).map(|_| rng.next_u64() as u8).collect();
         let broken: [(&str, &[u8]); 6] = [
@@ -1606,12 +1632,27 @@ mod tests {
         for (what, bytes) in broken {
             let decoded: Result<TelemetryEvent> = TableCodec::new().decode(bytes);
             assert!(decoded.is_err(), "{what}: decoded");
-            assert!(Access::<TelemetryEvent>::access(&mut ReadAll, bytes).is_err(), "{what}");
-            assert!(Access::<TelemetryEvent>::access(&mut ReadRoute, bytes).is_err(), "{what}");
-            assert!(StructSamplesCodec::new().decode(bytes).is_err(), "{what}: struct samples");
-            assert!(StructSamplesReadAll.access(bytes).is_err(), "{what}: struct samples");
+            assert!(
+                Access::<TelemetryEvent>::access(&mut ReadAll, bytes).is_err(),
+                "{what}"
+            );
+            assert!(
+                Access::<TelemetryEvent>::access(&mut ReadRoute, bytes).is_err(),
+                "{what}"
+            );
+            assert!(
+                StructSamplesCodec::new().decode(bytes).is_err(),
+                "{what}: struct samples"
+            );
+            assert!(
+                StructSamplesReadAll.access(bytes).is_err(),
+                "{what}: struct samples"
+            );
         }
-        let error = format!("{:#}", Codec::<Items>::decode(&mut TableCodec::new(), &bytes[..8]).unwrap_err());
+        let error = format!(
+            "{:#}",
+            Codec::<Items>::decode(&mut TableCodec::new(), &bytes[..8]).unwrap_err()
+        );
         assert!(error.contains("not a valid FlatBuffer"), "{error}");
     }
 
@@ -1641,6 +1682,21 @@ mod tests {
         assert!(error.to_string().contains("OrderStatus 9"), "{error}");
     }
 
+    /// The builder omits a scalar equal to its default, and -0.0 == 0.0: the sign is lost.
+    #[test]
+    fn negative_zero_reads_back_as_zero() {
+        let mut order = None;
+        each_payload(|value, _| order = order.take().or_else(|| value.downcast_ref::<Order>().cloned()));
+        let mut order = order.expect("an order payload");
+        order.discount = -0.0;
+        let mut out = Vec::new();
+        let mut codec = TableCodec::new();
+        let bytes = Codec::<Order>::encode(&mut codec, &order, &mut out).unwrap();
+        let decoded: Order = TableCodec::new().decode(bytes).unwrap();
+        assert_eq!(decoded, order);
+        assert!(decoded.discount.is_sign_positive());
+    }
+
     #[test]
     fn map_entries_are_sorted_for_key_lookup() {
         each_payload(|value, name| {
@@ -1657,7 +1713,11 @@ mod tests {
                     .unwrap_or_else(|| panic!("{name}: {key} not found by binary search"));
                 assert_eq!(entry.value().id(), item.id, "{name}: {key}");
             }
-            assert!(entries.lookup_by_key("absent", |entry, key| entry.key_compare_with_value(key)).is_none());
+            assert!(
+                entries
+                    .lookup_by_key("absent", |entry, key| entry.key_compare_with_value(key))
+                    .is_none()
+            );
         });
     }
 
@@ -1667,7 +1727,10 @@ mod tests {
         (FORMAT.register)(&mut registry);
         assert!(registry.unsupported.is_empty());
         let payloads = crate::payload::specs().len();
-        assert_eq!(registry.arms.len(), payloads * Operation::ALL.len() + Operation::ALL.len());
+        assert_eq!(
+            registry.arms.len(),
+            payloads * Operation::ALL.len() + Operation::ALL.len()
+        );
         assert_eq!(registry.encoders.len(), payloads + 1);
         let variants: Vec<_> = registry
             .arms
