@@ -1,0 +1,47 @@
+{
+  description = "serbench: a fair, reproducible benchmark of Rust serialization formats";
+
+  inputs = {
+    nixpkgs.url = "github:NixOS/nixpkgs/nixos-unstable";
+    rust-overlay = {
+      url = "github:oxalica/rust-overlay";
+      inputs.nixpkgs.follows = "nixpkgs";
+    };
+  };
+
+  outputs =
+    {
+      self,
+      nixpkgs,
+      rust-overlay,
+    }:
+    let
+      # nixpkgs 26.11 dropped x86_64-darwin.
+      systems = [
+        "x86_64-linux"
+        "aarch64-darwin"
+      ];
+      cargoToml = builtins.fromTOML (builtins.readFile ./Cargo.toml);
+      bySystem = nixpkgs.lib.genAttrs systems (
+        system:
+        import ./nix {
+          inherit
+            nixpkgs
+            rust-overlay
+            system
+            cargoToml
+            ;
+          # Nix builds have no .git: build.rs reads the commit from SERBENCH_COMMIT instead.
+          commit = self.rev or self.dirtyRev or "unknown";
+        }
+      );
+      output = name: builtins.mapAttrs (_system: parts: parts.${name}) bySystem;
+    in
+    {
+      packages = output "packages";
+      apps = output "apps";
+      devShells = output "devShells";
+      formatter = output "formatter";
+      checks = output "checks";
+    };
+}

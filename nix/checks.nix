@@ -1,0 +1,61 @@
+# `nix flake check`: the same checks as .ci/run (fmt, clippy, cargo test), the package, the pure
+# sizes report, and every arm run once (smoke profile) through the real build.
+{
+  lib,
+  runCommand,
+  flatbuffers,
+  rustPlatform,
+  toolchain,
+  source,
+  serbench,
+  sizes,
+  results-smoke,
+  flatcVersion,
+}:
+let
+  # A cargo command over the vendored Cargo.lock; success is the output.
+  cargoCheck =
+    name: command: extra:
+    rustPlatform.buildRustPackage (
+      source
+      // {
+        pname = "serbench-${name}";
+        dontCargoBuild = true;
+        buildPhase = ''
+          runHook preBuild
+          ${command}
+          runHook postBuild
+        '';
+        doCheck = false;
+        dontCargoInstall = true;
+        installPhase = ''
+          runHook preInstall
+          touch "$out"
+          runHook postInstall
+        '';
+      }
+      // extra
+    );
+  flatcMatches = flatbuffers.version == flatcVersion;
+in
+{
+  inherit serbench sizes results-smoke;
+  test = cargoCheck "test" "cargo test --frozen" (
+    # With the matching flatc, the FlatBuffers test that regenerates the committed code runs
+    # instead of skipping.
+    lib.optionalAttrs flatcMatches {
+      nativeBuildInputs = [ flatbuffers ];
+      env.SERBENCH_REQUIRE_FLATC = "1";
+      postPatch = "patchShebangs scripts";
+    }
+  );
+  clippy = cargoCheck "clippy" "cargo clippy --frozen --all-targets -- -D warnings" { };
+  # rustfmt reads no dependency, so no vendoring either.
+  fmt = runCommand "serbench-fmt-check" { nativeBuildInputs = [ toolchain ]; } ''
+    cp -r ${source.src} source
+    chmod -R u+w source
+    cd source
+    cargo fmt --all -- --check
+    touch "$out"
+  '';
+}

@@ -1,0 +1,71 @@
+# Everything the flake offers for one system. flake.nix maps this over its systems.
+{
+  nixpkgs,
+  rust-overlay,
+  system,
+  cargoToml,
+  commit,
+}:
+let
+  pkgs = import nixpkgs {
+    inherit system;
+    overlays = [ rust-overlay.overlays.default ];
+  };
+  inherit (pkgs) lib callPackage;
+
+  # The rustc rustup users get: one rust-toolchain.toml for both.
+  toolchain = pkgs.rust-bin.fromRustupToolchainFile ../rust-toolchain.toml;
+  # nixpkgs' own buildRustPackage on that toolchain rather than crane: no extra flake input,
+  # and `cargoLock` vendors every crate straight from Cargo.lock (no git dependencies, so no
+  # outputHashes to keep). crane's separate dependency derivation would pay off for frequent
+  # incremental CI builds; a benchmark built a few times per commit does not need it.
+  rustPlatform = pkgs.makeRustPlatform {
+    cargo = toolchain;
+    rustc = toolchain;
+  };
+
+  # One format list: Cargo.toml's default features are the formats the registry is built with.
+  formats = cargoToml.features.default;
+  # The flatc the committed FlatBuffers code was generated with is the runtime crate's pinned
+  # version (`flatbuffers = "=X"` in Cargo.toml).
+  flatcVersion = lib.removePrefix "=" cargoToml.dependencies.flatbuffers.version;
+  source = import ./source.nix { inherit cargoToml; };
+
+  serbench = callPackage ./package.nix { inherit rustPlatform source commit; };
+  sizes = callPackage ./sizes.nix { inherit serbench; };
+  # Every arm run once through the real build, in seconds: a wiring check whose numbers mean
+  # nothing (`nix flake check`, CI, the offline test).
+  results-smoke = callPackage ./results.nix {
+    inherit serbench;
+    profile = "smoke";
+  };
+  # The formatters `nix fmt` and the dev shell's plain `treefmt` run (treefmt.toml names them).
+  formatters = [
+    toolchain # rustfmt
+    pkgs.nixfmt
+    pkgs.taplo
+    pkgs.prettier
+  ];
+in
+{
+  packages = {
+    default = serbench;
+    inherit serbench sizes results-smoke;
+    # The whole matrix, full profile, measured on the build host.
+    results = callPackage ./results.nix { inherit serbench; };
+  };
+  apps = callPackage ./apps.nix { inherit serbench formats; };
+  devShells.default = callPackage ./shell.nix { inherit toolchain formatters flatcVersion; };
+  formatter = callPackage ./formatter.nix { inherit formatters; };
+  checks = callPackage ./checks.nix {
+    inherit
+      rustPlatform
+      toolchain
+      source
+      serbench
+      sizes
+      results-smoke
+      flatcVersion
+      ;
+  };
+}

