@@ -1,0 +1,752 @@
+//! SVG charts for report.md, drawn with plotters' SVG backend into strings (nothing touches
+//! the disk here, so a report whose inputs fail writes nothing).
+//!
+//! Every chart is a horizontal bar chart, fastest or smallest at the top, one colour per format
+//! name (the same in every chart), the x axis starting at zero with its unit and "lower is
+//! better". Timing charts put one panel per host side by side on a shared x scale, with the
+//! arms in the same rows, so a reader can compare hosts row by row. Text is plain SVG `<text>`:
+//! plotters is built without its font feature and estimates text widths itself, so no font
+//! files are read.
+//!
+//! Every data bar, and nothing else, is a filled rectangle with opacity [`BAR_OPACITY`]: tests
+//! count bars by it.
+
+use anyhow::{Result, anyhow};
+use plotters::coord::Shift;
+use plotters::coord::ranged1d::{AsRangedCoord, DefaultFormatting, KeyPointHint, ValueFormatter};
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+/// The opacity of every data bar (and of no other filled rectangle), which identifies bars in
+/// the SVG.
+pub const BAR_OPACITY: f64 = 0.85;
+
+const FONT: &str = "sans-serif";
+const TITLE_SIZE: f64 = 24.0;
+const PANEL_TITLE_SIZE: f64 = 20.0;
+const LABEL_SIZE: f64 = 17.0;
+const VALUE_SIZE: f64 = 15.0;
+const AXIS_DESC_SIZE: f64 = 18.0;
+/// Pixels per character of a label at LABEL_SIZE: the SVG font size is size / 1.24 (plotters'
+/// convention) and an average sans-serif character is about 0.55 em wide.
+const LABEL_CHAR_WIDTH: f64 = LABEL_SIZE / 1.24 * 0.56;
+const VALUE_CHAR_WIDTH: f64 = VALUE_SIZE / 1.24 * 0.56;
+const ROW_HEIGHT: u32 = 28;
+const PANEL_PLOT_WIDTH: u32 = 560;
+const X_LABEL_AREA: u32 = 54;
+const PANEL_TITLE_AREA: u32 = 36;
+const TITLE_AREA: u32 = 44;
+
+/// One bar's figures, in the chart's unit.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Bar {
+    pub value: f64,
+    /// The 95% interval, drawn as a whisker; `None` draws no whisker.
+    pub interval: Option<(f64, f64)>,
+}
+
+/// One host's bars, aligned with the chart's rows (`None`: the host has no figures for the
+/// arm; the row reads "failed" if it is in `failed`, "n/a" otherwise).
+#[derive(Clone, Debug, Default)]
+pub struct Panel {
+    pub title: String,
+    pub bars: Vec<Option<Bar>>,
+    pub failed: Vec<usize>,
+}
+
+/// A timing chart: rows top to bottom, one panel per host.
+#[derive(Clone, Debug)]
+pub struct BarChart {
+    pub title: String,
+    /// What the x axis measures, with its unit ("ns per record"); the chart adds "lower is
+    /// better" and, on a log axis, says so.
+    pub axis: String,
+    pub labels: Vec<String>,
+    /// The format of each row, which picks its colour.
+    pub formats: Vec<String>,
+    /// Rows that are baselines (a copy-only arm) rather than codecs: drawn grey, never
+    /// "fastest".
+    pub baselines: Vec<bool>,
+    pub panels: Vec<Panel>,
+}
+
+/// The colour of baseline bars.
+const BASELINE_COLOUR: RGBColor = RGBColor(0xA0, 0xA0, 0xA0);
+/// The shade behind every other row, which guides the eye across panels.
+const STRIPE_COLOUR: RGBColor = RGBColor(0xF3, 0xF3, 0xF3);
+
+/// The colour of a format, the same in every chart. Known formats have fixed, distinct colours
+/// (the Tableau 10 palette and three more); others get one picked by a hash of the name.
+pub fn format_colour(format: &str) -> RGBColor {
+    const KNOWN: [(&str, RGBColor); 11] = [
+        ("json", RGBColor(0x4E, 0x79, 0xA7)),
+        ("bincode", RGBColor(0xF2, 0x8E, 0x2B)),
+        ("bitcode", RGBColor(0xE1, 0x57, 0x59)),
+        ("postcard", RGBColor(0x76, 0xB7, 0xB2)),
+        ("bson", RGBColor(0x59, 0xA1, 0x4F)),
+        ("dbus", RGBColor(0xED, 0xC9, 0x48)),
+        ("csv", RGBColor(0xB0, 0x7A, 0xA1)),
+        ("protobuf", RGBColor(0xFF, 0x9D, 0xA7)),
+        ("flatbuffers", RGBColor(0x9C, 0x75, 0x5F)),
+        ("fory", RGBColor(0x1F, 0x9E, 0x89)),
+        ("avro", RGBColor(0x7B, 0x4F, 0xC9)),
+    ];
+    const OTHERS: [RGBColor; 6] = [
+        RGBColor(0xBA, 0xB0, 0xAC),
+        RGBColor(0x3B, 0x8E, 0xD0),
+        RGBColor(0xD3, 0x72, 0x95),
+        RGBColor(0x8C, 0xA2, 0x52),
+        RGBColor(0xC9, 0x6A, 0x2F),
+        RGBColor(0x5F, 0x6B, 0x8C),
+    ];
+    if let Some((_, colour)) = KNOWN.iter().find(|(name, _)| *name == format) {
+        return *colour;
+    }
+    // FNV-1a: a fixed hash, so a format's colour never changes between runs or builds.
+    let hash = format.bytes().fold(0xcbf2_9ce4_8422_2325u64, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+    });
+    OTHERS[(hash % OTHERS.len() as u64) as usize]
+}
+
+/// A lighter shade of a colour (for the compressed-size bars).
+fn lighter(colour: RGBColor) -> RGBColor {
+    let mix = |channel: u8| channel + ((255 - channel) as f64 * 0.55) as u8;
+    RGBColor(mix(colour.0), mix(colour.1), mix(colour.2))
+}
+
+/// Short numbers for axis ticks and bar labels: 3 significant digits below 1000, thousands
+/// grouped above.
+pub fn short_number(value: f64) -> String {
+    let magnitude = value.abs();
+    if magnitude == 0.0 {
+        "0".to_string()
+    } else if magnitude < 1.0 {
+        format!("{value:.3}")
+    } else if magnitude < 10.0 {
+        format!("{value:.2}")
+    } else if magnitude < 100.0 {
+        format!("{value:.1}")
+    } else {
+        grouped(value.round() as i64)
+    }
+}
+
+/// An axis tick: whole numbers without decimals (1, 10, 2,500), others as [`short_number`].
+fn tick(value: f64) -> String {
+    if value.abs() >= 1.0 && (value - value.round()).abs() < 1e-9 * value.abs() {
+        grouped(value.round() as i64)
+    } else {
+        short_number(value)
+    }
+}
+
+fn grouped(value: i64) -> String {
+    let digits = value.unsigned_abs().to_string();
+    let mut text = String::new();
+    for (index, digit) in digits.chars().enumerate() {
+        if index > 0 && (digits.len() - index).is_multiple_of(3) {
+            text.push(',');
+        }
+        text.push(digit);
+    }
+    if value < 0 { format!("-{text}") } else { text }
+}
+
+fn draw_error<E: std::error::Error + Send + Sync>(error: DrawingAreaErrorKind<E>) -> anyhow::Error {
+    anyhow!("cannot draw the chart: {error}")
+}
+
+fn label_area_width(labels: &[String]) -> u32 {
+    let longest = labels
+        .iter()
+        .map(|label| label.chars().count())
+        .max()
+        .unwrap_or(0);
+    (longest as f64 * LABEL_CHAR_WIDTH) as u32 + 20
+}
+
+/// Codec bars spanning more than this factor (fastest to slowest) go on a log axis: on a
+/// linear one the fast bars would be slivers beside the slow ones.
+const LOG_SCALE_SPREAD: f64 = 30.0;
+
+/// The x axis of a chart.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Scale {
+    /// From zero.
+    Linear { max: f64 },
+    /// From a power of ten below the lowest value; bars start there.
+    Log { min: f64, max: f64 },
+}
+
+impl Scale {
+    /// Where bars start.
+    fn floor(self) -> f64 {
+        match self {
+            Scale::Linear { .. } => 0.0,
+            Scale::Log { min, .. } => min,
+        }
+    }
+
+    fn max(self) -> f64 {
+        match self {
+            Scale::Linear { max } | Scale::Log { max, .. } => max,
+        }
+    }
+}
+
+/// Every bar with whether it is its panel's fastest.
+fn bars_with_fastest<'a>(
+    panels: &'a [Panel],
+    baselines: &'a [bool],
+) -> impl Iterator<Item = (&'a Bar, bool)> {
+    panels.iter().flat_map(move |panel| {
+        let fastest = fastest(&panel.bars, baselines);
+        panel
+            .bars
+            .iter()
+            .enumerate()
+            .filter_map(move |(row, bar)| bar.as_ref().map(|bar| (bar, fastest == Some(row))))
+    })
+}
+
+/// The x axis: linear from zero unless logs are allowed and the codec bars span more than
+/// [`LOG_SCALE_SPREAD`];
+/// its end leaves room right of every bar and whisker for the bar's value label.
+fn scale(
+    panels: &[Panel],
+    baselines: &[bool],
+    plot_width: u32,
+    value_label: impl Fn(&Bar, bool) -> String,
+    allow_log: bool,
+) -> Scale {
+    let width = plot_width as f64;
+    let end = |bar: &Bar| bar.interval.map_or(bar.value, |(_, high)| high.max(bar.value));
+    // The fraction of the plot width left of the label, which must hold the bar.
+    let room = |bar: &Bar, is_fastest: bool| {
+        let text_width = value_label(bar, is_fastest).chars().count() as f64 * VALUE_CHAR_WIDTH;
+        (width - text_width - 14.0).max(width * 0.3) / width
+    };
+    let codec_values: Vec<f64> = panels
+        .iter()
+        .flat_map(|panel| {
+            panel
+                .bars
+                .iter()
+                .enumerate()
+                .filter(|(row, _)| !baselines.get(*row).copied().unwrap_or(false))
+                .filter_map(|(_, bar)| bar.map(|bar| bar.value))
+        })
+        .filter(|value| *value > 0.0)
+        .collect();
+    let lowest_codec = codec_values.iter().copied().fold(f64::INFINITY, f64::min);
+    let highest_codec = codec_values.iter().copied().fold(0.0, f64::max);
+    if allow_log && highest_codec > lowest_codec * LOG_SCALE_SPREAD {
+        let lowest = bars_with_fastest(panels, baselines)
+            .map(|(bar, _)| match bar.interval {
+                Some((low, _)) if low > 0.0 => low.min(bar.value),
+                _ => bar.value,
+            })
+            .filter(|value| *value > 0.0)
+            .fold(f64::INFINITY, f64::min);
+        let min = 10f64.powf(lowest.log10().floor());
+        // ln(end / min) / ln(max / min) <= room
+        let max = bars_with_fastest(panels, baselines)
+            .map(|(bar, is_fastest)| min * (end(bar).max(min) / min).powf(1.0 / room(bar, is_fastest)))
+            .fold(min * 10.0, f64::max);
+        return Scale::Log { min, max };
+    }
+    // end / max <= room
+    let max = bars_with_fastest(panels, baselines)
+        .map(|(bar, is_fastest)| end(bar) / room(bar, is_fastest))
+        .fold(0.0, f64::max);
+    Scale::Linear {
+        max: if max > 0.0 { max } else { 1.0 },
+    }
+}
+
+/// The row of the lowest value, baselines aside.
+fn fastest(bars: &[Option<Bar>], baselines: &[bool]) -> Option<usize> {
+    bars.iter()
+        .enumerate()
+        .filter(|(row, _)| !baselines.get(*row).copied().unwrap_or(false))
+        .filter_map(|(row, bar)| bar.map(|bar| (row, bar.value)))
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .map(|(row, _)| row)
+}
+
+fn value_label(bar: &Bar, is_fastest: bool) -> String {
+    let value = short_number(bar.value);
+    if is_fastest {
+        format!("{value}  fastest")
+    } else {
+        value
+    }
+}
+
+/// Renders a timing chart: one panel per host side by side, the fastest bar of each panel
+/// outlined and labelled.
+pub fn bar_chart(chart: &BarChart) -> Result<String> {
+    let rows = chart.labels.len();
+    let label_width = label_area_width(&chart.labels);
+    let panels = chart.panels.len().max(1) as u32;
+    // Room for the last x tick label of one panel and the first of the next.
+    let panel_gap = 56;
+    let width = label_width + panels * PANEL_PLOT_WIDTH + (panels - 1) * panel_gap + 40;
+    let height = TITLE_AREA + PANEL_TITLE_AREA + rows as u32 * ROW_HEIGHT + X_LABEL_AREA + 24;
+    let scale = scale(
+        &chart.panels,
+        &chart.baselines,
+        PANEL_PLOT_WIDTH,
+        value_label,
+        true,
+    );
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (width, height)).into_drawing_area();
+        root.fill(&WHITE).map_err(draw_error)?;
+        let body = root
+            .titled(
+                &chart.title,
+                (FONT, TITLE_SIZE).into_font().style(FontStyle::Bold),
+            )
+            .map_err(draw_error)?;
+        let mut rest = body.margin(0, 8, 8, 16);
+        for (index, panel) in chart.panels.iter().enumerate() {
+            let is_first = index == 0;
+            let y_area = if is_first { label_width } else { panel_gap };
+            let (area, right) = rest.split_horizontally(y_area + PANEL_PLOT_WIDTH);
+            match scale {
+                Scale::Linear { max } => draw_panel(&area, chart, panel, y_area, 0.0..max, scale, is_first)?,
+                Scale::Log { min, max } => draw_panel(
+                    &area,
+                    chart,
+                    panel,
+                    y_area,
+                    (min..max).log_scale(),
+                    scale,
+                    is_first,
+                )?,
+            }
+            rest = right;
+        }
+        root.present().map_err(draw_error)?;
+    }
+    Ok(svg)
+}
+
+/// One host's panel; `x` is the axis `scale` describes (a linear or a log range).
+fn draw_panel<X>(
+    area: &DrawingArea<SVGBackend, Shift>,
+    chart: &BarChart,
+    panel: &Panel,
+    y_area: u32,
+    x: X,
+    scale: Scale,
+    with_labels: bool,
+) -> Result<()>
+where
+    X: AsRangedCoord<Value = f64>,
+    X::CoordDescType: ValueFormatter<f64>,
+{
+    let (floor, x_max) = (scale.floor(), scale.max());
+    let axis = match scale {
+        Scale::Linear { .. } => format!("{} (lower is better)", chart.axis),
+        Scale::Log { .. } => format!("{}, log scale (lower is better)", chart.axis),
+    };
+    let rows = chart.labels.len();
+    // Row r (0 = top) occupies y in [rows - 1 - r, rows - r]; its label sits at the middle.
+    let row_y = |row: usize| (rows - 1 - row) as f64;
+    let mut plot = ChartBuilder::on(area)
+        .caption(&panel.title, (FONT, PANEL_TITLE_SIZE))
+        .x_label_area_size(X_LABEL_AREA)
+        .y_label_area_size(y_area)
+        .build_cartesian_2d(x, RowAxis { rows })
+        .map_err(draw_error)?;
+    let row_of = |y: f64| rows.checked_sub(1 + (y - 0.5).round() as usize);
+    let y_label = |y: &f64| {
+        if !with_labels {
+            return String::new();
+        }
+        row_of(*y).map_or(String::new(), |row| chart.labels[row].clone())
+    };
+    let x_label = |x: &f64| tick(*x);
+    // Stripes first, so the grid and the bars draw over them.
+    for row in (1..rows).step_by(2) {
+        plot.draw_series(std::iter::once(Rectangle::new(
+            [(floor, row_y(row)), (x_max, row_y(row) + 1.0)],
+            STRIPE_COLOUR.filled(),
+        )))
+        .map_err(draw_error)?;
+    }
+    plot.configure_mesh()
+        .disable_y_mesh()
+        .y_labels(rows)
+        .y_label_formatter(&y_label)
+        .x_labels(6)
+        .x_label_formatter(&x_label)
+        .x_desc(axis)
+        .label_style((FONT, LABEL_SIZE))
+        .axis_desc_style((FONT, AXIS_DESC_SIZE))
+        .light_line_style(TRANSPARENT)
+        .bold_line_style(RGBColor(0xDD, 0xDD, 0xDD))
+        .draw()
+        .map_err(draw_error)?;
+
+    let fastest = fastest(&panel.bars, &chart.baselines);
+    let value_style = TextStyle::from((FONT, VALUE_SIZE).into_font()).pos(Pos::new(HPos::Left, VPos::Center));
+    let fastest_style = TextStyle::from((FONT, VALUE_SIZE).into_font().style(FontStyle::Bold))
+        .pos(Pos::new(HPos::Left, VPos::Center));
+    let missing_style = TextStyle::from((FONT, VALUE_SIZE).into_font())
+        .color(&RGBColor(0x88, 0x88, 0x88))
+        .pos(Pos::new(HPos::Left, VPos::Center));
+    for (row, bar) in panel.bars.iter().enumerate() {
+        let (bottom, middle) = (row_y(row), row_y(row) + 0.5);
+        let Some(bar) = bar else {
+            let text = if panel.failed.contains(&row) {
+                "failed"
+            } else {
+                "n/a"
+            };
+            plot.draw_series(std::iter::once(
+                EmptyElement::at((floor, middle)) + Text::new(text, (6, 0), missing_style.clone()),
+            ))
+            .map_err(draw_error)?;
+            continue;
+        };
+        let colour = if chart.baselines.get(row).copied().unwrap_or(false) {
+            BASELINE_COLOUR
+        } else {
+            format_colour(&chart.formats[row])
+        };
+        let mut rectangle = Rectangle::new(
+            [(floor, bottom), (bar.value, bottom + 1.0)],
+            colour.mix(BAR_OPACITY).filled(),
+        );
+        rectangle.set_margin(4, 4, 0, 0);
+        plot.draw_series(std::iter::once(rectangle)).map_err(draw_error)?;
+        let is_fastest = fastest == Some(row);
+        if is_fastest {
+            let mut outline = Rectangle::new(
+                [(floor, bottom), (bar.value, bottom + 1.0)],
+                BLACK.stroke_width(3),
+            );
+            outline.set_margin(4, 4, 0, 0);
+            plot.draw_series(std::iter::once(outline)).map_err(draw_error)?;
+        }
+        let mut text_x = bar.value;
+        if let Some((low, high)) = bar.interval {
+            // A low end at or below zero (a very noisy arm) cannot sit on a log axis.
+            draw_whisker(&mut plot, low.max(floor), high, middle)?;
+            text_x = text_x.max(high);
+        }
+        let style = if is_fastest { &fastest_style } else { &value_style };
+        plot.draw_series(std::iter::once(
+            EmptyElement::at((text_x, middle))
+                + Text::new(value_label(bar, is_fastest), (8, 0), style.clone()),
+        ))
+        .map_err(draw_error)?;
+    }
+    Ok(())
+}
+
+/// The y axis of a bar chart: `rows` bands of height 1 from zero, with a key point (a label)
+/// at the middle of each band and nowhere else.
+#[derive(Clone, Copy)]
+struct RowAxis {
+    rows: usize,
+}
+
+impl Ranged for RowAxis {
+    type FormatOption = DefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, value: &f64, limit: (i32, i32)) -> i32 {
+        let fraction = value / self.rows.max(1) as f64;
+        limit.0 + (fraction * (limit.1 - limit.0) as f64).round() as i32
+    }
+
+    fn key_points<Hint: KeyPointHint>(&self, hint: Hint) -> Vec<f64> {
+        if hint.weight().allow_light_points() {
+            return Vec::new();
+        }
+        (0..self.rows).map(|band| band as f64 + 0.5).collect()
+    }
+
+    fn range(&self) -> std::ops::Range<f64> {
+        0.0..self.rows as f64
+    }
+}
+
+/// The 95% interval as a line with end caps, across the bar's middle.
+fn draw_whisker<X: Ranged<ValueType = f64>>(
+    plot: &mut ChartContext<SVGBackend, Cartesian2d<X, RowAxis>>,
+    low: f64,
+    high: f64,
+    middle: f64,
+) -> Result<()> {
+    let style = ShapeStyle::from(&BLACK).stroke_width(2);
+    plot.draw_series(std::iter::once(PathElement::new(
+        vec![(low, middle), (high, middle)],
+        style,
+    )))
+    .map_err(draw_error)?;
+    for end in [low, high] {
+        plot.draw_series(std::iter::once(
+            EmptyElement::at((end, middle)) + PathElement::new(vec![(0, -7), (0, 7)], style),
+        ))
+        .map_err(draw_error)?;
+    }
+    Ok(())
+}
+
+/// A sizes chart: per arm, the encoded bytes and the zstd-compressed bytes as two bars, the
+/// compressed one in a lighter shade of the format's colour.
+#[derive(Clone, Debug)]
+pub struct SizeChart {
+    pub title: String,
+    pub labels: Vec<String>,
+    pub formats: Vec<String>,
+    pub encoded: Vec<f64>,
+    pub compressed: Vec<Option<f64>>,
+    /// The legend text of the compressed bars, e.g. "zstd level 3".
+    pub compressed_label: String,
+}
+
+pub fn size_chart(chart: &SizeChart) -> Result<String> {
+    let rows = chart.labels.len();
+    let label_width = label_area_width(&chart.labels);
+    let width = label_width + PANEL_PLOT_WIDTH + 40;
+    let legend_area = 30;
+    let height = TITLE_AREA + legend_area + rows as u32 * ROW_HEIGHT * 3 / 2 + X_LABEL_AREA + 24;
+    let bars: Vec<Option<Bar>> = chart
+        .encoded
+        .iter()
+        .chain(chart.compressed.iter().flatten())
+        .map(|&value| {
+            Some(Bar {
+                value,
+                interval: None,
+            })
+        })
+        .collect();
+    // Sizes rarely span much; a linear axis from zero keeps them comparable at a glance.
+    let x_max = scale(
+        &[Panel {
+            bars,
+            ..Panel::default()
+        }],
+        &[],
+        PANEL_PLOT_WIDTH,
+        |bar, _| short_number(bar.value),
+        false,
+    )
+    .max();
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (width, height)).into_drawing_area();
+        root.fill(&WHITE).map_err(draw_error)?;
+        let body = root
+            .titled(
+                &chart.title,
+                (FONT, TITLE_SIZE).into_font().style(FontStyle::Bold),
+            )
+            .map_err(draw_error)?;
+        let (legend, body) = body.split_vertically(legend_area);
+        draw_size_legend(&legend, label_width, &chart.compressed_label)?;
+        let area = body.margin(0, 8, 8, 16);
+        let row_y = |row: usize| (rows - 1 - row) as f64;
+        let mut plot = ChartBuilder::on(&area)
+            .x_label_area_size(X_LABEL_AREA)
+            .y_label_area_size(label_width)
+            .build_cartesian_2d(0f64..x_max, RowAxis { rows })
+            .map_err(draw_error)?;
+        let y_label = |y: &f64| {
+            rows.checked_sub(1 + (y - 0.5).round() as usize)
+                .map_or(String::new(), |row| chart.labels[row].clone())
+        };
+        let x_label = |x: &f64| tick(*x);
+        plot.configure_mesh()
+            .disable_y_mesh()
+            .y_labels(rows)
+            .y_label_formatter(&y_label)
+            .x_labels(6)
+            .x_label_formatter(&x_label)
+            .x_desc("bytes per payload (lower is better)")
+            .label_style((FONT, LABEL_SIZE))
+            .axis_desc_style((FONT, AXIS_DESC_SIZE))
+            .light_line_style(TRANSPARENT)
+            .bold_line_style(RGBColor(0xDD, 0xDD, 0xDD))
+            .draw()
+            .map_err(draw_error)?;
+        let value_style =
+            TextStyle::from((FONT, VALUE_SIZE).into_font()).pos(Pos::new(HPos::Left, VPos::Center));
+        for row in 0..rows {
+            let bottom = row_y(row);
+            let colour = format_colour(&chart.formats[row]);
+            // The encoded bar in the upper half of the row, the compressed one in the lower.
+            let halves = [
+                (bottom + 0.5, Some(chart.encoded[row]), colour),
+                (bottom, chart.compressed[row], lighter(colour)),
+            ];
+            for (low_edge, value, colour) in halves {
+                let Some(value) = value else { continue };
+                let mut rectangle = Rectangle::new(
+                    [(0.0, low_edge), (value, low_edge + 0.5)],
+                    colour.mix(BAR_OPACITY).filled(),
+                );
+                // A gap between rows, none between a row's two bars.
+                let upper = low_edge > row_y(row);
+                let (top, bottom) = if upper { (5, 1) } else { (1, 5) };
+                rectangle.set_margin(top, bottom, 0, 0);
+                // The label follows the bar's centre, which the margins moved by 2 px.
+                let text_offset = if upper { 2 } else { -2 };
+                plot.draw_series(std::iter::once(rectangle)).map_err(draw_error)?;
+                plot.draw_series(std::iter::once(
+                    EmptyElement::at((value, low_edge + 0.25))
+                        + Text::new(short_number(value), (6, text_offset), value_style.clone()),
+                ))
+                .map_err(draw_error)?;
+            }
+        }
+        root.present().map_err(draw_error)?;
+    }
+    Ok(svg)
+}
+
+/// "dark: encoded, light: compressed", with grey swatches (the colours are per format).
+fn draw_size_legend(area: &DrawingArea<SVGBackend, Shift>, left: u32, compressed_label: &str) -> Result<()> {
+    let style = TextStyle::from((FONT, LABEL_SIZE).into_font()).pos(Pos::new(HPos::Left, VPos::Center));
+    let swatch = RGBColor(0x55, 0x55, 0x55);
+    let mut x = left as i32 + 24;
+    for (colour, text) in [
+        (swatch, "encoded bytes".to_string()),
+        (lighter(swatch), compressed_label.to_string()),
+    ] {
+        area.draw(&Rectangle::new([(x, 8), (x + 22, 22)], colour.filled()))
+            .map_err(draw_error)?;
+        area.draw(&Text::new(text.clone(), (x + 30, 15), style.clone()))
+            .map_err(draw_error)?;
+        x += 30 + (text.len() as f64 * LABEL_CHAR_WIDTH) as i32 + 30;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_are_short() {
+        assert_eq!(short_number(0.0), "0");
+        assert_eq!(short_number(0.12345), "0.123");
+        assert_eq!(short_number(4.56789), "4.57");
+        assert_eq!(short_number(31.4159), "31.4");
+        assert_eq!(short_number(314.59), "315");
+        assert_eq!(short_number(1_234_567.0), "1,234,567");
+        assert_eq!(
+            (tick(1.0), tick(10.0), tick(2500.0), tick(2.5), tick(0.1)),
+            (
+                "1".into(),
+                "10".into(),
+                "2,500".into(),
+                "2.50".into(),
+                "0.100".into()
+            )
+        );
+    }
+
+    #[test]
+    fn colours_are_stable_and_distinct_for_known_formats() {
+        let known = [
+            "json",
+            "bincode",
+            "bitcode",
+            "postcard",
+            "bson",
+            "dbus",
+            "csv",
+            "protobuf",
+            "flatbuffers",
+            "fory",
+            "avro",
+        ];
+        let colours: Vec<RGBColor> = known.iter().map(|name| format_colour(name)).collect();
+        for (index, colour) in colours.iter().enumerate() {
+            assert!(
+                !colours[..index].contains(colour),
+                "{} repeats a colour",
+                known[index]
+            );
+        }
+        assert_eq!(format_colour("newformat"), format_colour("newformat"));
+    }
+
+    #[test]
+    fn a_wide_spread_of_codec_times_gets_a_log_axis_and_baselines_do_not_count() {
+        let bar = |value: f64| {
+            Some(Bar {
+                value,
+                interval: Some((value * 0.9, value * 1.1)),
+            })
+        };
+        let panel = |bars| Panel {
+            title: "x86_64-linux".into(),
+            bars,
+            failed: Vec::new(),
+        };
+        let linear = [panel(vec![bar(100.0), bar(2000.0), bar(1.0)])];
+        let baselines = [false, false, true];
+        let chosen = scale(&linear, &baselines, 560, value_label, true);
+        assert!(
+            matches!(chosen, Scale::Linear { max } if max > 2200.0),
+            "{chosen:?}"
+        );
+        let wide = [panel(vec![bar(20.0), bar(2000.0), bar(1.0)])];
+        let chosen = scale(&wide, &baselines, 560, value_label, true);
+        // From the power of ten below the baseline's whisker (0.9), past the widest whisker.
+        assert!(
+            matches!(chosen, Scale::Log { min, max } if min == 0.1 && max > 2200.0),
+            "{chosen:?}"
+        );
+        assert!(matches!(
+            scale(&wide, &baselines, 560, value_label, false),
+            Scale::Linear { .. }
+        ));
+    }
+
+    #[test]
+    fn one_bar_rectangle_per_bar_and_a_missing_arm_draws_none() {
+        let bar = |value: f64| {
+            Some(Bar {
+                value,
+                interval: Some((value * 0.9, value * 1.1)),
+            })
+        };
+        let svg = bar_chart(&BarChart {
+            title: "readings decode".into(),
+            axis: "ns per record".into(),
+            labels: vec!["json/serde_json".into(), "bincode/bincode".into()],
+            formats: vec!["json".into(), "bincode".into()],
+            baselines: vec![false, false],
+            panels: vec![
+                Panel {
+                    title: "x86_64-linux".into(),
+                    bars: vec![bar(100.0), bar(50.0)],
+                    failed: Vec::new(),
+                },
+                Panel {
+                    title: "aarch64-darwin".into(),
+                    bars: vec![bar(80.0), None],
+                    failed: Vec::new(),
+                },
+            ],
+        })
+        .unwrap();
+        let bars = svg
+            .matches(&format!("opacity=\"{BAR_OPACITY}\" fill=\"#"))
+            .count();
+        assert_eq!(bars, 3, "{svg}");
+        assert!(svg.contains("fastest") && svg.contains("n/a"));
+    }
+}

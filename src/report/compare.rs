@@ -1,0 +1,602 @@
+//! `serbench compare A B`: two results folders (two hosts, or two runs or commits on one
+//! host) side by side, arm by arm: A's and B's mean time per record, B/A with its approximate
+//! 95% interval, whether the two arms' intervals overlap and whether B's mean lies inside A's
+//! interval. Arms only one side has are listed, and so are arms that failed on either side.
+//!
+//! Over the arms both sides measured it sums up how honest the intervals are, the measure of
+//! success for the harness (see DESIGN.md): coverage (the fraction of arms whose B mean lies
+//! inside A's interval), the fraction whose intervals overlap, the median and 95th-percentile
+//! drift |B/A - 1|, and the median interval half-width of each side.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Result, bail};
+
+use super::SCHEMA_VERSION;
+use super::load::{self, ArmKey, ResultsDir};
+use super::ratios::ratio_of;
+use super::results::{ResultRow, STATUS_OK};
+use super::table;
+
+/// One arm both sides measured. Times are per record.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ArmComparison {
+    pub key: ArmKey,
+    pub a: Interval,
+    pub b: Interval,
+    /// B's mean over A's.
+    pub ratio: f64,
+    /// An approximate 95% interval of the ratio (see [`super::ratios::ratio_of`]).
+    pub ratio_low: f64,
+    pub ratio_high: f64,
+    pub intervals_overlap: bool,
+    /// B's mean lies inside A's 95% interval.
+    pub b_inside_a: bool,
+}
+
+/// A mean and its 95% interval, per record.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Interval {
+    pub mean: f64,
+    pub low: f64,
+    pub high: f64,
+}
+
+impl Interval {
+    fn of(row: &ResultRow) -> Option<Interval> {
+        let records = row.records as f64;
+        Some(Interval {
+            mean: row.mean_ns? / records,
+            low: row.ci95_low_ns? / records,
+            high: row.ci95_high_ns? / records,
+        })
+    }
+
+    pub fn contains(&self, value: f64) -> bool {
+        self.low <= value && value <= self.high
+    }
+
+    pub fn overlaps(&self, other: &Interval) -> bool {
+        self.low <= other.high && other.low <= self.high
+    }
+
+    /// Half the interval's width as a fraction of the mean.
+    pub fn relative_half_width(&self) -> f64 {
+        (self.high - self.low) / 2.0 / self.mean
+    }
+}
+
+/// How well A's intervals predict B, over the arms both measured.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Agreement {
+    pub shared: usize,
+    /// Fraction of arms whose B mean lies inside A's 95% interval.
+    pub coverage: f64,
+    /// Fraction of arms whose two intervals overlap.
+    pub overlap: f64,
+    /// Median and 95th percentile of |B/A - 1|.
+    pub median_drift: f64,
+    pub p95_drift: f64,
+    /// Median interval half-width, as a fraction of the mean, of each side.
+    pub median_half_width_a: f64,
+    pub median_half_width_b: f64,
+}
+
+/// Which run a side is: where it came from and what produced it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Side {
+    pub path: PathBuf,
+    pub label: String,
+    pub host: String,
+    pub commit: String,
+    pub profile: String,
+    pub timestamp: String,
+}
+
+impl Side {
+    fn of(dir: &ResultsDir, label: String) -> Side {
+        Side {
+            path: dir.results_path.clone(),
+            label,
+            host: dir
+                .distinct(|row| format!("{} ({}, {})", row.host, row.system, row.cpu))
+                .join(", "),
+            commit: dir.distinct(|row| row.commit.clone()).join(", "),
+            profile: dir.distinct(|row| row.profile.clone()).join(", "),
+            timestamp: dir.distinct(|row| row.timestamp.clone()).join(", "),
+        }
+    }
+}
+
+/// The whole comparison; renders as text (`Display`, for the terminal) and as Markdown.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Comparison {
+    pub a: Side,
+    pub b: Side,
+    pub arms: Vec<ArmComparison>,
+    pub only_a: Vec<ArmKey>,
+    pub only_b: Vec<ArmKey>,
+    /// Arms both sides have but at least one could not measure, with the reason.
+    pub failed: Vec<(ArmKey, String)>,
+    /// `None` when no arm was measured on both sides.
+    pub agreement: Option<Agreement>,
+}
+
+/// Reads both folders (or results.csv files) in full and compares them.
+pub fn compare(a: &Path, b: &Path) -> Result<Comparison> {
+    check_same_schema(a, b)?;
+    let (a, b) = (load::load(a)?, load::load(b)?);
+    let labels = load::labels(&[a.clone(), b.clone()]);
+    let (label_a, label_b) = (format!("A: {}", labels[0]), format!("B: {}", labels[1]));
+    let mut comparison = compare_rows(&a.rows, &b.rows);
+    comparison.a = Side::of(&a, label_a);
+    comparison.b = Side::of(&b, label_b);
+    Ok(comparison)
+}
+
+/// Refuses two files of different schema versions with both versions named, before either is
+/// parsed (a file of another schema may not parse at all).
+fn check_same_schema(a: &Path, b: &Path) -> Result<()> {
+    let results_path = |path: &Path| {
+        if path.is_dir() {
+            path.join(super::results::FILE_NAME)
+        } else {
+            path.to_path_buf()
+        }
+    };
+    let (a, b) = (results_path(a), results_path(b));
+    if !(a.is_file() && b.is_file()) {
+        // load() says which is missing.
+        return Ok(());
+    }
+    let version = |path: &Path| -> Result<String> {
+        Ok(load::schema_version(path)?.map_or_else(|| SCHEMA_VERSION.to_string(), |(_, version)| version))
+    };
+    let (version_a, version_b) = (version(&a)?, version(&b)?);
+    if version_a != version_b {
+        bail!(
+            "schema version mismatch: {} has version {version_a}, {} has version {version_b}; \
+             compare needs two results of one schema (this serbench reads version {SCHEMA_VERSION})",
+            a.display(),
+            b.display()
+        );
+    }
+    Ok(())
+}
+
+/// Compares two sets of rows (the side metadata is left empty).
+pub fn compare_rows(a: &[ResultRow], b: &[ResultRow]) -> Comparison {
+    let by_arm = |rows: &[ResultRow]| -> BTreeMap<ArmKey, ResultRow> {
+        rows.iter().map(|row| (ArmKey::of(row), row.clone())).collect()
+    };
+    let (a_rows, b_rows) = (by_arm(a), by_arm(b));
+    let mut arms = Vec::new();
+    let mut failed = Vec::new();
+    let mut only_a = Vec::new();
+    for (key, a_row) in &a_rows {
+        let Some(b_row) = b_rows.get(key) else {
+            only_a.push(key.clone());
+            continue;
+        };
+        match compare_arm(key, a_row, b_row) {
+            Some(arm) => arms.push(arm),
+            None => failed.push((key.clone(), failure(a_row, b_row))),
+        }
+    }
+    let mut only_b: Vec<ArmKey> = b_rows
+        .keys()
+        .filter(|key| !a_rows.contains_key(*key))
+        .cloned()
+        .collect();
+    arms.sort_by_key(|arm| arm.key.sort_key());
+    only_a.sort_by_key(ArmKey::sort_key);
+    only_b.sort_by_key(ArmKey::sort_key);
+    failed.sort_by_key(|(key, _)| key.sort_key());
+    let agreement = agreement(&arms);
+    let empty = Side {
+        path: PathBuf::new(),
+        label: "A".to_string(),
+        host: String::new(),
+        commit: String::new(),
+        profile: String::new(),
+        timestamp: String::new(),
+    };
+    Comparison {
+        a: empty.clone(),
+        b: Side {
+            label: "B".to_string(),
+            ..empty
+        },
+        arms,
+        only_a,
+        only_b,
+        failed,
+        agreement,
+    }
+}
+
+fn compare_arm(key: &ArmKey, a: &ResultRow, b: &ResultRow) -> Option<ArmComparison> {
+    if a.status != STATUS_OK || b.status != STATUS_OK {
+        return None;
+    }
+    let (a_interval, b_interval) = (Interval::of(a)?, Interval::of(b)?);
+    let (ratio, ratio_low, ratio_high, _) = ratio_of(b, a)?;
+    Some(ArmComparison {
+        key: key.clone(),
+        a: a_interval,
+        b: b_interval,
+        ratio,
+        ratio_low,
+        ratio_high,
+        intervals_overlap: a_interval.overlaps(&b_interval),
+        b_inside_a: a_interval.contains(b_interval.mean),
+    })
+}
+
+fn failure(a: &ResultRow, b: &ResultRow) -> String {
+    let side = |name: &str, row: &ResultRow| {
+        if row.status == STATUS_OK {
+            None
+        } else if row.note.is_empty() {
+            Some(format!("{name} {}", row.status))
+        } else {
+            Some(format!("{name} {}: {}", row.status, row.note))
+        }
+    };
+    let reasons: Vec<String> = [side("A", a), side("B", b)].into_iter().flatten().collect();
+    if reasons.is_empty() {
+        "no figures".to_string()
+    } else {
+        reasons.join("; ")
+    }
+}
+
+/// Coverage, overlap, drift and interval widths over the compared arms.
+pub fn agreement(arms: &[ArmComparison]) -> Option<Agreement> {
+    if arms.is_empty() {
+        return None;
+    }
+    let shared = arms.len();
+    let fraction = |count: usize| count as f64 / shared as f64;
+    let drifts: Vec<f64> = arms.iter().map(|arm| (arm.ratio - 1.0).abs()).collect();
+    let half_widths = |side: fn(&ArmComparison) -> &Interval| -> Vec<f64> {
+        arms.iter().map(|arm| side(arm).relative_half_width()).collect()
+    };
+    Some(Agreement {
+        shared,
+        coverage: fraction(arms.iter().filter(|arm| arm.b_inside_a).count()),
+        overlap: fraction(arms.iter().filter(|arm| arm.intervals_overlap).count()),
+        median_drift: percentile(&drifts, 0.5),
+        p95_drift: percentile(&drifts, 0.95),
+        median_half_width_a: percentile(&half_widths(|arm| &arm.a), 0.5),
+        median_half_width_b: percentile(&half_widths(|arm| &arm.b), 0.5),
+    })
+}
+
+/// The `q` quantile by linear interpolation between the closest ranks (the common default of
+/// numpy and R, type 7): the median of an even count is the mean of the middle two.
+pub fn percentile(values: &[f64], q: f64) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    match sorted.len() {
+        0 => f64::NAN,
+        1 => sorted[0],
+        len => {
+            let position = q.clamp(0.0, 1.0) * (len - 1) as f64;
+            let (below, fraction) = (position.floor() as usize, position.fract());
+            let above = (below + 1).min(len - 1);
+            sorted[below] + (sorted[above] - sorted[below]) * fraction
+        }
+    }
+}
+
+fn percent(fraction: f64) -> String {
+    format!("{:.1}%", fraction * 100.0)
+}
+
+fn ns(value: f64) -> String {
+    if value >= 10.0 {
+        format!("{value:.1}")
+    } else if value >= 1.0 {
+        format!("{value:.2}")
+    } else {
+        format!("{value:.3}")
+    }
+}
+
+impl ArmComparison {
+    /// The table cells: payload, op, arm, A, ±, B, ±, B/A, interval, CIs, B in A's CI.
+    fn cells(&self) -> Vec<String> {
+        vec![
+            self.key.payload.clone(),
+            self.key.operation.clone(),
+            self.key.label(),
+            ns(self.a.mean),
+            format!("±{}", percent(self.a.relative_half_width())),
+            ns(self.b.mean),
+            format!("±{}", percent(self.b.relative_half_width())),
+            format!("{:.3}", self.ratio),
+            format!("[{:.3}, {:.3}]", self.ratio_low, self.ratio_high),
+            if self.intervals_overlap {
+                "overlap"
+            } else {
+                "differ"
+            }
+            .to_string(),
+            if self.b_inside_a { "yes" } else { "no" }.to_string(),
+        ]
+    }
+}
+
+const HEADERS: [&str; 11] = [
+    "payload",
+    "op",
+    "arm",
+    ">A ns/record",
+    ">A ±",
+    ">B ns/record",
+    ">B ±",
+    ">B/A",
+    ">B/A 95% CI",
+    "CIs",
+    "B in A's CI",
+];
+
+impl Agreement {
+    fn lines(&self) -> Vec<String> {
+        let count = |fraction: f64| (fraction * self.shared as f64).round() as usize;
+        vec![
+            format!(
+                "coverage: B's mean inside A's 95% CI for {} of {} shared arms ({})",
+                count(self.coverage),
+                self.shared,
+                percent(self.coverage)
+            ),
+            format!(
+                "CIs overlap for {} of {} ({})",
+                count(self.overlap),
+                self.shared,
+                percent(self.overlap)
+            ),
+            format!(
+                "drift |B/A - 1|: median {}, 95th percentile {}",
+                percent(self.median_drift),
+                percent(self.p95_drift)
+            ),
+            format!(
+                "median CI half-width (% of mean): A {}, B {}",
+                percent(self.median_half_width_a),
+                percent(self.median_half_width_b)
+            ),
+        ]
+    }
+}
+
+impl Side {
+    fn line(&self) -> String {
+        format!(
+            "{}: {} — {}, commit {}, profile {}, {}",
+            self.label,
+            self.path.display(),
+            self.host,
+            self.commit,
+            self.profile,
+            self.timestamp
+        )
+    }
+}
+
+impl fmt::Display for Comparison {
+    /// The terminal rendering.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "{}\n{}\n", self.a.line(), self.b.line())?;
+        if !self.arms.is_empty() {
+            let rows: Vec<Vec<String>> = self.arms.iter().map(ArmComparison::cells).collect();
+            write!(f, "{}", table::render(&HEADERS, &rows))?;
+        }
+        for (title, keys) in [("only in A", &self.only_a), ("only in B", &self.only_b)] {
+            if !keys.is_empty() {
+                writeln!(f, "\n{title} ({}):", keys.len())?;
+                for key in keys {
+                    writeln!(f, "  {key}")?;
+                }
+            }
+        }
+        if !self.failed.is_empty() {
+            writeln!(f, "\nnot measured on both sides ({}):", self.failed.len())?;
+            for (key, reason) in &self.failed {
+                writeln!(f, "  {key}: {reason}")?;
+            }
+        }
+        writeln!(f)?;
+        match &self.agreement {
+            Some(agreement) => {
+                for line in agreement.lines() {
+                    writeln!(f, "{line}")?;
+                }
+            }
+            None => writeln!(f, "no arm was measured on both sides")?,
+        }
+        Ok(())
+    }
+}
+
+impl Comparison {
+    /// The terminal rendering (the same as `Display`).
+    pub fn text(&self) -> String {
+        self.to_string()
+    }
+
+    pub fn markdown(&self) -> String {
+        let escape = |text: &str| text.replace('|', "\\|");
+        let mut text = String::from("# serbench compare\n\n");
+        for side in [&self.a, &self.b] {
+            text += &format!("- {}\n", escape(&side.line()));
+        }
+        text += "\nTime per record; B/A below 1 means B is faster. In brackets an approximate 95% \
+                 interval of the ratio.\n\n";
+        if let Some(agreement) = &self.agreement {
+            text += "## Agreement\n\n";
+            for line in agreement.lines() {
+                text += &format!("- {line}\n");
+            }
+            text += "\n";
+        }
+        if !self.arms.is_empty() {
+            text += "## Arms\n\n";
+            let names: Vec<&str> = HEADERS.iter().map(|name| name.trim_start_matches('>')).collect();
+            let rules: Vec<&str> = HEADERS
+                .iter()
+                .map(|name| if name.starts_with('>') { "---:" } else { "---" })
+                .collect();
+            text += &format!("| {} |\n| {} |\n", names.join(" | "), rules.join(" | "));
+            for arm in &self.arms {
+                let mut cells = arm.cells();
+                cells[2] = format!("`{}`", cells[2]);
+                text += &format!("| {} |\n", cells.join(" | "));
+            }
+            text += "\n";
+        }
+        for (title, keys) in [("Only in A", &self.only_a), ("Only in B", &self.only_b)] {
+            if !keys.is_empty() {
+                text += &format!("## {title}\n\n");
+                for key in keys {
+                    text += &format!("- {} {} `{}`\n", key.payload, key.operation, key.label());
+                }
+                text += "\n";
+            }
+        }
+        if !self.failed.is_empty() {
+            text += "## Not measured on both sides\n\n";
+            for (key, reason) in &self.failed {
+                text += &format!(
+                    "- {} {} `{}`: {}\n",
+                    key.payload,
+                    key.operation,
+                    key.label(),
+                    escape(reason)
+                );
+            }
+            text += "\n";
+        }
+        text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(backend: &str, operation: &str, mean: f64, half: f64, records: usize) -> ResultRow {
+        ResultRow {
+            schema_version: SCHEMA_VERSION,
+            format: "json".into(),
+            backend: backend.into(),
+            payload: "readings".into(),
+            operation: operation.into(),
+            mode: "typed".into(),
+            framing: "document".into(),
+            records,
+            mean_ns: Some(mean),
+            ci95_low_ns: Some(mean - half),
+            ci95_high_ns: Some(mean + half),
+            ns_per_record: Some(mean / records as f64),
+            status: STATUS_OK.into(),
+            ..ResultRow::default()
+        }
+    }
+
+    #[test]
+    fn ratio_overlap_and_inside_on_fixed_inputs() {
+        // A: 1000 ± 20 over 10 records = 100 [98, 102] per record.
+        let a = [
+            row("inside", "decode", 1000.0, 20.0, 10),
+            row("overlapping", "decode", 1000.0, 20.0, 10),
+            row("apart", "decode", 1000.0, 20.0, 10),
+        ];
+        let b = [
+            // 101 [100, 102]: inside A's interval.
+            row("inside", "decode", 1010.0, 10.0, 10),
+            // 103 [101, 105]: outside, but the intervals overlap.
+            row("overlapping", "decode", 1030.0, 20.0, 10),
+            // 90 [89, 91]: apart.
+            row("apart", "decode", 900.0, 10.0, 10),
+        ];
+        let comparison = compare_rows(&a, &b);
+        let arm = |backend: &str| {
+            comparison
+                .arms
+                .iter()
+                .find(|arm| arm.key.backend == backend)
+                .unwrap()
+        };
+        let inside = arm("inside");
+        assert!((inside.ratio - 1.01).abs() < 1e-12);
+        assert!(inside.b_inside_a && inside.intervals_overlap);
+        assert!(inside.ratio_low < 1.01 && 1.01 < inside.ratio_high);
+        let overlapping = arm("overlapping");
+        assert!((overlapping.ratio - 1.03).abs() < 1e-12);
+        assert!(!overlapping.b_inside_a && overlapping.intervals_overlap);
+        let apart = arm("apart");
+        assert!((apart.ratio - 0.9).abs() < 1e-12);
+        assert!(!apart.b_inside_a && !apart.intervals_overlap);
+
+        let agreement = comparison.agreement.unwrap();
+        assert_eq!(agreement.shared, 3);
+        assert!((agreement.coverage - 1.0 / 3.0).abs() < 1e-12);
+        assert!((agreement.overlap - 2.0 / 3.0).abs() < 1e-12);
+        // Drifts 0.01, 0.03, 0.10: median 0.03; 95th percentile 0.03 + 0.9 * 0.07.
+        assert!((agreement.median_drift - 0.03).abs() < 1e-12);
+        assert!((agreement.p95_drift - (0.03 + 0.9 * 0.07)).abs() < 1e-12);
+        // Half-widths: A 2% everywhere; B 1%, ~1.94%, ~1.11%.
+        assert!((agreement.median_half_width_a - 0.02).abs() < 1e-12);
+        assert!((agreement.median_half_width_b - 10.0 / 900.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn one_sided_and_failed_arms_are_listed_not_compared() {
+        let mut failed = row("failing", "decode", 1.0, 0.1, 1);
+        failed.status = "failed".into();
+        failed.note = "round trip differs".into();
+        let a = [
+            row("both", "decode", 100.0, 1.0, 1),
+            row("a-only", "decode", 100.0, 1.0, 1),
+            row("failing", "decode", 100.0, 1.0, 1),
+        ];
+        let b = [
+            row("both", "encode", 100.0, 1.0, 1),
+            row("both", "decode", 100.0, 1.0, 1),
+            failed,
+        ];
+        let comparison = compare_rows(&a, &b);
+        assert_eq!(comparison.arms.len(), 1);
+        assert_eq!(comparison.only_a.len(), 1);
+        assert_eq!(comparison.only_a[0].backend, "a-only");
+        assert_eq!(comparison.only_b.len(), 1);
+        assert_eq!(
+            (
+                comparison.only_b[0].backend.as_str(),
+                comparison.only_b[0].operation.as_str()
+            ),
+            ("both", "encode")
+        );
+        assert_eq!(comparison.failed.len(), 1);
+        assert_eq!(comparison.failed[0].1, "B failed: round trip differs");
+        assert_eq!(comparison.agreement.unwrap().coverage, 1.0);
+        let text = comparison.text();
+        assert!(text.contains("only in A (1):") && text.contains("readings decode json/a-only"));
+        assert!(comparison.markdown().contains("## Only in B"));
+    }
+
+    #[test]
+    fn percentiles_interpolate_between_ranks() {
+        assert_eq!(percentile(&[3.0, 1.0, 2.0], 0.5), 2.0);
+        assert_eq!(percentile(&[4.0, 1.0, 2.0, 3.0], 0.5), 2.5);
+        assert_eq!(percentile(&[1.0, 2.0, 3.0, 4.0, 5.0], 0.95), 4.8);
+        assert_eq!(percentile(&[7.0], 0.95), 7.0);
+        assert!(percentile(&[], 0.5).is_nan());
+        assert_eq!(agreement(&[]), None);
+    }
+}

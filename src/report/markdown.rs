@@ -1,0 +1,714 @@
+//! `serbench report`: one or more results folders -> OUT/report.md and OUT/charts/*.svg.
+//!
+//! The report has a header with each host's metadata, the headline ratios (recomputed from
+//! results.csv with [`super::ratios::headline`], so a missing ratios.csv costs nothing), then
+//! per payload and operation a timing chart with its data table, and per payload a sizes chart
+//! with its table. Several folders (hosts, or runs) share each chart as side-by-side panels.
+//!
+//! Every input is read and checked, and every chart rendered in memory, before OUT is created:
+//! a bad input writes nothing. The output is a pure function of the inputs (no clock), so the
+//! same folders give the same bytes.
+
+use std::collections::BTreeMap;
+use std::fmt::{self, Write as _};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+
+use super::charts::{self, Bar, BarChart, Panel, SizeChart};
+use super::load::{self, ArmKey, ResultsDir, arm_label, operation_rank, payload_rank};
+use super::ratios;
+use super::results::{ResultRow, STATUS_OK};
+use super::sizes::SizeRow;
+
+pub const REPORT_FILE: &str = "report.md";
+pub const CHARTS_DIR: &str = "charts";
+
+/// What `report` wrote.
+#[derive(Clone, Debug)]
+pub struct ReportSummary {
+    pub report: PathBuf,
+    pub charts: Vec<PathBuf>,
+    /// Sections the report leaves out and why (e.g. a folder without sizes.csv).
+    pub absent: Vec<String>,
+}
+
+impl ReportSummary {
+    /// Every file written, report.md first.
+    pub fn paths(&self) -> Vec<&Path> {
+        std::iter::once(self.report.as_path())
+            .chain(self.charts.iter().map(PathBuf::as_path))
+            .collect()
+    }
+}
+
+impl fmt::Display for ReportSummary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for note in &self.absent {
+            writeln!(f, "note: {note}")?;
+        }
+        writeln!(f, "{} ({} charts)", self.report.display(), self.charts.len())
+    }
+}
+
+/// A chart ready to write.
+#[derive(Clone, Debug)]
+pub struct RenderedChart {
+    pub file_name: String,
+    pub svg: String,
+    /// The number of bars drawn.
+    pub bars: usize,
+}
+
+/// The whole report, in memory.
+#[derive(Clone, Debug)]
+pub struct Rendered {
+    pub markdown: String,
+    pub charts: Vec<RenderedChart>,
+    pub absent: Vec<String>,
+}
+
+/// Reads every folder, renders the report, and only then writes OUT/report.md and
+/// OUT/charts/*.svg.
+pub fn report(dirs: &[PathBuf], out: &Path) -> Result<ReportSummary> {
+    if dirs.is_empty() {
+        bail!("report needs at least one results folder");
+    }
+    let loaded = dirs
+        .iter()
+        .map(|dir| load::load(dir))
+        .collect::<Result<Vec<_>>>()?;
+    let rendered = render(&loaded)?;
+    let charts_dir = out.join(CHARTS_DIR);
+    std::fs::create_dir_all(&charts_dir)
+        .with_context(|| format!("cannot create {}", charts_dir.display()))?;
+    let mut charts = Vec::new();
+    for chart in &rendered.charts {
+        let path = charts_dir.join(&chart.file_name);
+        std::fs::write(&path, &chart.svg).with_context(|| format!("cannot write {}", path.display()))?;
+        charts.push(path);
+    }
+    let report = out.join(REPORT_FILE);
+    std::fs::write(&report, &rendered.markdown)
+        .with_context(|| format!("cannot write {}", report.display()))?;
+    Ok(ReportSummary {
+        report,
+        charts,
+        absent: rendered.absent,
+    })
+}
+
+/// One folder's rows by arm, with its label.
+struct Source<'a> {
+    label: String,
+    dir: &'a ResultsDir,
+    by_arm: BTreeMap<ArmKey, &'a ResultRow>,
+}
+
+/// Renders report.md and the charts from loaded folders.
+pub fn render(dirs: &[ResultsDir]) -> Result<Rendered> {
+    let sources: Vec<Source> = load::labels(dirs)
+        .into_iter()
+        .zip(dirs)
+        .map(|(label, dir)| Source {
+            label,
+            dir,
+            by_arm: dir.rows.iter().map(|row| (ArmKey::of(row), row)).collect(),
+        })
+        .collect();
+    let mut absent = Vec::new();
+    let mut markdown = String::new();
+    let mut charts = Vec::new();
+
+    writeln!(markdown, "# serbench report\n")?;
+    writeln!(
+        markdown,
+        "Time per record and encoded size of every arm; lower is better everywhere. Intervals are \
+         95% confidence intervals over the reps (Student t). Absolute times compare only within \
+         one host and one run; the ratios are what to quote.\n"
+    )?;
+    write_hosts(&mut markdown, &sources)?;
+
+    let (sizes, size_conflicts) = merged_sizes(&sources);
+    let without_sizes: Vec<&Source> = sources
+        .iter()
+        .filter(|source| source.dir.sizes.is_none())
+        .collect();
+    if without_sizes.len() == sources.len() {
+        absent.push("no folder has a sizes.csv: the sizes sections are absent".to_string());
+    } else {
+        for source in &without_sizes {
+            absent.push(format!(
+                "{} has no sizes.csv: its sizes come from the other folders",
+                source.dir.dir.display()
+            ));
+        }
+    }
+    absent.extend(size_conflicts.iter().cloned());
+    if !absent.is_empty() {
+        writeln!(markdown, "**Absent or partial sections:**\n")?;
+        for note in &absent {
+            writeln!(markdown, "- {}", escape(note))?;
+        }
+        writeln!(markdown)?;
+    }
+
+    write_headline(&mut markdown, &sources)?;
+
+    let mut payloads: Vec<String> = dirs
+        .iter()
+        .flat_map(|dir| dir.rows.iter().map(|row| row.payload.clone()))
+        .chain(sizes.keys().map(|key| key.payload.clone()))
+        .collect();
+    payloads.sort_by_key(|name| (payload_rank(name), name.clone()));
+    payloads.dedup();
+    for payload in &payloads {
+        writeln!(markdown, "## {payload}\n")?;
+        let mut operations: Vec<String> = dirs
+            .iter()
+            .flat_map(|dir| dir.rows.iter())
+            .filter(|row| &row.payload == payload)
+            .map(|row| row.operation.clone())
+            .collect();
+        operations.sort_by_key(|name| (operation_rank(name), name.clone()));
+        operations.dedup();
+        for operation in &operations {
+            write_timing_section(&mut markdown, &mut charts, &sources, payload, operation)?;
+        }
+        let payload_sizes: Vec<&SizeRow> = sizes.values().filter(|row| &row.payload == payload).collect();
+        if !payload_sizes.is_empty() {
+            write_sizes_section(&mut markdown, &mut charts, payload, &payload_sizes)?;
+        }
+    }
+    Ok(Rendered {
+        markdown,
+        charts,
+        absent,
+    })
+}
+
+/// A row of the hosts table: its name and how to read it from a result row.
+type MetadataColumn = (&'static str, fn(&ResultRow) -> String);
+
+fn write_hosts(markdown: &mut String, sources: &[Source]) -> Result<()> {
+    writeln!(markdown, "## Hosts\n")?;
+    let mut header = vec![String::new()];
+    header.extend(sources.iter().map(|source| source.label.clone()));
+    let columns: [MetadataColumn; 9] = [
+        ("host", |row| row.host.clone()),
+        ("CPU", |row| row.cpu.clone()),
+        ("cores", |row| row.cores.to_string()),
+        ("OS", |row| row.os.clone()),
+        ("system", |row| row.system.clone()),
+        ("rustc", |row| row.rustc.clone()),
+        ("commit", |row| row.commit.clone()),
+        ("profile", |row| row.profile.clone()),
+        ("run started", |row| row.timestamp.clone()),
+    ];
+    let mut rows: Vec<Vec<String>> = columns
+        .iter()
+        .map(|(name, column)| {
+            let mut cells = vec![name.to_string()];
+            cells.extend(
+                sources
+                    .iter()
+                    .map(|source| source.dir.distinct(column).join(", ")),
+            );
+            cells
+        })
+        .collect();
+    let mut folder = vec!["folder".to_string()];
+    folder.extend(
+        sources
+            .iter()
+            .map(|source| format!("`{}`", source.dir.dir.display())),
+    );
+    rows.push(folder);
+    let mut arms = vec!["arms".to_string()];
+    arms.extend(sources.iter().map(|source| {
+        let ok = source.dir.ok_rows().count();
+        let failed = source.dir.rows.len() - ok;
+        format!("{ok} measured, {failed} failed")
+    }));
+    rows.push(arms);
+    markdown.push_str(&table(&header, &rows));
+    Ok(())
+}
+
+fn write_headline(markdown: &mut String, sources: &[Source]) -> Result<()> {
+    writeln!(markdown, "## Headline ratios\n")?;
+    // Keyed by what is compared; one cell per host.
+    type RatioKey = (String, String, String, String, String);
+    let mut order: Vec<RatioKey> = Vec::new();
+    let mut cells: BTreeMap<(RatioKey, usize), String> = BTreeMap::new();
+    for (index, source) in sources.iter().enumerate() {
+        for ratio in ratios::headline(&source.dir.rows) {
+            let key = (
+                ratio.comparison.clone(),
+                ratio.payload.clone(),
+                ratio.operation.clone(),
+                ratio.numerator.clone(),
+                ratio.denominator.clone(),
+            );
+            if !order.contains(&key) {
+                order.push(key.clone());
+            }
+            let overlap = if ratio.intervals_overlap { " ≈" } else { "" };
+            cells.insert(
+                (key, index),
+                format!(
+                    "{}x [{}, {}]{overlap}",
+                    ratio_text(ratio.ratio),
+                    ratio_text(ratio.ci95_low),
+                    ratio_text(ratio.ci95_high)
+                ),
+            );
+        }
+    }
+    if order.is_empty() {
+        writeln!(
+            markdown,
+            "No headline ratio: the results lack the pairs of arms they compare (e.g. Avro and JSON \
+             NDJSON decode of one payload).\n"
+        )?;
+        return Ok(());
+    }
+    writeln!(
+        markdown,
+        "Time per record of the first arm over the second, recomputed from results.csv: below 1 \
+         means the first arm is faster. In brackets an approximate 95% interval; ≈ marks a pair \
+         whose own intervals overlap (the difference may be noise).\n"
+    )?;
+    let mut header: Vec<String> = ["comparison", "payload", "op", "arms"].map(String::from).to_vec();
+    header.extend(sources.iter().map(|source| source.label.clone()));
+    let rows: Vec<Vec<String>> = order
+        .iter()
+        .map(|key| {
+            let (comparison, payload, operation, numerator, denominator) = key;
+            let mut row = vec![
+                comparison.clone(),
+                payload.clone(),
+                operation.clone(),
+                format!("`{numerator}` / `{denominator}`"),
+            ];
+            row.extend((0..sources.len()).map(|index| {
+                cells
+                    .get(&(key.clone(), index))
+                    .cloned()
+                    .unwrap_or_else(|| "-".to_string())
+            }));
+            row
+        })
+        .collect();
+    markdown.push_str(&table(&header, &rows));
+    Ok(())
+}
+
+/// The chart file name of a section, from names that are already [a-z0-9-] in practice.
+fn file_name(parts: &[&str]) -> String {
+    let stem: String = parts
+        .join("-")
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("{stem}.svg")
+}
+
+fn write_timing_section(
+    markdown: &mut String,
+    charts: &mut Vec<RenderedChart>,
+    sources: &[Source],
+    payload: &str,
+    operation: &str,
+) -> Result<()> {
+    writeln!(markdown, "### {payload} {operation}\n")?;
+    let in_section = |key: &ArmKey| key.payload == payload && key.operation == operation;
+    let figures = |row: &ResultRow| -> Option<Bar> {
+        if row.status != STATUS_OK {
+            return None;
+        }
+        let records = row.records as f64;
+        Some(Bar {
+            value: row.ns_per_record?,
+            interval: Some((row.ci95_low_ns? / records, row.ci95_high_ns? / records)),
+        })
+    };
+    // Rows: arms measured on the first host, fastest first; then those only the second has...
+    let mut arms: Vec<ArmKey> = Vec::new();
+    for source in sources {
+        let mut measured: Vec<(&ArmKey, f64)> = source
+            .by_arm
+            .iter()
+            .filter(|(key, _)| in_section(key) && !arms.contains(key))
+            .filter_map(|(key, row)| figures(row).map(|bar| (key, bar.value)))
+            .collect();
+        measured.sort_by(|a, b| a.1.total_cmp(&b.1).then_with(|| a.0.cmp(b.0)));
+        arms.extend(measured.into_iter().map(|(key, _)| key.clone()));
+    }
+    if !arms.is_empty() {
+        let panels: Vec<Panel> = sources
+            .iter()
+            .map(|source| Panel {
+                title: source.label.clone(),
+                bars: arms
+                    .iter()
+                    .map(|key| source.by_arm.get(key).and_then(|row| figures(row)))
+                    .collect(),
+                failed: arms
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, key)| source.by_arm.get(*key).is_some_and(|row| row.status != STATUS_OK))
+                    .map(|(row, _)| row)
+                    .collect(),
+            })
+            .collect();
+        let chart = BarChart {
+            title: format!("{payload} {operation}: time per record"),
+            axis: "ns per record".to_string(),
+            labels: arms.iter().map(ArmKey::label).collect(),
+            formats: arms.iter().map(|key| key.format.clone()).collect(),
+            baselines: arms.iter().map(ArmKey::is_baseline).collect(),
+            panels,
+        };
+        let bars = chart
+            .panels
+            .iter()
+            .map(|panel| panel.bars.iter().flatten().count())
+            .sum();
+        let file = file_name(&[payload, operation]);
+        writeln!(
+            markdown,
+            "![{payload} {operation}: ns per record with 95% intervals, lower is better]({CHARTS_DIR}/{file})\n"
+        )?;
+        charts.push(RenderedChart {
+            file_name: file,
+            svg: charts::bar_chart(&chart)?,
+            bars,
+        });
+    }
+
+    let several = sources.len() > 1;
+    let mut header: Vec<String> = vec!["arm".into()];
+    if several {
+        header.push("host".into());
+    }
+    header.extend(
+        [
+            ">ns/record",
+            "95% CI",
+            ">±",
+            ">n (reps)",
+            ">encoded bytes",
+            ">allocs/op",
+        ]
+        .map(String::from),
+    );
+    if several {
+        // Host against host, arm by arm: how much slower or faster than the first folder.
+        header.push(format!(">vs {}", sources[0].label));
+    }
+    let mut rows = Vec::new();
+    let mut failed = Vec::new();
+    for key in &arms {
+        let reference = sources[0]
+            .by_arm
+            .get(key)
+            .filter(|row| row.status == STATUS_OK)
+            .and_then(|row| row.ns_per_record);
+        for source in sources {
+            let Some(row) = source.by_arm.get(key) else {
+                continue;
+            };
+            if row.status != STATUS_OK {
+                continue;
+            }
+            let records = row.records as f64;
+            let baseline = if key.is_baseline() { " (baseline)" } else { "" };
+            let mut cells = vec![format!("`{}`{baseline}", key.label())];
+            if several {
+                cells.push(source.label.clone());
+            }
+            cells.extend([
+                optional(row.ns_per_record, ns),
+                match (row.ci95_low_ns, row.ci95_high_ns) {
+                    (Some(low), Some(high)) => format!("[{}, {}]", ns(low / records), ns(high / records)),
+                    _ => "-".to_string(),
+                },
+                optional(row.relative_half_width(), |fraction| {
+                    format!("{:.1}%", fraction * 100.0)
+                }),
+                optional(row.reps, |reps| reps.to_string()),
+                optional(row.encoded_bytes, |bytes| bytes.to_string()),
+                optional(row.allocs_per_op, |allocs| format!("{allocs:.1}")),
+            ]);
+            if several {
+                cells.push(match (row.ns_per_record, reference) {
+                    (Some(value), Some(reference)) => format!("{}x", ratio_text(value / reference)),
+                    _ => "-".to_string(),
+                });
+            }
+            rows.push(cells);
+        }
+    }
+    for source in sources {
+        for (key, row) in &source.by_arm {
+            if in_section(key) && row.status != STATUS_OK {
+                failed.push(format!(
+                    "- `{}` failed on {}: {}",
+                    key.label(),
+                    source.label,
+                    escape(&row.note)
+                ));
+            }
+        }
+    }
+    if !rows.is_empty() {
+        markdown.push_str(&table(&header, &rows));
+    }
+    if arms.iter().any(ArmKey::is_baseline) {
+        writeln!(
+            markdown,
+            "A baseline (grey bar) times only the copy of the input a decoder makes, not a decode; \
+             it is never counted as the fastest.\n"
+        )?;
+    }
+    if !failed.is_empty() {
+        writeln!(markdown, "Not measured:\n\n{}\n", failed.join("\n"))?;
+    }
+    Ok(())
+}
+
+/// The sizes of every folder that has a sizes.csv, one row per codec and payload. Sizes are
+/// deterministic, so folders agree; where they do not, the first folder's row is kept and the
+/// difference is reported.
+fn merged_sizes(sources: &[Source]) -> (BTreeMap<SizeKey, SizeRow>, Vec<String>) {
+    let mut merged: BTreeMap<SizeKey, (SizeRow, &str)> = BTreeMap::new();
+    let mut conflicts = Vec::new();
+    for source in sources {
+        for row in source.dir.sizes.iter().flatten() {
+            let key = SizeKey::of(row);
+            match merged.get(&key) {
+                None => {
+                    merged.insert(key, (row.clone(), &source.label));
+                }
+                Some((first, first_label)) => {
+                    if (first.encoded_bytes, first.zstd_bytes) != (row.encoded_bytes, row.zstd_bytes) {
+                        conflicts.push(format!(
+                            "sizes of {} {} differ: {} on {first_label}, {} on {} (sizes are meant to be \
+                             identical everywhere; the report shows {first_label}'s)",
+                            key.payload,
+                            key.label(),
+                            optional(first.encoded_bytes, |bytes| format!("{bytes} bytes")),
+                            optional(row.encoded_bytes, |bytes| format!("{bytes} bytes")),
+                            source.label
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    let sizes = merged.into_iter().map(|(key, (row, _))| (key, row)).collect();
+    (sizes, conflicts)
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct SizeKey {
+    payload: String,
+    format: String,
+    backend: String,
+    variant: String,
+    framing: String,
+}
+
+impl SizeKey {
+    fn of(row: &SizeRow) -> SizeKey {
+        SizeKey {
+            payload: row.payload.clone(),
+            format: row.format.clone(),
+            backend: row.backend.clone(),
+            variant: row.variant.clone(),
+            framing: row.framing.clone(),
+        }
+    }
+
+    fn label(&self) -> String {
+        arm_label(&self.format, &self.backend, &self.variant, "typed", &self.framing)
+    }
+}
+
+fn write_sizes_section(
+    markdown: &mut String,
+    charts: &mut Vec<RenderedChart>,
+    payload: &str,
+    rows: &[&SizeRow],
+) -> Result<()> {
+    writeln!(markdown, "### {payload} sizes\n")?;
+    let mut measured: Vec<&SizeRow> = rows
+        .iter()
+        .copied()
+        .filter(|row| row.status == STATUS_OK && row.encoded_bytes.is_some())
+        .collect();
+    measured.sort_by_key(|row| (row.encoded_bytes, SizeKey::of(row)));
+    let levels: Vec<i32> = {
+        let mut levels: Vec<i32> = measured.iter().map(|row| row.zstd_level).collect();
+        levels.dedup();
+        levels
+    };
+    let zstd = match levels.as_slice() {
+        [level] => format!("zstd level {level}"),
+        _ => "zstd".to_string(),
+    };
+    if !measured.is_empty() {
+        let chart = SizeChart {
+            title: format!("{payload}: encoded size"),
+            labels: measured.iter().map(|row| SizeKey::of(row).label()).collect(),
+            formats: measured.iter().map(|row| row.format.clone()).collect(),
+            encoded: measured
+                .iter()
+                .map(|row| row.encoded_bytes.unwrap_or_default() as f64)
+                .collect(),
+            compressed: measured
+                .iter()
+                .map(|row| row.zstd_bytes.map(|bytes| bytes as f64))
+                .collect(),
+            compressed_label: zstd.clone(),
+        };
+        let bars = measured.len() + measured.iter().filter(|row| row.zstd_bytes.is_some()).count();
+        let file = file_name(&[payload, "sizes"]);
+        writeln!(
+            markdown,
+            "![{payload}: encoded and {zstd} bytes, lower is better]({CHARTS_DIR}/{file})\n"
+        )?;
+        charts.push(RenderedChart {
+            file_name: file,
+            svg: charts::size_chart(&chart)?,
+            bars,
+        });
+    }
+    let header: Vec<String> = [
+        "arm",
+        ">encoded bytes",
+        ">bytes/record",
+        &format!(">{zstd} bytes"),
+        ">zstd bytes/record",
+        ">% of JSON",
+    ]
+    .map(String::from)
+    .to_vec();
+    let cells: Vec<Vec<String>> = measured
+        .iter()
+        .map(|row| {
+            vec![
+                format!("`{}`", SizeKey::of(row).label()),
+                optional(row.encoded_bytes, |bytes| bytes.to_string()),
+                optional(row.bytes_per_record, |bytes| format!("{bytes:.1}")),
+                optional(row.zstd_bytes, |bytes| bytes.to_string()),
+                optional(row.zstd_bytes_per_record, |bytes| format!("{bytes:.1}")),
+                optional(row.ratio_to_json, |ratio| format!("{:.1}%", ratio * 100.0)),
+            ]
+        })
+        .collect();
+    if !cells.is_empty() {
+        markdown.push_str(&table(&header, &cells));
+    }
+    let failed: Vec<String> = rows
+        .iter()
+        .filter(|row| row.status != STATUS_OK)
+        .map(|row| format!("- `{}`: {}", SizeKey::of(row).label(), escape(&row.note)))
+        .collect();
+    if !failed.is_empty() {
+        writeln!(markdown, "Not measured:\n\n{}\n", failed.join("\n"))?;
+    }
+    Ok(())
+}
+
+/// Nanoseconds with the digits that matter: one decimal from 10 ns up, more below.
+fn ns(value: f64) -> String {
+    if value >= 10.0 {
+        format!("{value:.1}")
+    } else if value >= 1.0 {
+        format!("{value:.2}")
+    } else {
+        format!("{value:.3}")
+    }
+}
+
+/// Two decimals, or two significant digits for a ratio below 0.1 (a copy-only share of
+/// 0.0004 must not read 0.00).
+fn ratio_text(value: f64) -> String {
+    if value >= 0.1 || value <= 0.0 || !value.is_finite() {
+        format!("{value:.2}")
+    } else {
+        let decimals = (-value.log10()).ceil() as usize + 1;
+        format!("{value:.decimals$}")
+    }
+}
+
+fn optional<T>(value: Option<T>, show: impl Fn(T) -> String) -> String {
+    value.map_or_else(|| "-".to_string(), show)
+}
+
+/// Table cells cannot hold a pipe or a line break.
+fn escape(text: &str) -> String {
+    text.replace('|', "\\|").replace(['\n', '\r'], " ")
+}
+
+/// A Markdown table; a header starting with `>` is a right-aligned column.
+fn table(header: &[String], rows: &[Vec<String>]) -> String {
+    let mut text = String::new();
+    let names: Vec<String> = header
+        .iter()
+        .map(|name| escape(name.trim_start_matches('>')))
+        .collect();
+    text += &format!("| {} |\n", names.join(" | "));
+    let rules: Vec<&str> = header
+        .iter()
+        .map(|name| if name.starts_with('>') { "---:" } else { "---" })
+        .collect();
+    text += &format!("| {} |\n", rules.join(" | "));
+    for row in rows {
+        let cells: Vec<String> = row.iter().map(|cell| escape(cell)).collect();
+        text += &format!("| {} |\n", cells.join(" | "));
+    }
+    text.push('\n');
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_aligns_numeric_columns_right_and_escapes_pipes() {
+        let text = table(&["arm".into(), ">ns".into()], &[vec!["a|b".into(), "1.0".into()]]);
+        assert_eq!(text, "| arm | ns |\n| --- | ---: |\n| a\\|b | 1.0 |\n\n");
+    }
+
+    #[test]
+    fn nanoseconds_keep_three_significant_digits_at_least() {
+        assert_eq!(ns(3000.0), "3000.0");
+        assert_eq!(ns(12.345), "12.3");
+        assert_eq!(ns(1.2345), "1.23");
+        assert_eq!(ns(0.12345), "0.123");
+    }
+
+    #[test]
+    fn small_ratios_keep_two_significant_digits() {
+        assert_eq!(ratio_text(0.3125), "0.31");
+        assert_eq!(ratio_text(1.0), "1.00");
+        assert_eq!(ratio_text(0.0432), "0.043");
+        assert_eq!(ratio_text(0.000_412), "0.00041");
+    }
+
+    #[test]
+    fn chart_file_names_are_safe() {
+        assert_eq!(file_name(&["map-small", "decode"]), "map-small-decode.svg");
+        assert_eq!(file_name(&["a/b c", "x"]), "a_b_c-x.svg");
+    }
+}

@@ -1,0 +1,371 @@
+//! `report` and `compare` on the small hand-made results folders in tests/fixtures/reports
+//! (two hosts, a truncated results.csv, a corrupt sizes.csv, a future schema version; see
+//! make_fixtures.py there for the figures the assertions below rely on).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serbench::report::charts::BAR_OPACITY;
+use serbench::report::compare::compare;
+use serbench::report::load::{self, ArmKey};
+use serbench::report::markdown::report;
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/reports")
+        .join(name)
+}
+
+/// Parses an SVG file and counts its data bars: filled rectangles with the bar opacity.
+fn svg_bars(path: &Path) -> usize {
+    let text = std::fs::read_to_string(path).unwrap();
+    let document =
+        roxmltree::Document::parse(&text).unwrap_or_else(|error| panic!("{}: {error}", path.display()));
+    assert_eq!(
+        document.root_element().tag_name().name(),
+        "svg",
+        "{}",
+        path.display()
+    );
+    document
+        .descendants()
+        .filter(|node| node.has_tag_name("rect"))
+        .filter(|node| {
+            node.attribute("opacity") == Some(BAR_OPACITY.to_string().as_str())
+                && node.attribute("fill").is_some_and(|fill| fill != "none")
+        })
+        .count()
+}
+
+/// The text of every `<text>` element of an SVG file, trimmed.
+fn svg_texts(path: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let document = roxmltree::Document::parse(&text).unwrap();
+    document
+        .descendants()
+        .filter(|node| node.has_tag_name("text"))
+        .map(|node| node.text().unwrap_or_default().trim().to_string())
+        .collect()
+}
+
+/// Measured arms of one payload and operation over the given folders: the bars its chart
+/// must have.
+fn measured_arms(dirs: &[PathBuf], payload: &str, operation: &str) -> usize {
+    dirs.iter()
+        .map(|dir| {
+            load::load(dir)
+                .unwrap()
+                .ok_rows()
+                .filter(|row| row.payload == payload && row.operation == operation)
+                .count()
+        })
+        .sum()
+}
+
+#[test]
+fn report_on_two_hosts_writes_the_tables_headline_and_one_bar_per_arm() {
+    let dirs = [fixture("x86_64-linux"), fixture("aarch64-darwin")];
+    let out = tempfile::tempdir().unwrap();
+    let summary = report(&dirs, out.path()).unwrap();
+    let markdown = std::fs::read_to_string(&summary.report).unwrap();
+
+    // Header: each host's metadata.
+    for expected in [
+        "| host | ci-runner | mac-studio |",
+        "| CPU | AMD EPYC 7763 64-Core Processor | Apple M2 Max |",
+        "| cores | 4 | 12 |",
+        "| commit | c0995a09a257 | c0995a09a257 |",
+        "| profile | full | full |",
+        "| run started | 2026-11-20T10:00:00Z | 2026-11-20T11:00:00Z |",
+        "| arms | 12 measured, 1 failed | 13 measured, 0 failed |",
+    ] {
+        assert!(markdown.contains(expected), "missing {expected:?} in\n{markdown}");
+    }
+    // Headline: 960 / 3200 on x86_64, 780 / 2600 on aarch64, both 0.30 with ~2-2.5% spread.
+    assert!(
+        markdown.contains(
+            "| Avro (serde_avro_fast) vs JSON NDJSON (serde_json) | readings | decode | \
+             `avro/serde_avro_fast` / `json/serde_json ndjson` | 0.30x [0.29, 0.31] | 0.30x [0.29, 0.31] |"
+        ),
+        "{markdown}"
+    );
+    // simd-json vs serde_json: 2000/3000 on x86_64, 2200/2400 on aarch64.
+    assert!(
+        markdown
+            .contains("| `json/simd-json` / `json/serde_json` | 0.67x [0.64, 0.69] | 0.92x [0.89, 0.94] |")
+    );
+    // A known arm's figures: 3000 ns/record ± 2%, 9 reps, 3079 bytes, 180 allocations.
+    assert!(
+        markdown.contains(
+            "| `json/serde_json` | x86_64-linux | 3000.0 | [2940.0, 3060.0] | 2.0% | 9 | 3079 | 180.0 | 1.00x |"
+        ),
+        "{markdown}"
+    );
+    assert!(markdown.contains(
+        "| `json/serde_json` | aarch64-darwin | 2400.0 | [2364.0, 2436.0] | 1.5% | 9 | 3079 | 180.0 | 0.80x |"
+    ));
+    assert!(
+        markdown.contains(
+            "| `json/simd-json[copy-only]` (baseline) | x86_64-linux | 20.0 | [19.0, 21.0] | 5.0% |"
+        )
+    );
+    assert!(markdown.contains("- `csv/csv` failed on x86_64-linux: round trip differs: field 3 (price)"));
+    // Sizes with % of JSON.
+    assert!(
+        markdown.contains("| `avro/serde_avro_fast` | 1220 | 24.4 | 690 | 13.8 | 39.6% |"),
+        "{markdown}"
+    );
+    assert!(markdown.contains("aarch64-darwin has no sizes.csv") || markdown.contains("has no sizes.csv"));
+
+    // Every chart is linked from report.md, parses as SVG and has one bar per measured arm.
+    let charts = out.path().join("charts");
+    let mut files: Vec<String> = std::fs::read_dir(&charts)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    assert_eq!(
+        files,
+        [
+            "order-decode.svg",
+            "order-sizes.svg",
+            "readings-decode.svg",
+            "readings-encode.svg",
+            "readings-sizes.svg"
+        ]
+    );
+    assert_eq!(summary.charts.len(), files.len());
+    for file in &files {
+        assert!(
+            markdown.contains(&format!("](charts/{file})")),
+            "{file} is not linked"
+        );
+        let bars = svg_bars(&charts.join(file));
+        let expected = match file.strip_suffix(".svg").unwrap().split_once('-').unwrap() {
+            // Sizes: an encoded and a compressed bar per codec (5 for readings, 3 for order).
+            ("readings", "sizes") => 10,
+            ("order", "sizes") => 6,
+            (payload, operation) => measured_arms(&dirs, payload, operation),
+        };
+        assert_eq!(bars, expected, "{file}");
+    }
+    // 7 + 7 readings decode arms; order decode: 2 on x86_64 (csv failed), 4 on aarch64.
+    assert_eq!(svg_bars(&charts.join("readings-decode.svg")), 14);
+    assert_eq!(svg_bars(&charts.join("order-decode.svg")), 6);
+    let texts = svg_texts(&charts.join("readings-decode.svg"));
+    for expected in [
+        "readings decode: time per record",
+        "ns per record (lower is better)",
+        "x86_64-linux",
+        "aarch64-darwin",
+        "json/serde_json ndjson",
+        "json/simd-json[copy-only]",
+        "json/serde_json dynamic",
+    ] {
+        assert!(
+            texts.iter().any(|text| text == expected),
+            "no {expected:?} in {texts:?}"
+        );
+    }
+    // One fastest mark per host panel: bincode on both, not the copy-only baseline.
+    let fastest: Vec<&String> = texts.iter().filter(|text| text.contains("fastest")).collect();
+    assert_eq!(fastest, ["800  fastest", "640  fastest"]);
+}
+
+#[test]
+fn report_is_deterministic() {
+    let dirs = [fixture("x86_64-linux"), fixture("aarch64-darwin")];
+    let (first, second) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    report(&dirs, first.path()).unwrap();
+    report(&dirs, second.path()).unwrap();
+    for file in [
+        "report.md",
+        "charts/readings-decode.svg",
+        "charts/readings-sizes.svg",
+    ] {
+        assert_eq!(
+            std::fs::read(first.path().join(file)).unwrap(),
+            std::fs::read(second.path().join(file)).unwrap(),
+            "{file}"
+        );
+    }
+}
+
+#[test]
+fn a_folder_without_sizes_csv_reports_the_section_absent() {
+    let out = tempfile::tempdir().unwrap();
+    let summary = report(&[fixture("aarch64-darwin")], out.path()).unwrap();
+    let markdown = std::fs::read_to_string(&summary.report).unwrap();
+    assert!(markdown.contains("no folder has a sizes.csv: the sizes sections are absent"));
+    assert_eq!(
+        summary.absent,
+        ["no folder has a sizes.csv: the sizes sections are absent"]
+    );
+    assert!(!markdown.contains("sizes.svg"));
+    assert!(
+        summary
+            .charts
+            .iter()
+            .all(|chart| !chart.to_string_lossy().contains("sizes"))
+    );
+    // One host: no host column.
+    assert!(markdown.contains("| `bincode/bincode` | 640.0 | [630.4, 649.6] | 1.5% | 9 | 1300 | 180.0 |"));
+}
+
+#[test]
+fn corrupt_input_is_one_line_naming_file_and_line_and_nothing_is_written() {
+    let cases = [
+        (
+            vec![fixture("x86_64-linux"), fixture("truncated")],
+            "truncated/results.csv:5: 12 fields where the header has 33 (truncated or corrupt row)",
+        ),
+        (
+            vec![fixture("corrupt-sizes")],
+            "corrupt-sizes/sizes.csv:3: field 8: ",
+        ),
+        (
+            vec![fixture("schema-v2")],
+            "schema-v2/results.csv:2: schema version \"2\", this serbench reads version 1",
+        ),
+        (
+            vec![fixture("no-such-folder")],
+            "no-such-folder: no such results folder",
+        ),
+    ];
+    for (dirs, expected) in cases {
+        let scratch = tempfile::tempdir().unwrap();
+        let out = scratch.path().join("out");
+        let error = format!("{:#}", report(&dirs, &out).unwrap_err());
+        assert!(error.contains(expected), "{error:?} lacks {expected:?}");
+        assert!(!error.contains('\n'), "{error:?}");
+        assert!(!out.exists(), "{} was created", out.display());
+    }
+}
+
+#[test]
+fn compare_two_hosts_per_arm_and_agreement() {
+    let comparison = compare(&fixture("x86_64-linux"), &fixture("aarch64-darwin")).unwrap();
+    let arm = |payload: &str, operation: &str, label: &str| {
+        comparison
+            .arms
+            .iter()
+            .find(|arm| {
+                arm.key.payload == payload && arm.key.operation == operation && arm.key.label() == label
+            })
+            .unwrap_or_else(|| panic!("no {payload} {operation} {label}"))
+    };
+    let serde_json = arm("readings", "decode", "json/serde_json");
+    assert!((serde_json.ratio - 0.8).abs() < 1e-12);
+    assert!((serde_json.a.mean - 3000.0).abs() < 1e-9 && (serde_json.b.mean - 2400.0).abs() < 1e-9);
+    assert!(!serde_json.intervals_overlap && !serde_json.b_inside_a);
+    assert!((arm("readings", "decode", "json/simd-json").ratio - 1.1).abs() < 1e-12);
+
+    let labels = |keys: &[ArmKey]| keys.iter().map(ToString::to_string).collect::<Vec<_>>();
+    assert_eq!(labels(&comparison.only_a), ["readings encode bincode/bincode"]);
+    assert_eq!(labels(&comparison.only_b), ["order decode postcard/postcard"]);
+    assert_eq!(comparison.failed.len(), 1);
+    assert_eq!(comparison.failed[0].0.to_string(), "order decode csv/csv");
+    assert!(comparison.failed[0].1.starts_with("A failed: round trip differs"));
+
+    // Every B mean is 10-25% off A's, beyond every interval.
+    let agreement = comparison.agreement.unwrap();
+    assert_eq!(agreement.shared, 11);
+    assert_eq!((agreement.coverage, agreement.overlap), (0.0, 0.0));
+    assert!((agreement.median_drift - 0.2).abs() < 1e-12);
+    assert!((agreement.p95_drift - 0.25).abs() < 1e-12);
+    assert!((agreement.median_half_width_a - 0.02).abs() < 1e-12);
+    assert!((agreement.median_half_width_b - 0.02).abs() < 1e-12);
+
+    let text = comparison.text();
+    assert!(text.contains("A: x86_64-linux") && text.contains("B: aarch64-darwin"));
+    assert!(text.contains("coverage: B's mean inside A's 95% CI for 0 of 11 shared arms (0.0%)"));
+    assert!(text.contains("drift |B/A - 1|: median 20.0%, 95th percentile 25.0%"));
+    let markdown = comparison.markdown();
+    assert!(
+        markdown
+            .contains("| readings | decode | `json/serde_json` | 3000.0 | ±2.0% | 2400.0 | ±1.5% | 0.800 |")
+    );
+}
+
+#[test]
+fn compare_a_run_with_itself_covers_every_arm() {
+    let agreement = compare(&fixture("x86_64-linux"), &fixture("x86_64-linux/results.csv"))
+        .unwrap()
+        .agreement
+        .unwrap();
+    assert_eq!(agreement.shared, 12);
+    assert_eq!((agreement.coverage, agreement.overlap), (1.0, 1.0));
+    assert_eq!((agreement.median_drift, agreement.p95_drift), (0.0, 0.0));
+}
+
+#[test]
+fn compare_refuses_a_schema_mismatch_and_corrupt_files() {
+    let error = format!(
+        "{:#}",
+        compare(&fixture("x86_64-linux"), &fixture("schema-v2")).unwrap_err()
+    );
+    assert!(error.contains("schema version mismatch"), "{error}");
+    assert!(
+        error.contains("x86_64-linux/results.csv has version 1")
+            && error.contains("schema-v2/results.csv has version 2")
+    );
+    let error = format!(
+        "{:#}",
+        compare(&fixture("truncated"), &fixture("x86_64-linux")).unwrap_err()
+    );
+    assert!(error.contains("truncated/results.csv:5: "), "{error}");
+}
+
+fn serbench(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_serbench"))
+        .args(args)
+        .output()
+        .expect("serbench runs")
+}
+
+/// Needs `serbench report` and `serbench compare` wired into the CLI (src/main.rs).
+#[test]
+fn the_binary_reports_compares_and_refuses_corrupt_input() {
+    let (x86, arm) = (fixture("x86_64-linux"), fixture("aarch64-darwin"));
+    let (x86, arm) = (x86.to_str().unwrap(), arm.to_str().unwrap());
+    let scratch = tempfile::tempdir().unwrap();
+    let out = scratch.path().join("report");
+    let output = serbench(&["report", x86, arm, "--out", out.to_str().unwrap()]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(out.join("report.md").is_file() && out.join("charts/readings-decode.svg").is_file());
+
+    let output = serbench(&["compare", x86, arm]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("coverage") && stdout.contains("0.800"),
+        "{stdout}"
+    );
+
+    let refused = scratch.path().join("refused");
+    let truncated = fixture("truncated");
+    let output = serbench(&[
+        "report",
+        truncated.to_str().unwrap(),
+        "--out",
+        refused.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success());
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("truncated/results.csv:5: "), "{stderr}");
+    assert!(!refused.exists());
+
+    let v2 = fixture("schema-v2");
+    let output = serbench(&["compare", x86, v2.to_str().unwrap()]);
+    assert!(!output.status.success());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("schema version mismatch"));
+}
