@@ -2,6 +2,13 @@
 //! (little endian, variable-length integers). bincode 3.0.0 is an empty tombstone release,
 //! so 2.0.1 is the current bincode.
 //!
+//! Two backends over the same bytes: `bincode` (the standard configuration, no limit: a
+//! length prefix is trusted, so a few hostile bytes can ask for terabytes) and
+//! `bincode[hardened]`, the same configuration with `with_limit::<DECODE_LIMIT>()`, which
+//! bincode's docs recommend for untrusted input: every container claims `len * size_of::<T>()`
+//! bytes of the budget before it allocates, so a length bomb is a `LimitExceeded` error. The
+//! encoded bytes are identical; only the decode differs.
+//!
 //! Buffer policy: encodes into the harness's reused output buffer through `std::io::Write`.
 
 use anyhow::Result;
@@ -12,9 +19,14 @@ use crate::payload::{Model, Payload, PayloadVisitor, visit_all};
 
 pub static FORMAT: Format = Format {
     name: "bincode",
-    about: "bincode 2, native derive, standard config",
+    about: "bincode 2, native derive, standard config (plus a decode-limited variant)",
     register: |registry| visit_all(&mut Bincode(registry)),
 };
+
+/// The hardened decode budget: 4 MiB of claimed bytes (roughly the decoded in-memory size),
+/// several times the largest payload here (`map-big`), so every payload decodes and a hostile
+/// length prefix is refused before anything is allocated.
+pub const DECODE_LIMIT: usize = 4 << 20;
 
 /// What bincode's native path needs of a model type.
 pub trait Native: ::bincode::Encode + ::bincode::Decode<()> {}
@@ -25,6 +37,10 @@ struct Bincode<'a>(&'a mut Registry);
 impl PayloadVisitor for Bincode<'_> {
     fn payload<P: Model>(&mut self, payload: &Payload<P>) {
         self.0.codec(payload, Backend::new("bincode"), || NativeCodec);
+        self.0
+            .codec(payload, Backend::new("bincode").variant("hardened"), || {
+                HardenedCodec
+            });
     }
 }
 
@@ -38,6 +54,23 @@ impl<P: Model> Codec<P> for NativeCodec {
 
     fn decode(&mut self, bytes: &[u8]) -> Result<P> {
         let (value, _read) = ::bincode::decode_from_slice(bytes, ::bincode::config::standard())?;
+        Ok(value)
+    }
+}
+
+/// The standard configuration with a decode limit ([`DECODE_LIMIT`]).
+pub struct HardenedCodec;
+
+impl<P: Model> Codec<P> for HardenedCodec {
+    fn encode<'a>(&'a mut self, value: &P, out: &'a mut Vec<u8>) -> Result<&'a [u8]> {
+        let config = ::bincode::config::standard().with_limit::<DECODE_LIMIT>();
+        ::bincode::encode_into_std_write(value, &mut *out, config)?;
+        Ok(out)
+    }
+
+    fn decode(&mut self, bytes: &[u8]) -> Result<P> {
+        let config = ::bincode::config::standard().with_limit::<DECODE_LIMIT>();
+        let (value, _read) = ::bincode::decode_from_slice(bytes, config)?;
         Ok(value)
     }
 }

@@ -1,0 +1,472 @@
+//! The hostile inputs: each case is a small description ([`Mutation`]) of how to derive the
+//! input from a decoder's real encoded payload, planned deterministically from the seed and
+//! the payload's length alone, so the parent (which attributes a crash to a case) and the
+//! worker (which runs the case) build the same list without exchanging any input bytes, and
+//! every decoder of the same bytes (e.g. serde_json and simd-json) sees the same cases.
+
+use crate::payload::SplitMix64;
+
+/// The families of hostile input, in report order.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
+pub enum CaseKind {
+    /// The payload cut short (every length, or an evenly spread sample).
+    Truncate,
+    /// One bit of the payload flipped.
+    BitFlip,
+    /// One byte of the payload replaced by another value.
+    ByteReplace,
+    /// Random bytes, as long as the payload.
+    Garbage,
+    /// Random bytes, 0 to 64 long (what a fuzzer or a port scanner sends first).
+    GarbageShort,
+    /// A length or count prefix rewritten to a huge value: fixed-width and varint patterns
+    /// spliced in at every offset (or an evenly spread sample of offsets).
+    LengthBomb,
+    /// Format-aware deep nesting (JSON arrays and objects, BSON documents, protobuf groups and
+    /// messages), the classic stack overflow.
+    Nesting,
+}
+
+impl CaseKind {
+    pub const ALL: [CaseKind; 7] = [
+        CaseKind::Truncate,
+        CaseKind::BitFlip,
+        CaseKind::ByteReplace,
+        CaseKind::Garbage,
+        CaseKind::GarbageShort,
+        CaseKind::LengthBomb,
+        CaseKind::Nesting,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            CaseKind::Truncate => "truncate",
+            CaseKind::BitFlip => "bit-flip",
+            CaseKind::ByteReplace => "byte-replace",
+            CaseKind::Garbage => "garbage",
+            CaseKind::GarbageShort => "garbage-short",
+            CaseKind::LengthBomb => "length-bomb",
+            CaseKind::Nesting => "nesting",
+        }
+    }
+}
+
+/// A value spliced over the payload where a length or count might sit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Bomb {
+    pub name: &'static str,
+    pub bytes: &'static [u8],
+    /// How many payload bytes the pattern replaces: its own width for fixed-width integers,
+    /// one byte for varints (a one-byte length grown into a ten-byte one).
+    pub replaces: usize,
+}
+
+/// Format-agnostic bombs: the maximum of every common integer width (which tends to hit
+/// overflow checks or `capacity overflow` panics) and moderate huge values (2^30, 2^40),
+/// which pass overflow checks and go straight to the allocator.
+pub const BOMBS: [Bomb; 14] = [
+    Bomb {
+        name: "u8-max",
+        bytes: &[0xFF],
+        replaces: 1,
+    },
+    Bomb {
+        name: "u16-max",
+        bytes: &[0xFF, 0xFF],
+        replaces: 2,
+    },
+    Bomb {
+        name: "u32-max",
+        bytes: &[0xFF; 4],
+        replaces: 4,
+    },
+    Bomb {
+        name: "i32-max-le",
+        bytes: &[0xFF, 0xFF, 0xFF, 0x7F],
+        replaces: 4,
+    },
+    Bomb {
+        name: "i32-max-be",
+        bytes: &[0x7F, 0xFF, 0xFF, 0xFF],
+        replaces: 4,
+    },
+    Bomb {
+        name: "u32-2^30-le",
+        bytes: &[0x00, 0x00, 0x00, 0x40],
+        replaces: 4,
+    },
+    Bomb {
+        name: "u64-max",
+        bytes: &[0xFF; 8],
+        replaces: 8,
+    },
+    Bomb {
+        name: "u64-2^40-le",
+        bytes: &[0, 0, 0, 0, 0, 0x01, 0, 0],
+        replaces: 8,
+    },
+    Bomb {
+        name: "varint-u64-max",
+        bytes: &[0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01],
+        replaces: 1,
+    },
+    Bomb {
+        name: "varint-2^30",
+        bytes: &[0x80, 0x80, 0x80, 0x80, 0x04],
+        replaces: 1,
+    },
+    Bomb {
+        name: "varint-2^40",
+        bytes: &[0x80, 0x80, 0x80, 0x80, 0x80, 0x20],
+        replaces: 1,
+    },
+    // bincode's varint: 251/252/253 announce a u16/u32/u64 that follows.
+    Bomb {
+        name: "bincode-varint-u64-max",
+        bytes: &[0xFD, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF],
+        replaces: 1,
+    },
+    Bomb {
+        name: "bincode-varint-2^30",
+        bytes: &[0xFC, 0x00, 0x00, 0x00, 0x40],
+        replaces: 1,
+    },
+    Bomb {
+        name: "bincode-varint-2^40",
+        bytes: &[0xFD, 0, 0, 0, 0, 0, 0x01, 0, 0],
+        replaces: 1,
+    },
+];
+
+/// A nesting input: `depth` levels of one container inside the next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Nest {
+    /// `[[[[...` (unclosed, as an attacker would not bother to close them).
+    JsonArrays,
+    /// `{"a":{"a":...` (unclosed).
+    JsonObjects,
+    /// Embedded documents `{a: {a: ...}}`, every length prefix consistent.
+    BsonDocuments,
+    /// Start-group tags of field 1 (wire type 3), each group opened inside the previous.
+    ProtobufGroups,
+    /// Field 1 as a length-delimited message inside a message, every length consistent.
+    ProtobufMessages,
+}
+
+impl Nest {
+    fn name(self) -> &'static str {
+        match self {
+            Nest::JsonArrays => "json-arrays",
+            Nest::JsonObjects => "json-objects",
+            Nest::BsonDocuments => "bson-documents",
+            Nest::ProtobufGroups => "protobuf-groups",
+            Nest::ProtobufMessages => "protobuf-messages",
+        }
+    }
+
+    /// The nesting inputs that make sense for a format.
+    fn for_format(format: &str) -> &'static [Nest] {
+        match format {
+            "json" => &[Nest::JsonArrays, Nest::JsonObjects],
+            "bson" => &[Nest::BsonDocuments],
+            "protobuf" => &[Nest::ProtobufGroups, Nest::ProtobufMessages],
+            _ => &[],
+        }
+    }
+}
+
+/// Nesting depths tried: past every documented limit (serde_json 128, prost 100, simd-json
+/// 1024) and deep enough to overflow an 8 MiB stack through plain recursion.
+pub const NEST_DEPTHS: [usize; 2] = [2_000, 100_000];
+
+/// How one case's input is made from the payload.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Mutation {
+    Truncate { len: usize },
+    FlipBit { offset: usize, bit: u8 },
+    Replace { offset: usize, byte: u8 },
+    Garbage { len: usize, seed: u64 },
+    Bomb { offset: usize, bomb: Bomb },
+    Nest { nest: Nest, depth: usize },
+}
+
+impl Mutation {
+    pub fn kind(&self) -> CaseKind {
+        match self {
+            Mutation::Truncate { .. } => CaseKind::Truncate,
+            Mutation::FlipBit { .. } => CaseKind::BitFlip,
+            Mutation::Replace { .. } => CaseKind::ByteReplace,
+            Mutation::Garbage { len, .. } if *len <= SHORT_GARBAGE => CaseKind::GarbageShort,
+            Mutation::Garbage { .. } => CaseKind::Garbage,
+            Mutation::Bomb { .. } => CaseKind::LengthBomb,
+            Mutation::Nest { .. } => CaseKind::Nesting,
+        }
+    }
+
+    /// One line a person can reproduce the case from.
+    pub fn describe(&self) -> String {
+        match self {
+            Mutation::Truncate { len } => format!("truncated to {len} bytes"),
+            Mutation::FlipBit { offset, bit } => format!("bit {bit} of byte {offset} flipped"),
+            Mutation::Replace { offset, byte } => format!("byte {offset} replaced by 0x{byte:02x}"),
+            Mutation::Garbage { len, seed } => format!("{len} random bytes (seed {seed:#x})"),
+            Mutation::Bomb { offset, bomb } => format!("{} spliced in at byte {offset}", bomb.name),
+            Mutation::Nest { nest, depth } => format!("{} nested {depth} deep", nest.name()),
+        }
+    }
+
+    /// The input bytes of the case.
+    pub fn apply(&self, payload: &[u8]) -> Vec<u8> {
+        match *self {
+            Mutation::Truncate { len } => payload[..len.min(payload.len())].to_vec(),
+            Mutation::FlipBit { offset, bit } => {
+                let mut bytes = payload.to_vec();
+                bytes[offset] ^= 1 << bit;
+                bytes
+            }
+            Mutation::Replace { offset, byte } => {
+                let mut bytes = payload.to_vec();
+                bytes[offset] = byte;
+                bytes
+            }
+            Mutation::Garbage { len, seed } => {
+                let mut rng = SplitMix64::new(seed);
+                (0..len).map(|_| rng.next_u64() as u8).collect()
+            }
+            Mutation::Bomb { offset, bomb } => {
+                let end = (offset + bomb.replaces).min(payload.len());
+                let mut bytes = Vec::with_capacity(payload.len() + bomb.bytes.len());
+                bytes.extend_from_slice(&payload[..offset]);
+                bytes.extend_from_slice(bomb.bytes);
+                bytes.extend_from_slice(&payload[end..]);
+                bytes
+            }
+            Mutation::Nest { nest, depth } => nested(nest, depth),
+        }
+    }
+}
+
+const SHORT_GARBAGE: usize = 64;
+
+/// Plans every case for a payload of `len` bytes of `format`: `cases` per random kind, at most
+/// `cases` truncation lengths, at most `4 * cases` bombs, and the format's nesting inputs.
+pub fn plan(len: usize, format: &str, cases: usize, seed: u64) -> Vec<Mutation> {
+    let mut rng = SplitMix64::new(seed ^ 0x0B5E_55ED_CA5E_5EED);
+    let mut plan = Vec::new();
+    plan.extend(spread(len, cases).map(|len| Mutation::Truncate { len }));
+    if len > 0 {
+        for _ in 0..cases {
+            let offset = rng.next_u64() as usize % len;
+            plan.push(Mutation::FlipBit {
+                offset,
+                bit: (rng.next_u64() % 8) as u8,
+            });
+        }
+        // Half the replacements use the values that most often mean something to a parser.
+        const TELLING: [u8; 12] = [
+            0x00, 0xFF, 0x7F, 0x80, 0x01, b'"', b'\\', b'{', b'[', b',', b'\n', b'e',
+        ];
+        for index in 0..cases {
+            let offset = rng.next_u64() as usize % len;
+            let byte = if index % 2 == 0 {
+                TELLING[rng.next_u64() as usize % TELLING.len()]
+            } else {
+                rng.next_u64() as u8
+            };
+            plan.push(Mutation::Replace { offset, byte });
+        }
+    }
+    // Same-length garbage longer than the short kind's limit, so the two kinds never mix.
+    if len > SHORT_GARBAGE {
+        for _ in 0..cases {
+            plan.push(Mutation::Garbage {
+                len,
+                seed: rng.next_u64(),
+            });
+        }
+    }
+    for _ in 0..cases {
+        let short = rng.next_u64() as usize % (SHORT_GARBAGE + 1);
+        plan.push(Mutation::Garbage {
+            len: short,
+            seed: rng.next_u64(),
+        });
+    }
+    let offsets = (4 * cases).div_ceil(BOMBS.len());
+    for offset in spread(len, offsets) {
+        plan.extend(BOMBS.iter().map(|&bomb| Mutation::Bomb { offset, bomb }));
+    }
+    for &nest in Nest::for_format(format) {
+        plan.extend(NEST_DEPTHS.iter().map(|&depth| Mutation::Nest { nest, depth }));
+    }
+    plan
+}
+
+/// `0..len` when it has at most `count` values, otherwise `count` values evenly spread over
+/// it, always starting at 0.
+fn spread(len: usize, count: usize) -> impl Iterator<Item = usize> {
+    let count = count.min(len);
+    (0..count).map(move |index| index * len / count)
+}
+
+fn nested(nest: Nest, depth: usize) -> Vec<u8> {
+    match nest {
+        Nest::JsonArrays => vec![b'['; depth],
+        Nest::JsonObjects => b"{\"a\":".repeat(depth),
+        Nest::BsonDocuments => {
+            // Level k from the inside is 8 bytes longer than level k-1; the innermost is the
+            // empty document (5 bytes): int32 length, then the terminating 0.
+            let mut bytes = Vec::with_capacity(depth * 8 + 5);
+            for level in (1..=depth).rev() {
+                let length = (5 + 8 * level) as i32;
+                bytes.extend_from_slice(&length.to_le_bytes());
+                bytes.extend_from_slice(&[0x03, b'a', 0x00]);
+            }
+            bytes.extend_from_slice(&[5, 0, 0, 0, 0]);
+            bytes.resize(bytes.len() + depth, 0);
+            bytes
+        }
+        Nest::ProtobufGroups => vec![0x0B; depth],
+        Nest::ProtobufMessages => {
+            // Field 1, wire type 2 (tag 0x0A), then the varint length of everything inside.
+            let mut lengths = Vec::with_capacity(depth);
+            let mut inner = 0usize;
+            for _ in 0..depth {
+                lengths.push(inner);
+                inner += 1 + varint_len(inner);
+            }
+            let mut bytes = Vec::with_capacity(inner);
+            for &length in lengths.iter().rev() {
+                bytes.push(0x0A);
+                write_varint(&mut bytes, length as u64);
+            }
+            bytes
+        }
+    }
+}
+
+fn varint_len(mut value: usize) -> usize {
+    let mut len = 1;
+    while value >= 0x80 {
+        value >>= 7;
+        len += 1;
+    }
+    len
+}
+
+fn write_varint(out: &mut Vec<u8>, mut value: u64) {
+    while value >= 0x80 {
+        out.push(value as u8 | 0x80);
+        value >>= 7;
+    }
+    out.push(value as u8);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_plan_is_deterministic_and_covers_every_kind() {
+        let first = plan(300, "json", 16, 7);
+        assert_eq!(first, plan(300, "json", 16, 7));
+        assert_ne!(first, plan(300, "json", 16, 8));
+        for kind in CaseKind::ALL {
+            assert!(first.iter().any(|case| case.kind() == kind), "{kind:?}");
+        }
+        let counts = |kind| first.iter().filter(|case| case.kind() == kind).count();
+        assert_eq!(counts(CaseKind::Truncate), 16);
+        assert_eq!(counts(CaseKind::BitFlip), 16);
+        assert_eq!(counts(CaseKind::Garbage), 16);
+        assert_eq!(counts(CaseKind::Nesting), 4);
+        assert!(counts(CaseKind::LengthBomb) >= 4 * 16);
+    }
+
+    #[test]
+    fn small_payloads_are_truncated_at_every_length() {
+        let lengths: Vec<usize> = plan(10, "bincode", 16, 1)
+            .iter()
+            .filter_map(|case| match case {
+                Mutation::Truncate { len } => Some(*len),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(lengths, (0..10).collect::<Vec<_>>());
+        // No nesting for a format without a nesting input, and no same-length garbage that
+        // would be indistinguishable from the short kind.
+        assert!(
+            plan(10, "bincode", 16, 1)
+                .iter()
+                .all(|case| case.kind() != CaseKind::Nesting && case.kind() != CaseKind::Garbage)
+        );
+    }
+
+    #[test]
+    fn mutations_change_what_they_say() {
+        let payload: Vec<u8> = (0..100).collect();
+        assert_eq!(Mutation::Truncate { len: 3 }.apply(&payload), vec![0, 1, 2]);
+        assert_eq!(Mutation::FlipBit { offset: 2, bit: 0 }.apply(&payload)[2], 3);
+        assert_eq!(
+            Mutation::Replace {
+                offset: 5,
+                byte: 0xAA
+            }
+            .apply(&payload)[5],
+            0xAA
+        );
+        let bomb = Mutation::Bomb {
+            offset: 1,
+            bomb: BOMBS[8],
+        }
+        .apply(&payload);
+        assert_eq!(
+            &bomb[..12],
+            &[0, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01, 2]
+        );
+        assert_eq!(bomb.len(), payload.len() + 9);
+        let at_end = Mutation::Bomb {
+            offset: 99,
+            bomb: BOMBS[6],
+        }
+        .apply(&payload);
+        assert_eq!(at_end.len(), 99 + 8);
+    }
+
+    #[test]
+    fn nested_bson_documents_have_consistent_lengths() {
+        let bytes = nested(Nest::BsonDocuments, 3);
+        assert_eq!(
+            i32::from_le_bytes(bytes[..4].try_into().unwrap()) as usize,
+            bytes.len()
+        );
+        // The innermost document is the empty one, closed by one 0 per level.
+        assert_eq!(&bytes[bytes.len() - 8..], &[5, 0, 0, 0, 0, 0, 0, 0]);
+        let inner = &bytes[7..];
+        assert_eq!(
+            i32::from_le_bytes(inner[..4].try_into().unwrap()) as usize,
+            inner.len() - 1
+        );
+    }
+
+    #[test]
+    fn nested_protobuf_messages_have_consistent_lengths() {
+        let bytes = nested(Nest::ProtobufMessages, 200);
+        // Walk down: each level is tag 0x0A, then a varint length covering the rest.
+        let mut rest = &bytes[..];
+        for _ in 0..200 {
+            assert_eq!(rest[0], 0x0A);
+            let (mut length, mut shift, mut index) = (0usize, 0, 1);
+            loop {
+                length |= ((rest[index] & 0x7F) as usize) << shift;
+                shift += 7;
+                index += 1;
+                if rest[index - 1] < 0x80 {
+                    break;
+                }
+            }
+            assert_eq!(length, rest.len() - index);
+            rest = &rest[index..];
+        }
+        assert!(rest.is_empty());
+    }
+}

@@ -1,0 +1,378 @@
+//! `serbench robustness`: every decoder (every format, backend and mode the registry has) fed
+//! hostile inputs derived from its real encoded payloads ([`cases`]): truncations, bit flips,
+//! byte replacements, garbage, length bombs and deep nesting. Each case ends as one
+//! [`Outcome`]: decoded to the payload, decoded to something else (silent corruption),
+//! refused with an error, panicked, hung, asked for more memory than the cap, or crashed.
+//!
+//! Why worker processes: a Rust allocation failure aborts the process (`handle_alloc_error`
+//! does not unwind) and so does a stack overflow, so no in-process harness survives the inputs
+//! that matter most. The parent ([`run`]) starts one worker process per decoder (the same
+//! executable, hidden `robustness-worker` subcommand, [`worker_main`]); the worker caps the
+//! allocator ([`crate::measure::cap_allocations`]), catches panics, and reports one line per
+//! case; when it dies, the parent records the case it died in and starts a new worker from the
+//! next case ([`supervise`]). Deterministic for a given `--seed` and `--cases`: the plan
+//! depends on nothing else, and every decoder of the same bytes sees the same cases.
+
+pub mod cases;
+mod faults;
+mod report;
+pub mod supervise;
+mod worker;
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+
+pub use cases::{CaseKind, Mutation};
+pub use report::{CaseReport, Outcome, RobustnessRow, WorstCase, markdown_table, read_csv, rows, write_csv};
+pub use worker::{DECODE_STACK_BYTES, WorkerArgs, worker, worker_main};
+
+use crate::arm::{Decoder, Encoder, Operation, Registry};
+
+/// Random cases per kind (and the most truncation lengths; bombs get four times as many):
+/// about 1,160 cases per decoder and payload; every decoder of every format on the small
+/// payloads (183 of them) takes under a minute even in a debug build.
+/// The file a robustness run writes into its output folder.
+pub const FILE_NAME: &str = "robustness.csv";
+pub const DEFAULT_CASES: usize = 128;
+pub const DEFAULT_SEED: u64 = 0x5EED_0B05;
+/// 256 MiB: more than a thousand times the largest default payload, far below the machine.
+pub const DEFAULT_ALLOC_CAP: usize = 256 << 20;
+/// A decode of a few KiB takes microseconds; ten seconds without an answer is a hang.
+pub const DEFAULT_CASE_TIMEOUT: Duration = Duration::from_secs(10);
+/// The small payloads: the 10,000-record ones only make every case slower, not different.
+pub const DEFAULT_PAYLOADS: [&str; 7] = [
+    "readings",
+    "order",
+    "telemetry",
+    "checkout-request",
+    "checkout-response",
+    "map-small",
+    "vec-small",
+];
+/// The hidden subcommand the parent starts its workers with.
+pub const WORKER_SUBCOMMAND: &str = "robustness-worker";
+/// Set to `1` to offer the `fault-injection` format (fake decoders that misbehave on purpose).
+pub const FAULT_INJECTION_ENV: &str = "SERBENCH_FAULT_INJECTION";
+pub use faults::FORMAT as FAULT_INJECTION_FORMAT;
+
+/// Which decoder: the coordinates of one registry decoder (or one fake).
+#[derive(Clone, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
+pub struct TargetId {
+    pub format: String,
+    pub backend: String,
+    pub variant: String,
+    pub mode: String,
+    pub framing: String,
+    pub payload: String,
+}
+
+impl TargetId {
+    fn of(decoder: &Decoder) -> TargetId {
+        let codec = &decoder.id.codec;
+        TargetId {
+            format: codec.format.to_string(),
+            backend: codec.backend.to_string(),
+            variant: codec.variant.to_string(),
+            // In-place access (zero-copy formats) reads untrusted bytes too: its own mode.
+            mode: match decoder.id.operation {
+                Operation::AccessAll | Operation::AccessPartial => decoder.id.operation.name(),
+                _ => decoder.id.mode.name(),
+            }
+            .to_string(),
+            framing: codec.framing.name().to_string(),
+            payload: codec.payload.name.to_string(),
+        }
+    }
+
+    /// The worker's `--target`: every coordinate, `/`-separated.
+    pub fn key(&self) -> String {
+        [
+            &self.format,
+            &self.backend,
+            &self.variant,
+            &self.mode,
+            &self.framing,
+            &self.payload,
+        ]
+        .map(String::as_str)
+        .join("/")
+    }
+
+    /// The decoder without its payload, as the report names it: `json/serde_json typed`,
+    /// `bincode/bincode[hardened] typed`, `json/simd-json typed ndjson`.
+    pub fn label(&self) -> String {
+        let mut label = format!("{}/{}", self.format, self.backend);
+        if !self.variant.is_empty() {
+            label.push_str(&format!("[{}]", self.variant));
+        }
+        label.push(' ');
+        label.push_str(&self.mode);
+        if self.framing != "document" {
+            label.push(' ');
+            label.push_str(&self.framing);
+        }
+        label
+    }
+}
+
+/// A decoder with the real payload bytes its cases are derived from.
+pub struct Target<'a> {
+    pub id: TargetId,
+    pub original: Vec<u8>,
+    pub decode: DecodeFn<'a>,
+}
+
+/// What [`crate::arm::Decoder::decode`] is: `Ok(true)` the payload, `Ok(false)` another value.
+pub type DecodeFn<'a> = Box<dyn Fn(&[u8]) -> Result<bool> + Send + Sync + 'a>;
+
+/// Every decoder `select` keeps, in registry order, with its payload encoded by the encoder of
+/// the same codec (the fakes of [`FAULT_INJECTION_FORMAT`] too, when `fault_injection`).
+pub fn targets<'a>(
+    registry: &'a Registry,
+    fault_injection: bool,
+    select: &dyn Fn(&TargetId) -> bool,
+) -> Result<Vec<Target<'a>>> {
+    let mut targets = Vec::new();
+    for decoder in &registry.decoders {
+        let id = TargetId::of(decoder);
+        if !select(&id) {
+            continue;
+        }
+        let encoder = registry
+            .encoders
+            .iter()
+            .find(|encoder| same_codec(encoder, decoder))
+            .with_context(|| format!("{}: no encoder of the same codec", id.key()))?;
+        let original = encoder
+            .encode()
+            .with_context(|| format!("{}: encode failed", id.key()))?;
+        targets.push(Target {
+            id,
+            original,
+            decode: Box::new(|bytes| decoder.decode(bytes)),
+        });
+    }
+    if fault_injection {
+        for fault in &faults::FAULTS {
+            let id = fault.id();
+            if select(&id) {
+                targets.push(Target {
+                    id,
+                    original: faults::ORIGINAL.to_vec(),
+                    decode: Box::new(fault.decode),
+                });
+            }
+        }
+    }
+    Ok(targets)
+}
+
+fn same_codec(encoder: &Encoder, decoder: &Decoder) -> bool {
+    let (left, right) = (&encoder.id, &decoder.id.codec);
+    left.format == right.format
+        && left.backend == right.backend
+        && left.variant == right.variant
+        && left.framing == right.framing
+        && left.payload.name == right.payload.name
+}
+
+/// The format names `--format` accepts: the registry's, plus `fault-injection` when
+/// `SERBENCH_FAULT_INJECTION=1`.
+pub fn format_names() -> Vec<&'static str> {
+    let mut names: Vec<&'static str> = crate::format::all().iter().map(|format| format.name).collect();
+    if fault_injection_enabled() {
+        names.push(FAULT_INJECTION_FORMAT);
+    }
+    names
+}
+
+pub fn fault_injection_enabled() -> bool {
+    std::env::var_os(FAULT_INJECTION_ENV).is_some_and(|value| value == "1")
+}
+
+/// How the parent starts a worker: `program args... <worker args>`, or, with `args_env`, the
+/// worker args in that environment variable (one per line), for a test binary that is its own
+/// worker.
+#[derive(Clone, Debug)]
+pub struct WorkerCommand {
+    pub program: PathBuf,
+    pub args: Vec<String>,
+    pub args_env: Option<String>,
+}
+
+impl WorkerCommand {
+    /// This executable's hidden `robustness-worker` subcommand.
+    pub fn current_exe() -> Result<WorkerCommand> {
+        Ok(WorkerCommand {
+            program: std::env::current_exe().context("cannot find this executable for the workers")?,
+            args: vec![WORKER_SUBCOMMAND.to_string()],
+            args_env: None,
+        })
+    }
+
+    /// This test binary as its own worker (for integration tests, which cannot reach the
+    /// `serbench` binary's subcommand): libtest runs only `entry_test`, a test whose body is
+    /// [`test_worker_entry`], and the worker args travel in [`TEST_WORKER_ENV`].
+    pub fn test_binary(entry_test: &str) -> Result<WorkerCommand> {
+        Ok(WorkerCommand {
+            program: std::env::current_exe().context("cannot find the test binary")?,
+            args: ["--exact", entry_test, "--nocapture", "--test-threads=1"]
+                .map(String::from)
+                .to_vec(),
+            args_env: Some(TEST_WORKER_ENV.to_string()),
+        })
+    }
+
+    fn command(&self, worker_args: &WorkerArgs) -> Command {
+        let mut command = Command::new(&self.program);
+        command.args(&self.args);
+        match &self.args_env {
+            Some(variable) => command.env(variable, worker_args.to_args().join("\n")),
+            None => command.args(worker_args.to_args()),
+        };
+        command
+    }
+}
+
+/// Where [`WorkerCommand::test_binary`] puts the worker args, one per line.
+pub const TEST_WORKER_ENV: &str = "SERBENCH_ROBUSTNESS_WORKER_ARGS";
+
+/// The body of a test binary's worker entry test: nothing in a normal test run; in a worker
+/// started by [`WorkerCommand::test_binary`], runs the worker and exits the process with its
+/// status (before libtest can print anything more on stdout).
+pub fn test_worker_entry() {
+    let Ok(args) = std::env::var(TEST_WORKER_ENV) else {
+        return;
+    };
+    let args: Vec<String> = args.lines().map(str::to_string).collect();
+    let code = match worker(&args) {
+        Ok(()) => 0,
+        Err(error) => {
+            eprintln!("robustness worker: {error:#}");
+            3
+        }
+    };
+    std::process::exit(code);
+}
+
+/// The selection and the knobs of a robustness run.
+#[derive(Clone, Debug)]
+pub struct RobustnessOptions {
+    /// Formats to test (empty: every registry format; `fault-injection` only when named).
+    pub formats: Vec<String>,
+    pub backends: Vec<String>,
+    /// Payloads (empty: [`DEFAULT_PAYLOADS`]).
+    pub payloads: Vec<String>,
+    pub cases: usize,
+    pub seed: u64,
+    pub alloc_cap: usize,
+    pub case_timeout: Duration,
+    /// Offer the fake decoders of [`FAULT_INJECTION_FORMAT`].
+    pub fault_injection: bool,
+    /// How to start a worker (default: [`WorkerCommand::current_exe`]).
+    pub worker: Option<WorkerCommand>,
+    /// One line per decoder on stderr.
+    pub progress: bool,
+}
+
+impl Default for RobustnessOptions {
+    fn default() -> Self {
+        RobustnessOptions {
+            formats: Vec::new(),
+            backends: Vec::new(),
+            payloads: Vec::new(),
+            cases: DEFAULT_CASES,
+            seed: DEFAULT_SEED,
+            alloc_cap: DEFAULT_ALLOC_CAP,
+            case_timeout: DEFAULT_CASE_TIMEOUT,
+            fault_injection: fault_injection_enabled(),
+            worker: None,
+            progress: false,
+        }
+    }
+}
+
+impl RobustnessOptions {
+    fn selects(&self, id: &TargetId) -> bool {
+        let listed = |list: &[String], name: &str| list.iter().any(|item| item == name);
+        let format = if id.format == FAULT_INJECTION_FORMAT {
+            listed(&self.formats, &id.format)
+        } else {
+            self.formats.is_empty() || listed(&self.formats, &id.format)
+        };
+        let payload = if self.payloads.is_empty() {
+            DEFAULT_PAYLOADS.contains(&id.payload.as_str()) || id.payload == faults::PAYLOAD
+        } else {
+            listed(&self.payloads, &id.payload)
+        };
+        format && payload && (self.backends.is_empty() || listed(&self.backends, &id.backend))
+    }
+}
+
+/// Runs every selected decoder's cases, each decoder in its own worker processes, and returns
+/// one row per decoder and case kind.
+pub fn run(registry: &Registry, options: &RobustnessOptions) -> Result<Vec<RobustnessRow>> {
+    if options.cases == 0 {
+        bail!("the robustness run needs at least one case per kind");
+    }
+    if options
+        .formats
+        .iter()
+        .any(|format| format == FAULT_INJECTION_FORMAT)
+        && !options.fault_injection
+    {
+        bail!("the {FAULT_INJECTION_FORMAT} format needs {FAULT_INJECTION_ENV}=1");
+    }
+    let worker = match &options.worker {
+        Some(worker) => worker.clone(),
+        None => WorkerCommand::current_exe()?,
+    };
+    let targets = targets(registry, options.fault_injection, &|id| options.selects(id))?;
+    if targets.is_empty() {
+        bail!("no decoder matches the selection");
+    }
+    let mut rows = Vec::new();
+    for (number, target) in targets.iter().enumerate() {
+        let started = Instant::now();
+        let plan = cases::plan(
+            target.original.len(),
+            &target.id.format,
+            options.cases,
+            options.seed,
+        );
+        let mut spawn = |start: usize| -> Result<Box<dyn supervise::Worker>> {
+            let args = WorkerArgs {
+                target: target.id.key(),
+                seed: options.seed,
+                cases: options.cases,
+                start,
+                alloc_cap: options.alloc_cap,
+                fault_injection: target.id.format == FAULT_INJECTION_FORMAT,
+            };
+            Ok(Box::new(supervise::ProcessWorker::spawn(worker.command(&args))?))
+        };
+        let reports = supervise::supervise(plan.len(), options.case_timeout, &mut spawn)
+            .with_context(|| format!("robustness of {}", target.id.key()))?;
+        let target_rows = report::rows(&target.id, target.original.len(), &plan, &reports);
+        if options.progress {
+            let failures: usize = target_rows
+                .iter()
+                .map(|row| row.panic + row.over_cap + row.crash + row.timeout)
+                .sum();
+            eprintln!(
+                "[{}/{}] {} {}: {} cases, {failures} failures, {:.1} s",
+                number + 1,
+                targets.len(),
+                target.id.label(),
+                target.id.payload,
+                plan.len(),
+                started.elapsed().as_secs_f64()
+            );
+        }
+        rows.extend(target_rows);
+    }
+    Ok(rows)
+}

@@ -1,0 +1,510 @@
+//! Outcomes, their per-(decoder, case kind) counts, `robustness.csv`, and the Markdown
+//! section of the report.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+
+use super::TargetId;
+use super::cases::{CaseKind, Mutation};
+
+/// What one hostile input did to one decoder, from harmless to worst.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
+pub enum Outcome {
+    /// Decoded to exactly the payload (e.g. a bit flip in a byte the format ignores).
+    OkEqual,
+    /// The decoder refused the input with an error: the right answer to a hostile input.
+    Error,
+    /// Decoded without complaint to a different value: silent corruption. Expected of every
+    /// format without a checksum for a bit flip inside a value; worth a look elsewhere.
+    OkDifferent,
+    /// The decoder panicked (caught; a `panic = "abort"` service would have died).
+    Panic,
+    /// The decoder hung: no answer within the case timeout.
+    Timeout,
+    /// The decoder asked for more memory than the cap (in one request or live in total).
+    OverCap,
+    /// The worker process died otherwise: a stack overflow or another abort.
+    Crash,
+}
+
+impl Outcome {
+    pub const ALL: [Outcome; 7] = [
+        Outcome::OkEqual,
+        Outcome::Error,
+        Outcome::OkDifferent,
+        Outcome::Panic,
+        Outcome::Timeout,
+        Outcome::OverCap,
+        Outcome::Crash,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Outcome::OkEqual => "ok-equal",
+            Outcome::Error => "error",
+            Outcome::OkDifferent => "ok-different",
+            Outcome::Panic => "panic",
+            Outcome::Timeout => "timeout",
+            Outcome::OverCap => "over-cap",
+            Outcome::Crash => "crash",
+        }
+    }
+
+    pub fn by_name(name: &str) -> Option<Outcome> {
+        Outcome::ALL.into_iter().find(|outcome| outcome.name() == name)
+    }
+
+    /// A failure of the decoder (not merely a wrong or refused answer).
+    pub fn is_failure(self) -> bool {
+        self >= Outcome::Panic
+    }
+}
+
+/// One finished case, as the worker reports it (or the parent infers it from a dead worker).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CaseReport {
+    pub index: usize,
+    pub outcome: Outcome,
+    /// Peak live bytes the decoder held during the case (0 when the worker died).
+    pub peak_bytes: u64,
+    /// Panic message and location, the refused request, or how the worker died.
+    pub detail: String,
+}
+
+/// The most severe case of a row, named so it can be reproduced.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WorstCase {
+    pub outcome: Outcome,
+    /// The case's index in the decoder's plan (`--seed` and `--cases` fix the plan).
+    pub case: usize,
+    pub input: String,
+    pub detail: String,
+}
+
+/// Counts for one decoder and one kind of hostile input.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RobustnessRow {
+    pub id: TargetId,
+    pub case_kind: CaseKind,
+    pub cases: usize,
+    pub ok_equal: usize,
+    pub ok_different: usize,
+    pub error: usize,
+    pub panic: usize,
+    pub over_cap: usize,
+    pub crash: usize,
+    pub timeout: usize,
+    /// The highest peak of live bytes over the row's cases.
+    pub peak_alloc_bytes: u64,
+    /// Size of the real encoded payload the cases were derived from.
+    pub input_bytes: usize,
+    pub worst: Option<WorstCase>,
+}
+
+impl RobustnessRow {
+    fn new(id: &TargetId, case_kind: CaseKind, input_bytes: usize) -> Self {
+        RobustnessRow {
+            id: id.clone(),
+            case_kind,
+            cases: 0,
+            ok_equal: 0,
+            ok_different: 0,
+            error: 0,
+            panic: 0,
+            over_cap: 0,
+            crash: 0,
+            timeout: 0,
+            peak_alloc_bytes: 0,
+            input_bytes,
+            worst: None,
+        }
+    }
+
+    pub fn count(&self, outcome: Outcome) -> usize {
+        match outcome {
+            Outcome::OkEqual => self.ok_equal,
+            Outcome::Error => self.error,
+            Outcome::OkDifferent => self.ok_different,
+            Outcome::Panic => self.panic,
+            Outcome::Timeout => self.timeout,
+            Outcome::OverCap => self.over_cap,
+            Outcome::Crash => self.crash,
+        }
+    }
+
+    fn add(&mut self, mutation: &Mutation, report: &CaseReport) {
+        self.cases += 1;
+        *match report.outcome {
+            Outcome::OkEqual => &mut self.ok_equal,
+            Outcome::Error => &mut self.error,
+            Outcome::OkDifferent => &mut self.ok_different,
+            Outcome::Panic => &mut self.panic,
+            Outcome::Timeout => &mut self.timeout,
+            Outcome::OverCap => &mut self.over_cap,
+            Outcome::Crash => &mut self.crash,
+        } += 1;
+        self.peak_alloc_bytes = self.peak_alloc_bytes.max(report.peak_bytes);
+        // The first case of the most severe outcome: the one to reproduce.
+        if self
+            .worst
+            .as_ref()
+            .is_none_or(|worst| report.outcome > worst.outcome)
+        {
+            self.worst = Some(WorstCase {
+                outcome: report.outcome,
+                case: report.index,
+                input: mutation.describe(),
+                detail: report.detail.clone(),
+            });
+        }
+    }
+}
+
+/// The rows of one decoder: one per case kind its plan has, in [`CaseKind`] order.
+pub fn rows(
+    id: &TargetId,
+    input_bytes: usize,
+    plan: &[Mutation],
+    reports: &[CaseReport],
+) -> Vec<RobustnessRow> {
+    let mut rows: BTreeMap<CaseKind, RobustnessRow> = BTreeMap::new();
+    for report in reports {
+        let mutation = &plan[report.index];
+        rows.entry(mutation.kind())
+            .or_insert_with(|| RobustnessRow::new(id, mutation.kind(), input_bytes))
+            .add(mutation, report);
+    }
+    rows.into_values().collect()
+}
+
+const CSV_HEADER: [&str; 20] = [
+    "format",
+    "backend",
+    "variant",
+    "mode",
+    "framing",
+    "payload",
+    "case_kind",
+    "cases",
+    "ok_equal",
+    "ok_different",
+    "error",
+    "panic",
+    "over_cap",
+    "crash",
+    "timeout",
+    "peak_alloc_bytes",
+    "input_bytes",
+    "worst_outcome",
+    "worst_case",
+    "worst_detail",
+];
+
+/// Writes `robustness.csv`: one line per decoder and case kind; `worst_case` is
+/// `#<index>: <input>` for the row's first case of its most severe outcome.
+pub fn write_csv(path: &Path, rows: &[RobustnessRow]) -> Result<()> {
+    let mut writer =
+        csv::Writer::from_path(path).with_context(|| format!("cannot write {}", path.display()))?;
+    writer.write_record(CSV_HEADER)?;
+    for row in rows {
+        let id = &row.id;
+        let (worst_outcome, worst_case, worst_detail) = match &row.worst {
+            Some(worst) => (
+                worst.outcome.name(),
+                format!("#{}: {}", worst.case, worst.input),
+                worst.detail.as_str(),
+            ),
+            None => ("", String::new(), ""),
+        };
+        writer.write_record([
+            id.format.as_str(),
+            &id.backend,
+            &id.variant,
+            &id.mode,
+            &id.framing,
+            &id.payload,
+            row.case_kind.name(),
+            &row.cases.to_string(),
+            &row.ok_equal.to_string(),
+            &row.ok_different.to_string(),
+            &row.error.to_string(),
+            &row.panic.to_string(),
+            &row.over_cap.to_string(),
+            &row.crash.to_string(),
+            &row.timeout.to_string(),
+            &row.peak_alloc_bytes.to_string(),
+            &row.input_bytes.to_string(),
+            worst_outcome,
+            &worst_case,
+            worst_detail,
+        ])?;
+    }
+    writer.flush()?;
+    Ok(())
+}
+
+/// Reads `robustness.csv` back (the report builder reads results from disk).
+pub fn read_csv(path: &Path) -> Result<Vec<RobustnessRow>> {
+    let mut reader =
+        csv::Reader::from_path(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let mut rows = Vec::new();
+    for record in reader.records() {
+        let record = record?;
+        let field = |index: usize| record.get(index).unwrap_or("").to_string();
+        let number = |index: usize| -> Result<usize> {
+            field(index)
+                .parse()
+                .with_context(|| format!("{}: bad {}", path.display(), CSV_HEADER[index]))
+        };
+        let Some(case_kind) = CaseKind::ALL.into_iter().find(|kind| kind.name() == field(6)) else {
+            bail!("{}: unknown case kind {}", path.display(), field(6));
+        };
+        let worst = Outcome::by_name(&field(17)).map(|outcome| {
+            let case_field = field(18);
+            let (case, input) = case_field
+                .trim_start_matches('#')
+                .split_once(": ")
+                .unwrap_or(("0", ""));
+            WorstCase {
+                outcome,
+                case: case.parse().unwrap_or(0),
+                input: input.to_string(),
+                detail: field(19),
+            }
+        });
+        rows.push(RobustnessRow {
+            id: TargetId {
+                format: field(0),
+                backend: field(1),
+                variant: field(2),
+                mode: field(3),
+                framing: field(4),
+                payload: field(5),
+            },
+            case_kind,
+            cases: number(7)?,
+            ok_equal: number(8)?,
+            ok_different: number(9)?,
+            error: number(10)?,
+            panic: number(11)?,
+            over_cap: number(12)?,
+            crash: number(13)?,
+            timeout: number(14)?,
+            peak_alloc_bytes: number(15)? as u64,
+            input_bytes: number(16)?,
+            worst,
+        });
+    }
+    Ok(rows)
+}
+
+/// The report's robustness section: one table line per decoder (every payload and case kind
+/// added up), then every decoder's worst case when it is a failure.
+pub fn markdown_table(rows: &[RobustnessRow]) -> String {
+    struct Decoder<'a> {
+        totals: [usize; Outcome::ALL.len()],
+        cases: usize,
+        peak: u64,
+        payloads: usize,
+        worst: Option<(&'a RobustnessRow, &'a WorstCase)>,
+    }
+    let mut decoders: Vec<(String, Decoder)> = Vec::new();
+    for row in rows {
+        let label = row.id.label();
+        let index = match decoders.iter().position(|(existing, _)| *existing == label) {
+            Some(index) => index,
+            None => {
+                let empty = Decoder {
+                    totals: [0; Outcome::ALL.len()],
+                    cases: 0,
+                    peak: 0,
+                    payloads: 0,
+                    worst: None,
+                };
+                decoders.push((label, empty));
+                decoders.len() - 1
+            }
+        };
+        let decoder = &mut decoders[index].1;
+        for (total, outcome) in decoder.totals.iter_mut().zip(Outcome::ALL) {
+            *total += row.count(outcome);
+        }
+        decoder.cases += row.cases;
+        decoder.peak = decoder.peak.max(row.peak_alloc_bytes);
+        if row.case_kind == CaseKind::Truncate {
+            decoder.payloads += 1;
+        }
+        if let Some(worst) = &row.worst
+            && decoder
+                .worst
+                .is_none_or(|(_, current)| worst.outcome > current.outcome)
+        {
+            decoder.worst = Some((row, worst));
+        }
+    }
+    let mut text = String::new();
+    let _ = writeln!(
+        text,
+        "| decoder | payloads | cases | ok, equal | error | ok, different | panic | timeout | over cap | crash | peak alloc | worst |"
+    );
+    let _ = writeln!(text, "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|");
+    for (label, decoder) in &decoders {
+        let worst = match decoder.worst {
+            Some((row, worst)) if worst.outcome.is_failure() => {
+                format!(
+                    "{} on {} ({})",
+                    worst.outcome.name(),
+                    row.case_kind.name(),
+                    row.id.payload
+                )
+            }
+            _ => "-".to_string(),
+        };
+        let _ = write!(text, "| {label} | {} | {} |", decoder.payloads, decoder.cases);
+        for (total, outcome) in decoder.totals.iter().zip(Outcome::ALL) {
+            if outcome.is_failure() && *total > 0 {
+                let _ = write!(text, " **{total}** |");
+            } else {
+                let _ = write!(text, " {total} |");
+            }
+        }
+        let _ = writeln!(text, " {} | {worst} |", human_bytes(decoder.peak));
+    }
+    let failures: Vec<String> = decoders
+        .iter()
+        .filter_map(|(label, decoder)| {
+            let (row, worst) = decoder.worst?;
+            worst.outcome.is_failure().then(|| {
+                let detail = if worst.detail.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {}", worst.detail)
+                };
+                format!(
+                    "- {label}: {} on {} (payload {}, case #{}: {}){detail}",
+                    worst.outcome.name(),
+                    row.case_kind.name(),
+                    row.id.payload,
+                    worst.case,
+                    worst.input,
+                )
+            })
+        })
+        .collect();
+    if !failures.is_empty() {
+        let _ = writeln!(
+            text,
+            "\nWorst case of every decoder that failed (reproduce with the same `--seed` and `--cases`):\n"
+        );
+        for line in failures {
+            let _ = writeln!(text, "{line}");
+        }
+    }
+    text
+}
+
+fn human_bytes(bytes: u64) -> String {
+    match bytes {
+        0..1024 => format!("{bytes} B"),
+        1024..1_048_576 => format!("{:.1} KiB", bytes as f64 / 1024.0),
+        _ => format!("{:.1} MiB", bytes as f64 / 1_048_576.0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id(backend: &str) -> TargetId {
+        TargetId {
+            format: "fmt".into(),
+            backend: backend.into(),
+            variant: String::new(),
+            mode: "typed".into(),
+            framing: "document".into(),
+            payload: "order".into(),
+        }
+    }
+
+    fn report(index: usize, outcome: Outcome) -> CaseReport {
+        CaseReport {
+            index,
+            outcome,
+            peak_bytes: index as u64 * 10,
+            detail: format!("d{index}"),
+        }
+    }
+
+    #[test]
+    fn rows_count_every_case_and_name_the_first_worst_one() {
+        let plan = vec![
+            Mutation::Truncate { len: 0 },
+            Mutation::Truncate { len: 1 },
+            Mutation::FlipBit { offset: 0, bit: 1 },
+            Mutation::Truncate { len: 2 },
+            Mutation::Truncate { len: 3 },
+        ];
+        let reports = vec![
+            report(0, Outcome::Error),
+            report(1, Outcome::Panic),
+            report(2, Outcome::OkDifferent),
+            report(3, Outcome::Panic),
+            report(4, Outcome::OkEqual),
+        ];
+        let rows = rows(&id("b"), 9, &plan, &reports);
+        assert_eq!(rows.len(), 2);
+        let truncate = &rows[0];
+        assert_eq!(truncate.case_kind, CaseKind::Truncate);
+        assert_eq!(
+            (truncate.cases, truncate.error, truncate.panic, truncate.ok_equal),
+            (4, 1, 2, 1)
+        );
+        assert_eq!(truncate.peak_alloc_bytes, 40);
+        let worst = truncate.worst.as_ref().unwrap();
+        assert_eq!(
+            (worst.outcome, worst.case, worst.detail.as_str()),
+            (Outcome::Panic, 1, "d1")
+        );
+        assert_eq!(rows[1].ok_different, 1);
+    }
+
+    #[test]
+    fn csv_round_trips_and_markdown_names_the_worst_case() {
+        let plan = vec![Mutation::Truncate { len: 0 }, Mutation::Truncate { len: 1 }];
+        let mut all = rows(
+            &id("good"),
+            2,
+            &plan,
+            &[report(0, Outcome::Error), report(1, Outcome::OkEqual)],
+        );
+        all.extend(rows(
+            &id("bad"),
+            2,
+            &plan,
+            &[report(0, Outcome::Error), report(1, Outcome::OverCap)],
+        ));
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("robustness.csv");
+        write_csv(&path, &all).unwrap();
+        assert_eq!(read_csv(&path).unwrap(), all);
+        let table = markdown_table(&all);
+        assert!(
+            table.contains("| fmt/good typed | 1 | 2 | 1 | 1 | 0 | 0 | 0 | 0 | 0 |"),
+            "{table}"
+        );
+        assert!(
+            table.contains("| fmt/bad typed | 1 | 2 | 0 | 1 | 0 | 0 | 0 | **1** | 0 |"),
+            "{table}"
+        );
+        assert!(
+            table.contains(
+                "- fmt/bad typed: over-cap on truncate (payload order, case #1: truncated to 1 bytes): d1"
+            ),
+            "{table}"
+        );
+        assert!(!table.contains("- fmt/good"), "{table}");
+    }
+}
