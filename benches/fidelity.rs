@@ -78,8 +78,10 @@ fn main() {
     let csv_bytes = csv_writer.into_inner().unwrap();
     criterion.bench_function("csv/csv/vec-small/decode", |b| {
         b.iter(|| {
-            let records: Vec<serbench::payload::Item> =
-                csv::Reader::from_reader(black_box(&csv_bytes[..])).deserialize().collect::<Result<_, _>>().unwrap();
+            let records: Vec<serbench::payload::Item> = csv::Reader::from_reader(black_box(&csv_bytes[..]))
+                .deserialize()
+                .collect::<Result<_, _>>()
+                .unwrap();
             Items { items: records }
         })
     });

@@ -271,8 +271,17 @@ pub struct Registry {
 impl Registry {
     /// The registry of every enabled format, in registry order.
     pub fn build() -> Registry {
+        Registry::of_formats(|_| true)
+    }
+
+    /// The registry of the enabled formats `keep` accepts (a worker process that needs one
+    /// format builds only that one, so nothing else touches its heap).
+    pub fn of_formats(keep: impl Fn(&str) -> bool) -> Registry {
         let mut registry = Registry::default();
-        for format in crate::format::all() {
+        for format in crate::format::all()
+            .into_iter()
+            .filter(|format| keep(format.name))
+        {
             registry.format = format.name;
             (format.register)(&mut registry);
         }
@@ -340,11 +349,19 @@ impl Registry {
             };
             Some(check())
         });
-        self.encoders.push(Encoder { id: codec, encode, round_trip });
+        self.encoders.push(Encoder {
+            id: codec,
+            encode,
+            round_trip,
+        });
         // Compared as the format's own value: bytes the library accepts may hold a value the
         // model cannot (an unknown protobuf enum number), which is "decoded to something else".
         let decode: DecodeAny = Box::new(move |bytes| Ok(make().decode(bytes)? == to_wire(model())));
-        let id = ArmId { codec, operation: Operation::Decode, mode: Mode::Typed };
+        let id = ArmId {
+            codec,
+            operation: Operation::Decode,
+            mode: Mode::Typed,
+        };
         self.decoders.push(Decoder { id, decode });
     }
 
@@ -387,6 +404,9 @@ impl Registry {
             })
         });
         self.arms.push(Arm { id, prepare });
+        let decode: DecodeAny =
+            Box::new(move |bytes| Ok(make_access().access(bytes)? == A::expected(model())));
+        self.decoders.push(Decoder { id, decode });
     }
 
     /// Registers a dynamic decode arm: `make_dynamic` decodes the bytes `make_codec` encodes

@@ -7,9 +7,11 @@
 
 pub mod arm;
 pub mod format;
+pub mod instructions;
 pub mod measure;
 pub mod payload;
 pub mod report;
+pub mod robustness;
 pub mod run;
 
 /// Every allocation in a serbench process goes through the counting allocator, so the

@@ -1,7 +1,7 @@
 //! The serbench command line: list, run, sizes, dump.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
@@ -9,10 +9,10 @@ use clap::builder::PossibleValuesParser;
 use clap::{Args, Parser, Subcommand};
 
 use serbench::arm::{Operation, Registry};
-use serbench::measure::Profile;
+use serbench::measure::{Profile, Schedule};
 use serbench::payload;
 use serbench::report::{host, table};
-use serbench::run::{Selection, run, write_sizes};
+use serbench::run::{RunOptions, Selection, run, write_sizes};
 
 #[derive(Parser)]
 #[command(
@@ -51,11 +51,98 @@ enum Command {
         /// commit and profile (after an interrupted run).
         #[arg(long)]
         resume: bool,
+        /// `time` (default) or `instructions`: deterministic instruction counts per operation
+        /// under valgrind's callgrind (Linux only), written to instructions.csv.
+        #[arg(long, default_value = "time", value_parser = ["time", "instructions"])]
+        measure: String,
+        /// Take every rep of one arm before the next arm (default: round-robin across the
+        /// payload's arms). Kept to measure what interleaving buys.
+        #[arg(long)]
+        burst: bool,
     },
     /// Encoded and zstd-compressed sizes only, no timing: writes sizes.csv.
     Sizes {
         #[command(flatten)]
         select: Select,
+        /// Output folder (default: results/<system>/).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Markdown report and SVG charts from one or more results folders (hosts side by side).
+    Report {
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        /// Output folder (default: the first results folder).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Two results folders side by side, arm by arm, with coverage and drift.
+    Compare {
+        a: PathBuf,
+        b: PathBuf,
+        /// Print Markdown instead of a text table.
+        #[arg(long)]
+        markdown: bool,
+    },
+    /// Run the same selection twice back to back (into OUT/a and OUT/b) and print how well the
+    /// first run's intervals cover the second run's means.
+    Selfcheck {
+        #[command(flatten)]
+        select: Select,
+        #[arg(long = "op", value_parser = PossibleValuesParser::new(Operation::ALL.map(Operation::name)))]
+        operations: Vec<String>,
+        #[arg(long, default_value = "full", value_parser = PossibleValuesParser::new(Profile::ALL.map(|profile| profile.name)))]
+        profile: String,
+        #[arg(long)]
+        burst: bool,
+        /// Where both runs go (default: a temporary folder).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// What the harness costs: the timed loop around a no-op, and copy bandwidth.
+    Overhead {
+        #[arg(long, default_value = "quick", value_parser = PossibleValuesParser::new(Profile::ALL.map(|profile| profile.name)))]
+        profile: String,
+    },
+    /// Pair serbench's means with the independent criterion benchmarks of the same arms
+    /// (`cargo bench --bench fidelity` first).
+    Fidelity {
+        /// A results folder holding the same arms (from `serbench run`).
+        results: PathBuf,
+        /// Criterion's output folder.
+        #[arg(long, default_value = "target/criterion")]
+        criterion: PathBuf,
+    },
+    /// Internal: one arm under callgrind (see `run --measure instructions`).
+    #[command(hide = true)]
+    InstructionsWorker {
+        #[arg(long)]
+        format: String,
+        #[arg(long)]
+        arm_index: usize,
+    },
+    /// Feed every decoder hostile inputs derived from its real payloads (truncations, bit flips,
+    /// garbage, length bombs, deep nesting), each decoder in its own worker processes; write
+    /// robustness.csv and print the outcome table.
+    Robustness {
+        #[arg(long = "format", value_parser = PossibleValuesParser::new(serbench::robustness::format_names()))]
+        formats: Vec<String>,
+        /// Payloads (default: the small ones).
+        #[arg(long = "payload", value_parser = payload_names())]
+        payloads: Vec<String>,
+        #[arg(long = "backend")]
+        backends: Vec<String>,
+        /// Random cases per kind of hostile input (bombs get four times as many).
+        #[arg(long, default_value_t = serbench::robustness::DEFAULT_CASES)]
+        cases: usize,
+        #[arg(long, default_value_t = serbench::robustness::DEFAULT_SEED)]
+        seed: u64,
+        /// Allocation cap of a worker, in MiB: a decoder asking for more is recorded over-cap.
+        #[arg(long, default_value_t = serbench::robustness::DEFAULT_ALLOC_CAP >> 20)]
+        alloc_cap_mib: usize,
+        /// Seconds without an answer before a case counts as a hang.
+        #[arg(long, default_value_t = serbench::robustness::DEFAULT_CASE_TIMEOUT.as_secs())]
+        case_timeout: u64,
         /// Output folder (default: results/<system>/).
         #[arg(long)]
         out: Option<PathBuf>,
@@ -143,6 +230,12 @@ fn default_out() -> PathBuf {
 }
 
 fn main() -> ExitCode {
+    // The robustness run's worker processes: before clap, so they stay hidden and parse their
+    // own arguments.
+    let args: Vec<String> = std::env::args().collect();
+    if args.get(1).map(String::as_str) == Some(serbench::robustness::WORKER_SUBCOMMAND) {
+        return serbench::robustness::worker_main(&args[2..]);
+    }
     let cli = Cli::parse();
     match execute(cli.command) {
         Ok(()) => ExitCode::SUCCESS,
@@ -158,16 +251,51 @@ fn main() -> ExitCode {
 }
 
 fn execute(command: Command) -> Result<()> {
+    // The worker builds only its own format: nothing else may touch its heap before counting.
+    if let Command::InstructionsWorker { format, arm_index } = &command {
+        return serbench::instructions::worker(format, *arm_index);
+    }
     let registry = Registry::build();
     match command {
         Command::List { select, json } => list(&registry, select.selection(Vec::new(), &registry)?, json),
-        Command::Run { select, operations, profile, out, resume } => {
+        Command::Run {
+            select,
+            operations,
+            measure,
+            out,
+            ..
+        } if measure == "instructions" => {
+            let selection = select.selection(operations, &registry)?;
+            count_instructions(&registry, &selection, &out.unwrap_or_else(default_out))
+        }
+        Command::InstructionsWorker { .. } => unreachable!("handled before the registry is built"),
+        Command::Run {
+            select,
+            operations,
+            profile,
+            out,
+            resume,
+            burst,
+            ..
+        } => {
             let selection = select.selection(operations, &registry)?;
             let profile = Profile::by_name(&profile).expect("clap checked the profile name");
             let out = out.unwrap_or_else(default_out);
             let started = std::time::Instant::now();
-            let rows = run(&registry, &selection, &profile, &out, resume)?;
+            let schedule = if burst {
+                Schedule::Burst
+            } else {
+                Schedule::Interleaved
+            };
+            let options = RunOptions {
+                profile,
+                schedule,
+                out: out.clone(),
+                resume,
+            };
+            let rows = run(&registry, &selection, &options)?;
             print!("{}", table::summary(&rows));
+            let report = serbench::report::markdown::report(std::slice::from_ref(&out), &out)?;
             let ratios = serbench::report::ratios::headline(&rows);
             if !ratios.is_empty() {
                 println!("\nheadline ratios (time per record; below 1 means the first arm is faster):");
@@ -181,12 +309,155 @@ fn execute(command: Command) -> Result<()> {
                 profile.name,
                 out.display()
             );
+            println!("report: {}", report.report.display());
             Ok(())
         }
         Command::Sizes { select, out } => {
             let selection = select.selection(Vec::new(), &registry)?;
             let path = write_sizes(&registry, &selection, &out.unwrap_or_else(default_out))?;
             println!("{}", path.display());
+            Ok(())
+        }
+        Command::Robustness {
+            formats,
+            payloads,
+            backends,
+            cases,
+            seed,
+            alloc_cap_mib,
+            case_timeout,
+            out,
+        } => {
+            let options = serbench::robustness::RobustnessOptions {
+                formats,
+                payloads,
+                backends,
+                cases,
+                seed,
+                alloc_cap: alloc_cap_mib << 20,
+                case_timeout: std::time::Duration::from_secs(case_timeout),
+                progress: true,
+                ..Default::default()
+            };
+            let out = out.unwrap_or_else(default_out);
+            std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
+            let started = std::time::Instant::now();
+            let rows = serbench::robustness::run(&registry, &options)?;
+            let path = out.join(serbench::robustness::FILE_NAME);
+            serbench::robustness::write_csv(&path, &rows)?;
+            print!("{}", serbench::robustness::markdown_table(&rows));
+            println!(
+                "\n{} rows in {:.1} s (seed {seed}, {cases} cases per kind): {}",
+                rows.len(),
+                started.elapsed().as_secs_f64(),
+                path.display()
+            );
+            Ok(())
+        }
+        Command::Report { dirs, out } => {
+            let out = out.unwrap_or_else(|| dirs[0].clone());
+            print!("{}", serbench::report::markdown::report(&dirs, &out)?);
+            Ok(())
+        }
+        Command::Compare { a, b, markdown } => {
+            let comparison = serbench::report::compare::compare(&a, &b)?;
+            if markdown {
+                print!("{}", comparison.markdown());
+            } else {
+                print!("{comparison}");
+            }
+            Ok(())
+        }
+        Command::Selfcheck {
+            select,
+            operations,
+            profile,
+            burst,
+            out,
+        } => {
+            let selection = select.selection(operations, &registry)?;
+            let profile = Profile::by_name(&profile).expect("clap checked the profile name");
+            let schedule = if burst {
+                Schedule::Burst
+            } else {
+                Schedule::Interleaved
+            };
+            let out = out.unwrap_or_else(|| {
+                std::env::temp_dir().join(format!("serbench-selfcheck-{}", std::process::id()))
+            });
+            for run_name in ["a", "b"] {
+                let options = RunOptions {
+                    profile,
+                    schedule,
+                    out: out.join(run_name),
+                    resume: false,
+                };
+                eprintln!("selfcheck: run {run_name} into {}", options.out.display());
+                run(&registry, &selection, &options)?;
+            }
+            let comparison = serbench::report::compare::compare(&out.join("a"), &out.join("b"))?;
+            print!("{comparison}");
+            Ok(())
+        }
+        Command::Overhead { profile } => {
+            let profile = Profile::by_name(&profile).expect("clap checked the profile name");
+            let overhead = serbench::measure::overhead(&profile)?;
+            let noop = &overhead.noop;
+            println!(
+                "no-op loop: {:.3} ns per iteration (95% CI {:.3}-{:.3}), {} allocations and {} bytes per iteration",
+                noop.mean_ns,
+                noop.ci95_low_ns,
+                noop.ci95_high_ns,
+                noop.allocs_per_op,
+                noop.alloc_bytes_per_op
+            );
+            println!(
+                "copy of 1 MiB (in cache, as the copy-only arms): {:.2} GB/s",
+                overhead.cached_copy_gb_per_s
+            );
+            println!(
+                "copy of 256 MiB (memory bandwidth): {:.2} GB/s",
+                overhead.memory_copy_gb_per_s
+            );
+            Ok(())
+        }
+        Command::Fidelity { results, criterion } => {
+            use serbench::report::fidelity;
+            let rows = serbench::report::results::read(&results.join(serbench::report::results::FILE_NAME))?;
+            let pairs = fidelity::pairs(&fidelity::criterion_means(&criterion)?, &rows);
+            anyhow::ensure!(
+                !pairs.is_empty(),
+                "no arm of {} has a criterion result in {}",
+                results.display(),
+                criterion.display()
+            );
+            let cells: Vec<Vec<String>> = pairs
+                .iter()
+                .map(|pair| {
+                    vec![
+                        pair.id.clone(),
+                        format!("{:.1}", pair.criterion_ns),
+                        format!(
+                            "{:.1} ±{:.1}%",
+                            pair.serbench_ns,
+                            pair.serbench_half_width * 100.0
+                        ),
+                        format!("{:.3}", pair.ratio()),
+                        if (pair.ratio() - 1.0).abs() <= 0.03 {
+                            "yes".into()
+                        } else {
+                            "NO".into()
+                        },
+                    ]
+                })
+                .collect();
+            print!(
+                "{}",
+                table::render(
+                    &["arm", ">criterion ns", ">serbench ns", ">ratio", "within ±3%"],
+                    &cells
+                )
+            );
             Ok(())
         }
         Command::Dump {
@@ -317,4 +588,72 @@ fn list(registry: &Registry, selection: Selection, json: bool) -> Result<()> {
         );
     }
     Ok(())
+}
+
+fn count_instructions(registry: &Registry, selection: &Selection, out: &Path) -> Result<()> {
+    std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
+    let scratch = tempfile_dir()?;
+    let mut rows = Vec::new();
+    for arm in registry.arms.iter().filter(|arm| selection.arm(&arm.id)) {
+        let format = arm.id.codec.format;
+        let index = registry
+            .arms
+            .iter()
+            .filter(|other| other.id.codec.format == format)
+            .position(|other| std::ptr::eq(other, arm));
+        let row = serbench::instructions::count(&arm.id, index.expect("the arm is in its format"), &scratch);
+        eprintln!(
+            "{}: {:.0} instructions/op {}",
+            arm.id, row.instructions_per_op, row.note
+        );
+        rows.push(row);
+    }
+    std::fs::remove_dir_all(&scratch).ok();
+    let path = out.join(serbench::instructions::FILE_NAME);
+    serbench::report::results::write_rows(&path, &rows)?;
+    let cells: Vec<Vec<String>> = rows
+        .iter()
+        .map(|row| {
+            vec![
+                format!(
+                    "{}/{}{}",
+                    row.format,
+                    row.backend,
+                    if row.variant.is_empty() {
+                        String::new()
+                    } else {
+                        format!("[{}]", row.variant)
+                    }
+                ),
+                row.payload.clone(),
+                format!("{} {} {}", row.operation, row.mode, row.framing),
+                format!("{:.0}", row.instructions_per_op),
+                format!("{:.1}", row.instructions_per_record),
+                row.status.clone(),
+            ]
+        })
+        .collect();
+    print!(
+        "{}",
+        table::render(
+            &[
+                "arm",
+                "payload",
+                "op",
+                ">instructions/op",
+                ">per record",
+                "status"
+            ],
+            &cells
+        )
+    );
+    println!("{}", path.display());
+    Ok(())
+}
+
+/// A private scratch folder for callgrind's dump files.
+fn tempfile_dir() -> Result<PathBuf> {
+    let dir = std::env::temp_dir().join(format!("serbench-callgrind-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    Ok(dir)
 }

@@ -5,9 +5,14 @@
 //! Why round-robin: on a shared machine the speed drifts over seconds. Taking every rep of one
 //! arm in one burst puts that drift between arms (and outside each arm's interval); rep 1 of
 //! every arm, then rep 2, ... spreads it into every arm's interval alike.
+//!
+//! The same allocator has a capped mode for the robustness worker ([`cap_allocations`]): it
+//! tracks live bytes and their peak, and refuses (returns null for) any request that would
+//! take the live total over the cap, so "a hostile length prefix asks for 4 GiB" becomes a
+//! recorded failure of one worker process instead of an OOM.
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicIsize, AtomicU8, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
@@ -22,7 +27,12 @@ pub struct Profile {
     pub warmup: Duration,
     /// Target duration of one rep (one timed batch of iterations).
     pub rep_time: Duration,
-    pub reps: usize,
+    pub min_reps: usize,
+    pub max_reps: usize,
+    /// Adaptive stopping: after `min_reps`, an arm stops once its 95% half-width is at or under
+    /// this fraction of its mean, or once `budget` of its reps is spent.
+    pub precision: Option<f64>,
+    pub budget: Duration,
 }
 
 impl Profile {
@@ -31,24 +41,51 @@ impl Profile {
         name: "smoke",
         warmup: Duration::from_millis(2),
         rep_time: Duration::from_millis(4),
-        reps: 3,
+        min_reps: 3,
+        max_reps: 3,
+        precision: None,
+        budget: Duration::from_secs(1),
     };
     pub const QUICK: Profile = Profile {
         name: "quick",
         warmup: Duration::from_millis(20),
         rep_time: Duration::from_millis(40),
-        reps: 5,
+        min_reps: 5,
+        max_reps: 5,
+        precision: None,
+        budget: Duration::from_secs(1),
     };
     pub const FULL: Profile = Profile {
         name: "full",
         warmup: Duration::from_millis(300),
         rep_time: Duration::from_secs(1),
-        reps: 9,
+        min_reps: 9,
+        max_reps: 9,
+        precision: None,
+        budget: Duration::from_secs(10),
     };
     pub const ALL: [Profile; 3] = [Profile::SMOKE, Profile::QUICK, Profile::FULL];
 
     pub fn by_name(name: &str) -> Option<Profile> {
         Profile::ALL.into_iter().find(|profile| profile.name == name)
+    }
+}
+
+/// How the reps of a block's arms are ordered in time.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Schedule {
+    /// Rep 1 of every arm, then rep 2, ...: drift lands in every arm's interval alike.
+    Interleaved,
+    /// Every rep of one arm, then the next arm: the classic way, kept to measure the difference.
+    Burst,
+}
+
+impl Schedule {
+    pub fn name(self) -> &'static str {
+        match self {
+            Schedule::Interleaved => "interleaved",
+            Schedule::Burst => "burst",
+        }
     }
 }
 
@@ -63,39 +100,61 @@ pub struct Measurement {
     pub ci95_high_ns: f64,
     pub allocs_per_op: f64,
     pub alloc_bytes_per_op: f64,
+    /// With a precision target: whether the arm's interval reached it within its budget.
+    pub target_met: Option<bool>,
 }
 
-/// Measures a block of arms that are compared with each other, reps interleaved
-/// round-robin. `done` is called once per arm, in block order, when the block's last
-/// round is over, with the arm's measurement or the error its runner returned.
+/// Measures a block of arms that are compared with each other. With [`Schedule::Interleaved`]
+/// the reps run round-robin: each round takes one rep of every arm still sampling, and an arm
+/// stops sampling when the profile says it has enough (see [`Profile::precision`]). Returns one
+/// measurement (or the error its runner returned) per arm, in block order.
 pub fn measure_block(
     runners: &mut [Box<dyn Runner>],
     profile: &Profile,
+    schedule: Schedule,
     mut on_rep: impl FnMut(),
 ) -> Vec<Result<Measurement>> {
     let mut states: Vec<Result<ArmState>> = runners
         .iter_mut()
         .map(|runner| ArmState::calibrate(runner.as_mut(), profile))
         .collect();
-    for _ in 0..profile.reps {
-        for (runner, state) in runners.iter_mut().zip(states.iter_mut()) {
-            if let Ok(arm) = state
-                && let Err(error) = arm.sample(runner.as_mut())
-            {
-                *state = Err(error);
+    let mut take_rep = |runner: &mut Box<dyn Runner>, state: &mut Result<ArmState>| {
+        let Ok(arm) = state else { return false };
+        if arm.has_enough(profile) {
+            return false;
+        }
+        if let Err(error) = arm.sample(runner.as_mut()) {
+            *state = Err(error);
+        }
+        on_rep();
+        true
+    };
+    match schedule {
+        Schedule::Interleaved => {
+            let mut sampling = true;
+            while sampling {
+                sampling = false;
+                for (runner, state) in runners.iter_mut().zip(states.iter_mut()) {
+                    sampling |= take_rep(runner, state);
+                }
             }
-            on_rep();
+        }
+        Schedule::Burst => {
+            for (runner, state) in runners.iter_mut().zip(states.iter_mut()) {
+                while take_rep(runner, state) {}
+            }
         }
     }
     states
         .into_iter()
-        .map(|state| state.map(ArmState::finish))
+        .map(|state| state.map(|arm| arm.finish(profile)))
         .collect()
 }
 
 struct ArmState {
     batch: u64,
     samples_ns: Vec<f64>,
+    sampled: Duration,
     allocs_per_op: f64,
     alloc_bytes_per_op: f64,
 }
@@ -119,22 +178,42 @@ impl ArmState {
         Ok(ArmState {
             batch: batch.max(1),
             samples_ns: Vec::new(),
+            sampled: Duration::ZERO,
             allocs_per_op,
             alloc_bytes_per_op,
         })
+    }
+
+    /// Whether the arm can stop: at its maximum reps, or past its minimum with the precision
+    /// target met or the time budget spent.
+    fn has_enough(&self, profile: &Profile) -> bool {
+        let reps = self.samples_ns.len();
+        if reps >= profile.max_reps {
+            return true;
+        }
+        reps >= profile.min_reps
+            && (self.precise_enough(profile) == Some(true) || self.sampled >= profile.budget)
+    }
+
+    fn precise_enough(&self, profile: &Profile) -> Option<bool> {
+        let target = profile.precision?;
+        let summary = Summary::of(&self.samples_ns);
+        Some(summary.half_width <= target * summary.mean)
     }
 
     fn sample(&mut self, runner: &mut dyn Runner) -> Result<()> {
         let start = Instant::now();
         runner.run(self.batch)?;
         let elapsed = start.elapsed();
+        self.sampled += elapsed;
         self.samples_ns
             .push(elapsed.as_nanos() as f64 / self.batch as f64);
         Ok(())
     }
 
-    fn finish(self) -> Measurement {
+    fn finish(self, profile: &Profile) -> Measurement {
         let summary = Summary::of(&self.samples_ns);
+        let target_met = self.precise_enough(profile);
         Measurement {
             reps: self.samples_ns.len(),
             batch: self.batch,
@@ -143,6 +222,7 @@ impl ArmState {
             ci95_high_ns: summary.mean + summary.half_width,
             allocs_per_op: self.allocs_per_op,
             alloc_bytes_per_op: self.alloc_bytes_per_op,
+            target_met,
         }
     }
 }
@@ -199,50 +279,213 @@ pub fn student_t_975(df: usize) -> f64 {
 fn count_allocations(runner: &mut dyn Runner, iterations: u64) -> Result<(f64, f64)> {
     ALLOCATIONS.store(0, Ordering::Relaxed);
     ALLOCATED_BYTES.store(0, Ordering::Relaxed);
-    COUNTING.store(true, Ordering::SeqCst);
+    MODE.fetch_or(COUNTING, Ordering::SeqCst);
     let result = runner.run(iterations);
-    COUNTING.store(false, Ordering::SeqCst);
+    MODE.fetch_and(!COUNTING, Ordering::SeqCst);
     result?;
     let per_op = |counter: &AtomicU64| counter.load(Ordering::Relaxed) as f64 / iterations as f64;
     Ok((per_op(&ALLOCATIONS), per_op(&ALLOCATED_BYTES)))
 }
 
-static COUNTING: AtomicBool = AtomicBool::new(false);
+/// What the allocator does besides allocating: a bit set of [`COUNTING`] and [`CAPPING`].
+/// Zero outside a counting pass or a robustness worker, so the common path is one relaxed
+/// load and a branch.
+static MODE: AtomicU8 = AtomicU8::new(0);
+const COUNTING: u8 = 1;
+const CAPPING: u8 = 2;
 static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
 static ALLOCATED_BYTES: AtomicU64 = AtomicU64::new(0);
 
-/// The system allocator plus counters that are only touched during a counting pass: outside
-/// one, an allocation costs one relaxed load and a branch more than the system allocator.
+/// The system allocator plus counters that are only touched during a counting pass (or in a
+/// capped robustness worker): outside one, an allocation or a deallocation costs one relaxed
+/// load and a branch more than the system allocator.
 pub struct CountingAllocator;
 
-// SAFETY: every call is forwarded unchanged to the system allocator.
+// SAFETY: every call is forwarded unchanged to the system allocator, except that a request
+// the capped mode refuses returns null, which `GlobalAlloc` allows for any failure.
 unsafe impl GlobalAlloc for CountingAllocator {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        record(layout.size());
+        if !admit(0, layout.size()) {
+            return std::ptr::null_mut();
+        }
         unsafe { System.alloc(layout) }
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        record(layout.size());
+        if !admit(0, layout.size()) {
+            return std::ptr::null_mut();
+        }
         unsafe { System.alloc_zeroed(layout) }
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        record(new_size);
+        if !admit(layout.size(), new_size) {
+            return std::ptr::null_mut();
+        }
         unsafe { System.realloc(ptr, layout, new_size) }
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        if MODE.load(Ordering::Relaxed) & CAPPING != 0 {
+            LIVE_BYTES.fetch_sub(layout.size() as isize, Ordering::Relaxed);
+        }
         unsafe { System.dealloc(ptr, layout) }
     }
 }
 
+/// Counts a request of `new` bytes (replacing `old` bytes, for a realloc) and, when capped,
+/// decides whether it may be served.
 #[inline]
-fn record(size: usize) {
-    if COUNTING.load(Ordering::Relaxed) {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        ALLOCATED_BYTES.fetch_add(size as u64, Ordering::Relaxed);
+fn admit(old: usize, new: usize) -> bool {
+    let mode = MODE.load(Ordering::Relaxed);
+    if mode == 0 {
+        return true;
     }
+    if mode & COUNTING != 0 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        ALLOCATED_BYTES.fetch_add(new as u64, Ordering::Relaxed);
+    }
+    mode & CAPPING == 0 || admit_capped(old, new)
+}
+
+static CAP_BYTES: AtomicUsize = AtomicUsize::new(usize::MAX);
+/// Live bytes since the cap was turned on: memory allocated before and freed after makes it
+/// drift below the truth, never above.
+static LIVE_BYTES: AtomicIsize = AtomicIsize::new(0);
+static PEAK_BYTES: AtomicIsize = AtomicIsize::new(0);
+static PEAK_BASE: AtomicIsize = AtomicIsize::new(0);
+static CAP_HITS: AtomicU64 = AtomicU64::new(0);
+static REPORTING: AtomicBool = AtomicBool::new(false);
+
+#[cold]
+fn admit_capped(old: usize, new: usize) -> bool {
+    let cap = CAP_BYTES.load(Ordering::Relaxed);
+    let growth = new as isize - old as isize;
+    let live = LIVE_BYTES.fetch_add(growth, Ordering::Relaxed) + growth;
+    if new > cap || live > cap as isize {
+        LIVE_BYTES.fetch_sub(growth, Ordering::Relaxed);
+        CAP_HITS.fetch_add(1, Ordering::Relaxed);
+        report_cap_hit(new);
+        return false;
+    }
+    PEAK_BYTES.fetch_max(live, Ordering::Relaxed);
+    true
+}
+
+/// Writes `ALLOC-CAP requested=<bytes>` to stderr from a stack buffer: no allocation here,
+/// since this runs inside the allocator (std's stderr is unbuffered and its lock reentrant).
+fn report_cap_hit(requested: usize) {
+    if REPORTING.swap(true, Ordering::Relaxed) {
+        return;
+    }
+    const PREFIX: &[u8] = b"ALLOC-CAP requested=";
+    let mut line = [0u8; PREFIX.len() + 21];
+    line[..PREFIX.len()].copy_from_slice(PREFIX);
+    let mut digits = [0u8; 20];
+    let mut count = 0;
+    let mut rest = requested;
+    loop {
+        digits[count] = b'0' + (rest % 10) as u8;
+        count += 1;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    for (slot, digit) in line[PREFIX.len()..].iter_mut().zip(digits[..count].iter().rev()) {
+        *slot = *digit;
+    }
+    line[PREFIX.len() + count] = b'\n';
+    use std::io::Write;
+    let _ = std::io::stderr().write_all(&line[..PREFIX.len() + count + 1]);
+    REPORTING.store(false, Ordering::Relaxed);
+}
+
+/// Turns on the capped mode for the rest of the process (the robustness worker): live bytes
+/// are tracked from now on, and any request taking them over `cap_bytes` gets null (std then
+/// aborts the process, unless the caller used a fallible API such as `try_reserve`).
+pub fn cap_allocations(cap_bytes: usize) {
+    CAP_BYTES.store(cap_bytes, Ordering::Relaxed);
+    LIVE_BYTES.store(0, Ordering::Relaxed);
+    reset_allocation_peak();
+    MODE.fetch_or(CAPPING, Ordering::SeqCst);
+}
+
+/// Starts a new peak measurement (and a new count of refused requests) from the current live
+/// total.
+pub fn reset_allocation_peak() {
+    let live = LIVE_BYTES.load(Ordering::Relaxed);
+    PEAK_BASE.store(live, Ordering::Relaxed);
+    PEAK_BYTES.store(live, Ordering::Relaxed);
+    CAP_HITS.store(0, Ordering::Relaxed);
+}
+
+/// The highest live total since [`reset_allocation_peak`], above the live total at that reset.
+pub fn allocation_peak_bytes() -> u64 {
+    (PEAK_BYTES.load(Ordering::Relaxed) - PEAK_BASE.load(Ordering::Relaxed)).max(0) as u64
+}
+
+/// How many requests the cap refused since [`reset_allocation_peak`].
+pub fn allocation_cap_hits() -> u64 {
+    CAP_HITS.load(Ordering::Relaxed)
+}
+
+/// What the harness itself costs: the timing loop around a no-op, and copy bandwidth.
+#[derive(Clone, Debug)]
+pub struct Overhead {
+    /// The timed loop around an operation that does nothing (but `black_box` its counter).
+    pub noop: Measurement,
+    /// Copying a buffer that fits in cache, as the copy-only arms do (1 MiB).
+    pub cached_copy_gb_per_s: f64,
+    /// Copying a buffer far beyond the caches (256 MiB): the machine's memory bandwidth.
+    pub memory_copy_gb_per_s: f64,
+}
+
+struct Noop;
+
+impl Runner for Noop {
+    fn run(&mut self, iterations: u64) -> Result<()> {
+        for iteration in 0..iterations {
+            std::hint::black_box(iteration);
+        }
+        Ok(())
+    }
+}
+
+struct Copy {
+    source: Vec<u8>,
+    target: Vec<u8>,
+}
+
+impl Runner for Copy {
+    fn run(&mut self, iterations: u64) -> Result<()> {
+        for _ in 0..iterations {
+            self.target.clear();
+            self.target.extend_from_slice(std::hint::black_box(&self.source));
+            std::hint::black_box(&mut self.target);
+        }
+        Ok(())
+    }
+}
+
+/// Measures the no-op loop and the two copies with `profile`.
+pub fn overhead(profile: &Profile) -> Result<Overhead> {
+    let copy = |bytes: usize| -> Box<dyn Runner> {
+        Box::new(Copy {
+            source: vec![7u8; bytes],
+            target: Vec::with_capacity(bytes),
+        })
+    };
+    let mut runners: Vec<Box<dyn Runner>> = vec![Box::new(Noop), copy(1 << 20), copy(256 << 20)];
+    let mut measured = measure_block(&mut runners, profile, Schedule::Interleaved, || {}).into_iter();
+    let mut next = || measured.next().expect("three runners, three measurements");
+    let noop = next()?;
+    let gb_per_s = |measurement: Measurement, bytes: usize| bytes as f64 / measurement.mean_ns;
+    Ok(Overhead {
+        noop,
+        cached_copy_gb_per_s: gb_per_s(next()?, 1 << 20),
+        memory_copy_gb_per_s: gb_per_s(next()?, 256 << 20),
+    })
 }
 
 #[cfg(test)]

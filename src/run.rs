@@ -11,7 +11,7 @@ use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::arm::{Arm, ArmId, CodecId, Encoder, Registry};
-use crate::measure::{Profile, measure_block};
+use crate::measure::{Profile, Schedule, measure_block};
 use crate::report::host::Host;
 use crate::report::results::{ResultRow, ResultsWriter, write_rows};
 use crate::report::{ratios, sizes};
@@ -53,30 +53,50 @@ impl Selection {
     }
 }
 
-/// Measures the selected arms into `out/results.csv` and writes `out/sizes.csv`. With `resume`,
-/// arms already recorded in `out/results.csv` by the same commit and profile are skipped and
-/// the file is appended to; the returned rows are the whole file's (recorded and new).
-pub fn run(
-    registry: &Registry,
-    selection: &Selection,
-    profile: &Profile,
-    out: &Path,
-    resume: bool,
-) -> Result<Vec<ResultRow>> {
+/// How one run measures and where it writes.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    pub profile: Profile,
+    pub schedule: Schedule,
+    pub out: PathBuf,
+    /// Keep `out/results.csv` and skip the arms it holds for this commit and profile.
+    pub resume: bool,
+}
+
+/// Measures the selected arms into `out/results.csv` and writes `out/sizes.csv` and
+/// `out/ratios.csv`. With `resume`, arms already recorded by the same commit and profile are
+/// skipped and the file is appended to; the returned rows are the whole file's.
+pub fn run(registry: &Registry, selection: &Selection, options: &RunOptions) -> Result<Vec<ResultRow>> {
+    let RunOptions {
+        profile,
+        schedule,
+        out,
+        resume,
+    } = options;
+    let (profile, out, resume) = (profile, out.as_path(), *resume);
     let host = Host::detect();
     // Opening the file first proves the folder is writable before anything is measured.
     let (mut writer, recorded) = ResultsWriter::open(out, resume)?;
-    let done: Vec<&ResultRow> =
-        recorded.iter().filter(|row| row.commit == host.commit && row.profile == profile.name).collect();
+    let done: Vec<&ResultRow> = recorded
+        .iter()
+        .filter(|row| row.commit == host.commit && row.profile == profile.name)
+        .collect();
     let arms: Vec<&Arm> = selection
         .arms(registry)
         .into_iter()
         .filter(|arm| !done.iter().any(|row| row.is_arm(&arm.id)))
         .collect();
     if resume {
-        eprintln!("resuming: {} arms already recorded, {} to run", done.len(), arms.len());
+        eprintln!(
+            "resuming: {} arms already recorded, {} to run",
+            done.len(),
+            arms.len()
+        );
     } else {
-        anyhow::ensure!(!arms.is_empty(), "the selection matches no arm (see `serbench list`)");
+        anyhow::ensure!(
+            !arms.is_empty(),
+            "the selection matches no arm (see `serbench list`)"
+        );
     }
     let timestamp = utc_timestamp(SystemTime::now());
     let progress = Progress::new(arms.len() as u64, profile);
@@ -95,7 +115,7 @@ pub fn run(
         let mut ready = Vec::new();
         let mut runners = Vec::new();
         for arm in block {
-            let row = ResultRow::new(&arm.id, &host, profile.name, &timestamp);
+            let row = ResultRow::new(&arm.id, &host, profile.name, &timestamp).scheduled(*schedule);
             match arm.prepare() {
                 Ok(prepared) => {
                     runners.push(prepared.runner);
@@ -109,7 +129,7 @@ pub fn run(
                 }
             }
         }
-        let measurements = measure_block(&mut runners, profile, || progress.rep());
+        let measurements = measure_block(&mut runners, profile, *schedule, || progress.rep());
         for ((id, row, encoded_bytes), measurement) in ready.into_iter().zip(measurements) {
             let row = match measurement {
                 Ok(measurement) => row.measured(encoded_bytes, &measurement),
@@ -138,15 +158,17 @@ pub fn write_sizes(registry: &Registry, selection: &Selection, out: &Path) -> Re
     Ok(path)
 }
 
-/// A progress bar on a terminal; otherwise one line per finished arm on stderr.
+/// A progress bar on a terminal (one step per rep, at most `max_reps` per arm); otherwise one
+/// line per finished arm on stderr.
 struct Progress {
     bar: Option<ProgressBar>,
     reps_per_arm: u64,
+    arms_done: std::cell::Cell<u64>,
 }
 
 impl Progress {
     fn new(arms: u64, profile: &Profile) -> Progress {
-        let reps_per_arm = profile.reps as u64;
+        let reps_per_arm = profile.max_reps as u64;
         let bar = std::io::stderr().is_terminal().then(|| {
             let bar = ProgressBar::new(arms * reps_per_arm);
             bar.set_style(
@@ -156,7 +178,11 @@ impl Progress {
             );
             bar
         });
-        Progress { bar, reps_per_arm }
+        Progress {
+            bar,
+            reps_per_arm,
+            arms_done: std::cell::Cell::new(0),
+        }
     }
 
     fn block(&self, payload: &str) {
@@ -178,8 +204,10 @@ impl Progress {
         };
         match &self.bar {
             Some(bar) => {
+                // Arms may stop before their maximum reps: the position follows finished arms.
+                self.arms_done.set(self.arms_done.get() + 1);
+                bar.set_position(bar.position().max(self.arms_done.get() * self.reps_per_arm));
                 if row.status != "ok" {
-                    bar.inc(self.reps_per_arm);
                     bar.println(line);
                 }
             }

@@ -211,3 +211,50 @@ fn list_json_names_every_enabled_format_and_reasons_for_the_unsupported() {
     }
     assert!(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml").exists());
 }
+
+#[test]
+fn instruction_counts_are_identical_on_rerun() {
+    let has_valgrind = Command::new("valgrind")
+        .arg("--version")
+        .output()
+        .is_ok_and(|output| output.status.success());
+    if !has_valgrind {
+        assert!(
+            std::env::var_os("SERBENCH_REQUIRE_VALGRIND").is_none(),
+            "valgrind is required (CI installs it)"
+        );
+        eprintln!("skipped: valgrind not on PATH (apt-get install valgrind)");
+        return;
+    }
+    let format = some_format();
+    let dir = tempfile::tempdir().unwrap();
+    let mut counts = Vec::new();
+    for name in ["first", "second"] {
+        let out = dir.path().join(name);
+        let output = serbench(&[
+            "run",
+            "--measure",
+            "instructions",
+            "--format",
+            &format,
+            "--payload",
+            "order",
+            "--op",
+            "decode",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert!(output.status.success(), "{}", stderr(&output));
+        let rows: Vec<serbench::instructions::InstructionRow> =
+            results::read_rows(&out.join("instructions.csv")).unwrap();
+        assert!(
+            !rows.is_empty()
+                && rows
+                    .iter()
+                    .all(|row| row.status == "ok" && row.instructions_per_op > 100.0),
+            "{rows:?}"
+        );
+        counts.push(rows.iter().map(|row| row.instructions_per_op).collect::<Vec<_>>());
+    }
+    assert_eq!(counts[0], counts[1]);
+}

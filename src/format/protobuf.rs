@@ -78,7 +78,12 @@ impl PayloadVisitor for Protobuf<'_> {
         );
         self.0
             .codec(payload, Backend::new(BACKEND).variant("convert"), || ConvertCodec);
-        self.0.dynamic(payload, Backend::new(BACKEND), || ConvertCodec, Reflect::<P>::new);
+        self.0.dynamic(
+            payload,
+            Backend::new(BACKEND),
+            || ConvertCodec,
+            Reflect::<P>::default,
+        );
     }
 }
 
@@ -99,13 +104,16 @@ pub struct Reflect<P> {
     model: PhantomData<fn() -> P>,
 }
 
-impl<P: Model> Reflect<P> {
-    pub fn new() -> Self {
+impl<P: Model> Default for Reflect<P> {
+    fn default() -> Self {
         let name = <<P as Native>::Message as Name>::full_name();
         let descriptor = descriptor_pool()
             .get_message_by_name(&name)
             .unwrap_or_else(|| panic!("{name} is in serbench.proto"));
-        Reflect { descriptor, model: PhantomData }
+        Reflect {
+            descriptor,
+            model: PhantomData,
+        }
     }
 }
 

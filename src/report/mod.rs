@@ -1,7 +1,12 @@
 //! Everything written down: the versioned results.csv and sizes.csv schemas, the host
 //! metadata every row carries, and the tables printed after a run.
 
+pub mod charts;
+pub mod compare;
+pub mod fidelity;
 pub mod host;
+pub mod load;
+pub mod markdown;
 pub mod ratios;
 pub mod results;
 pub mod sizes;

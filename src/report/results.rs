@@ -27,6 +27,8 @@ pub struct ResultRow {
     pub rustc: String,
     pub commit: String,
     pub profile: String,
+    /// `interleaved` (reps round-robin across the payload's arms) or `burst`.
+    pub schedule: String,
     pub timestamp: String,
     pub format: String,
     pub backend: String,
@@ -39,6 +41,8 @@ pub struct ResultRow {
     pub encoded_bytes: Option<usize>,
     pub reps: Option<usize>,
     pub batch: Option<u64>,
+    /// With a precision target: whether the interval reached it within the arm's budget.
+    pub target_met: Option<bool>,
     pub mean_ns: Option<f64>,
     pub ci95_low_ns: Option<f64>,
     pub ci95_high_ns: Option<f64>,
@@ -68,6 +72,7 @@ impl ResultRow {
             rustc: host.rustc.clone(),
             commit: host.commit.clone(),
             profile: profile.to_string(),
+            schedule: "interleaved".to_string(),
             timestamp: timestamp.to_string(),
             format: codec.format.to_string(),
             backend: codec.backend.to_string(),
@@ -80,6 +85,7 @@ impl ResultRow {
             encoded_bytes: None,
             reps: None,
             batch: None,
+            target_met: None,
             mean_ns: None,
             ci95_low_ns: None,
             ci95_high_ns: None,
@@ -91,6 +97,11 @@ impl ResultRow {
             status: STATUS_FAILED.to_string(),
             note: String::new(),
         }
+    }
+
+    pub fn scheduled(mut self, schedule: crate::measure::Schedule) -> ResultRow {
+        self.schedule = schedule.name().to_string();
+        self
     }
 
     pub fn failed(mut self, reason: &anyhow::Error) -> ResultRow {
@@ -107,6 +118,7 @@ impl ResultRow {
         self.encoded_bytes = Some(encoded_bytes);
         self.reps = Some(measurement.reps);
         self.batch = Some(measurement.batch);
+        self.target_met = measurement.target_met;
         self.mean_ns = Some(mean_ns);
         self.ci95_low_ns = Some(measurement.ci95_low_ns);
         self.ci95_high_ns = Some(measurement.ci95_high_ns);
@@ -169,7 +181,14 @@ impl ResultsWriter {
         if !append {
             writer.write(|csv| csv.write_record(header()))?;
         }
-        Ok((writer, if resume { existing.unwrap_or_default() } else { Vec::new() }))
+        Ok((
+            writer,
+            if resume {
+                existing.unwrap_or_default()
+            } else {
+                Vec::new()
+            },
+        ))
     }
 
     pub fn append(&mut self, row: &ResultRow) -> Result<()> {
@@ -208,7 +227,10 @@ fn existing_rows(path: &Path) -> Result<Option<Vec<ResultRow>>> {
         _ => return Ok(None),
     }
     let refuse = |line: usize, why: String| {
-        anyhow::anyhow!("refusing to overwrite {}:{line}: {why}; move it away or pick another --out", path.display())
+        anyhow::anyhow!(
+            "refusing to overwrite {}:{line}: {why}; move it away or pick another --out",
+            path.display()
+        )
     };
     let text = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
     if text.is_empty() {
@@ -219,12 +241,18 @@ fn existing_rows(path: &Path) -> Result<Option<Vec<ResultRow>>> {
         return Err(refuse(1, "not a serbench results header".to_string()));
     }
     if let Some(line) = lines.next().filter(|line| !line.is_empty()) {
-        let version = String::from_utf8_lossy(line.split(|&byte| byte == b',').next().unwrap_or_default()).into_owned();
+        let version =
+            String::from_utf8_lossy(line.split(|&byte| byte == b',').next().unwrap_or_default()).into_owned();
         if version != SCHEMA_VERSION.to_string() {
-            return Err(refuse(2, format!("schema version {version:?}, this serbench writes version {SCHEMA_VERSION}")));
+            return Err(refuse(
+                2,
+                format!("schema version {version:?}, this serbench writes version {SCHEMA_VERSION}"),
+            ));
         }
     }
-    let rows = read(path).map_err(|error| anyhow::anyhow!("refusing to overwrite a results.csv that does not parse: {error:#}"))?;
+    let rows = read(path).map_err(|error| {
+        anyhow::anyhow!("refusing to overwrite a results.csv that does not parse: {error:#}")
+    })?;
     Ok(Some(rows))
 }
 

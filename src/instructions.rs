@@ -1,0 +1,166 @@
+//! Deterministic instruction counts (Linux, valgrind's callgrind): a change's effect is visible
+//! on a noisy machine, because the count of the same binary on the same input does not depend
+//! on what else the machine does.
+//!
+//! For each arm, serbench re-runs itself under callgrind as a worker that proves the arm's round
+//! trip, then calls [`counted_region`] twice: once with one iteration (warming caches, lazy
+//! statics and buffers) and once with [`ITERATIONS`]. Collection is on only inside that function
+//! (`--toggle-collect`) and a profile is dumped after each call (`--dump-after`), so the second
+//! dump holds exactly the instructions of `ITERATIONS` warm operations.
+
+use std::path::Path;
+use std::process::Command;
+
+use anyhow::{Context, Result, bail};
+use serde::{Deserialize, Serialize};
+
+use crate::arm::{ArmId, Registry, Runner};
+use crate::report::SCHEMA_VERSION;
+
+/// Operations counted in the measured call.
+pub const ITERATIONS: u64 = 20;
+
+pub const FILE_NAME: &str = "instructions.csv";
+
+/// The one function callgrind collects in; its symbol is unmangled so callgrind can name it.
+#[unsafe(no_mangle)]
+#[inline(never)]
+pub fn serbench_counted_region(runner: &mut dyn Runner, iterations: u64) -> Result<()> {
+    runner.run(iterations)
+}
+
+/// What the worker does inside valgrind: prove the arm, warm it, count it. `arm_index` counts
+/// within the arms of `format` only: the worker builds no other format, whose set-up (hash
+/// maps with random seeds) would shift heap addresses, and with them the instruction paths of
+/// address-dependent code such as `memcmp`.
+pub fn worker(format: &str, arm_index: usize) -> Result<()> {
+    let registry = Registry::of_formats(|name| name == format);
+    let arm = registry
+        .arms
+        .get(arm_index)
+        .with_context(|| format!("no arm number {arm_index} in {format}"))?;
+    let mut prepared = arm.prepare()?;
+    serbench_counted_region(prepared.runner.as_mut(), 1)?;
+    serbench_counted_region(prepared.runner.as_mut(), ITERATIONS)
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct InstructionRow {
+    pub schema_version: u32,
+    pub format: String,
+    pub backend: String,
+    pub variant: String,
+    pub payload: String,
+    pub operation: String,
+    pub mode: String,
+    pub framing: String,
+    pub records: usize,
+    pub iterations: u64,
+    pub instructions_per_op: f64,
+    pub instructions_per_record: f64,
+    pub status: String,
+    pub note: String,
+}
+
+/// Counts one arm (index `arm_index` among its format's arms) by running `serbench` under
+/// callgrind.
+pub fn count(id: &ArmId, arm_index: usize, scratch: &Path) -> InstructionRow {
+    let codec = &id.codec;
+    let mut row = InstructionRow {
+        schema_version: SCHEMA_VERSION,
+        format: codec.format.to_string(),
+        backend: codec.backend.to_string(),
+        variant: codec.variant.to_string(),
+        payload: codec.payload.name.to_string(),
+        operation: id.operation.name().to_string(),
+        mode: id.mode.name().to_string(),
+        framing: codec.framing.name().to_string(),
+        records: codec.payload.records,
+        iterations: ITERATIONS,
+        instructions_per_op: f64::NAN,
+        instructions_per_record: f64::NAN,
+        status: "ok".to_string(),
+        note: String::new(),
+    };
+    match callgrind(codec.format, arm_index, scratch) {
+        Ok(instructions) => {
+            row.instructions_per_op = instructions as f64 / ITERATIONS as f64;
+            row.instructions_per_record = row.instructions_per_op / row.records as f64;
+        }
+        Err(error) => {
+            row.status = "failed".to_string();
+            row.note = format!("{id}: {error:#}").replace('\n', " ");
+        }
+    }
+    row
+}
+
+fn callgrind(format: &str, arm_index: usize, scratch: &Path) -> Result<u64> {
+    let out_file = scratch.join(format!("callgrind.{format}.{arm_index}.out"));
+    let executable = std::env::current_exe().context("cannot find the serbench executable")?;
+    // Without address-space randomisation (where `setarch -R` exists), so the heap and stack
+    // addresses, and with them the paths of address-dependent code, repeat from run to run.
+    let mut command = if Path::new("/usr/bin/setarch").exists() {
+        let mut command = Command::new("setarch");
+        command.args(["-R", "valgrind"]);
+        command
+    } else {
+        Command::new("valgrind")
+    };
+    let output = command
+        .arg("--tool=callgrind")
+        .arg("--collect-atstart=no")
+        .arg("--toggle-collect=serbench_counted_region")
+        .arg("--dump-after=serbench_counted_region")
+        .arg(format!("--callgrind-out-file={}", out_file.display()))
+        .arg(&executable)
+        .args([
+            "instructions-worker",
+            "--format",
+            format,
+            "--arm-index",
+            &arm_index.to_string(),
+        ])
+        .output()
+        .context("cannot run valgrind (Linux only; install it, e.g. `apt-get install valgrind`)")?;
+    if !output.status.success() {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let last = stderr
+            .lines()
+            .rfind(|line| !line.starts_with("=="))
+            .unwrap_or("no message");
+        bail!("the callgrind worker failed: {last}");
+    }
+    // Dumps are numbered in call order: .1 is the warm-up call, .2 the counted one.
+    let counted = out_file.with_extension("out.2");
+    let text = std::fs::read_to_string(&counted)
+        .with_context(|| format!("callgrind wrote no {}", counted.display()))?;
+    for path in [out_file.with_extension("out.1"), counted] {
+        std::fs::remove_file(path).ok();
+    }
+    total_instructions(&text)
+        .with_context(|| format!("no instruction total in callgrind's dump for arm {arm_index}"))
+}
+
+/// The `totals:` (or `summary:`) line of a callgrind dump: instructions executed (Ir).
+pub fn total_instructions(dump: &str) -> Option<u64> {
+    dump.lines()
+        .find_map(|line| {
+            line.strip_prefix("totals:")
+                .or_else(|| line.strip_prefix("summary:"))
+        })
+        .and_then(|value| value.split_whitespace().next())
+        .and_then(|value| value.parse().ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_the_total_of_a_dump() {
+        let dump = "version: 1\ncreator: callgrind-3.19.0\nevents: Ir\nfn=(1) x\n16 42\ntotals: 123456\n";
+        assert_eq!(total_instructions(dump), Some(123_456));
+        assert_eq!(total_instructions("events: Ir\n"), None);
+    }
+}
