@@ -55,14 +55,16 @@ impl Profile {
         precision: None,
         budget: Duration::from_secs(1),
     };
+    /// Adaptive: reps of 100 ms, round-robin across the payload's arms, until the 95% interval
+    /// is within ±1% of the mean (at least 8 reps) or the arm has had 3 s of reps (at most 30).
     pub const FULL: Profile = Profile {
         name: "full",
-        warmup: Duration::from_millis(300),
-        rep_time: Duration::from_secs(1),
-        min_reps: 9,
-        max_reps: 9,
-        precision: None,
-        budget: Duration::from_secs(10),
+        warmup: Duration::from_millis(200),
+        rep_time: Duration::from_millis(100),
+        min_reps: 8,
+        max_reps: 30,
+        precision: Some(0.01),
+        budget: Duration::from_secs(3),
     };
     pub const ALL: [Profile; 3] = [Profile::SMOKE, Profile::QUICK, Profile::FULL];
 
