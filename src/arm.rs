@@ -450,6 +450,13 @@ impl Registry {
             })
         });
         self.arms.push(Arm { id, prepare });
+        // A tree that decodes but does not convert back holds other data: Ok(false).
+        let decode: DecodeAny = Box::new(move |bytes| {
+            let mut dynamic = make_dynamic();
+            let tree = dynamic.decode_tree(bytes)?;
+            Ok(dynamic.to_model(tree).is_ok_and(|back| &back == model()))
+        });
+        self.decoders.push(Decoder { id, decode });
     }
 
     /// Registers a copy-only baseline (a decode arm that only copies the input the way a
