@@ -112,6 +112,8 @@ pub struct ResultsDir {
     pub rows: Vec<ResultRow>,
     /// `None` when the folder has no sizes.csv.
     pub sizes: Option<Vec<SizeRow>>,
+    /// `None` when the folder has no robustness.csv (from `serbench robustness`).
+    pub robustness: Option<Vec<crate::robustness::RobustnessRow>>,
 }
 
 impl ResultsDir {
@@ -200,11 +202,18 @@ pub fn load(path: &Path) -> Result<ResultsDir> {
     } else {
         None
     };
+    let robustness_path = dir.join(crate::robustness::FILE_NAME);
+    let robustness = if robustness_path.is_file() {
+        Some(crate::robustness::read_csv(&robustness_path)?)
+    } else {
+        None
+    };
     Ok(ResultsDir {
         dir,
         results_path,
         rows,
         sizes,
+        robustness,
     })
 }
 
@@ -312,6 +321,7 @@ mod tests {
                 ..ResultRow::default()
             }],
             sizes: None,
+            robustness: None,
         };
         let dirs = [
             dir("runs/before", "x86_64-linux"),

@@ -180,6 +180,17 @@ pub fn render(dirs: &[ResultsDir]) -> Result<Rendered> {
             write_sizes_section(&mut markdown, &mut charts, payload, &payload_sizes)?;
         }
     }
+    for source in &sources {
+        if let Some(rows) = &source.dir.robustness {
+            writeln!(markdown, "## Robustness: {}\n", source.label)?;
+            writeln!(
+                markdown,
+                "Every decoder fed hostile inputs derived from its real payloads (`serbench robustness`, \
+                 robustness.csv): cases per outcome, and the worst case of each decoder.\n"
+            )?;
+            writeln!(markdown, "{}", crate::robustness::markdown_table(rows))?;
+        }
+    }
     Ok(Rendered {
         markdown,
         charts,
