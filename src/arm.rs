@@ -392,16 +392,7 @@ impl Registry {
             if read != A::expected(model()) {
                 bail!("{id}: the fields read in place differ from the payload");
             }
-            let encoded_bytes = bytes.len();
-            let runner = AccessRunner {
-                access,
-                bytes,
-                payload: PhantomData,
-            };
-            Ok(Prepared {
-                runner: Box::new(runner),
-                encoded_bytes,
-            })
+            Ok(on_bytes(bytes, move |bytes| access.access(bytes)))
         });
         self.arms.push(Arm { id, prepare });
         let decode: DecodeAny =
@@ -438,16 +429,7 @@ impl Registry {
             if &back != model() {
                 bail!("{id}: the value tree holds other data than the typed decode");
             }
-            let encoded_bytes = bytes.len();
-            let runner = DynamicRunner {
-                dynamic,
-                bytes,
-                payload: PhantomData,
-            };
-            Ok(Prepared {
-                runner: Box::new(runner),
-                encoded_bytes,
-            })
+            Ok(on_bytes(bytes, move |bytes| dynamic.decode_tree(bytes)))
         });
         self.arms.push(Arm { id, prepare });
         // A tree that decodes but does not convert back holds other data: Ok(false).
@@ -604,35 +586,28 @@ impl<W: Value, C: Codec<W>> Runner for RoundTripRunner<W, C> {
     }
 }
 
-/// Verify and read in place; the folded digest is kept from being optimised away.
-struct AccessRunner<P, A> {
-    access: A,
+/// An operation on the encoded bytes alone (in-place access, dynamic decode): its result is
+/// dropped inside the loop like a typed decode's value. The closure's type is concrete, so the
+/// loop stays monomorphic.
+struct OnBytes<F> {
     bytes: Vec<u8>,
-    payload: PhantomData<fn() -> P>,
+    operation: F,
 }
 
-impl<P: Model, A: Access<P>> Runner for AccessRunner<P, A> {
+impl<T, F: FnMut(&[u8]) -> Result<T>> Runner for OnBytes<F> {
     fn run(&mut self, iterations: u64) -> Result<()> {
         for _ in 0..iterations {
-            black_box(self.access.access(black_box(&self.bytes))?);
+            black_box((self.operation)(black_box(&self.bytes))?);
         }
         Ok(())
     }
 }
 
-/// Decode into the format's value tree, dropped inside the loop like a typed decode's value.
-struct DynamicRunner<P, D> {
-    dynamic: D,
-    bytes: Vec<u8>,
-    payload: PhantomData<fn() -> P>,
-}
-
-impl<P: Model, D: Dynamic<P>> Runner for DynamicRunner<P, D> {
-    fn run(&mut self, iterations: u64) -> Result<()> {
-        for _ in 0..iterations {
-            black_box(self.dynamic.decode_tree(black_box(&self.bytes))?);
-        }
-        Ok(())
+fn on_bytes<T, F: FnMut(&[u8]) -> Result<T> + 'static>(bytes: Vec<u8>, operation: F) -> Prepared {
+    let encoded_bytes = bytes.len();
+    Prepared {
+        runner: Box::new(OnBytes { bytes, operation }),
+        encoded_bytes,
     }
 }
 
