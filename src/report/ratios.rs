@@ -82,17 +82,7 @@ impl<'a> Key<'a> {
     }
 
     fn label(&self) -> String {
-        let mut label = format!("{}/{}", self.format, self.backend);
-        if !self.variant.is_empty() {
-            label += &format!("[{}]", self.variant);
-        }
-        if self.mode != "typed" {
-            label += &format!(" {}", self.mode);
-        }
-        if self.framing != "document" {
-            label += &format!(" {}", self.framing);
-        }
-        label
+        super::load::arm_label(self.format, self.backend, self.variant, self.mode, self.framing)
     }
 }
 

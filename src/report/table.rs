@@ -48,12 +48,7 @@ pub fn render(headers: &[&str], rows: &[Vec<String>]) -> String {
 /// The summary printed after `serbench run`: per payload and operation, fastest first.
 pub fn summary(rows: &[ResultRow]) -> String {
     let mut sorted: Vec<&ResultRow> = rows.iter().collect();
-    let payload_order = |name: &str| {
-        crate::payload::specs()
-            .iter()
-            .position(|spec| spec.name == name)
-            .unwrap_or(usize::MAX)
-    };
+    let payload_order = super::load::payload_rank;
     sorted.sort_by(|a, b| {
         (payload_order(&a.payload), &a.operation, &a.mode, &a.framing)
             .cmp(&(payload_order(&b.payload), &b.operation, &b.mode, &b.framing))
