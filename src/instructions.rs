@@ -96,8 +96,35 @@ pub fn count(id: &ArmId, arm_index: usize, scratch: &Path) -> InstructionRow {
 }
 
 fn callgrind(format: &str, arm_index: usize, scratch: &Path) -> Result<u64> {
-    let out_file = scratch.join(format!("callgrind.{format}.{arm_index}.out"));
     let executable = std::env::current_exe().context("cannot find the serbench executable")?;
+    let arm_index = arm_index.to_string();
+    let worker = [
+        "instructions-worker",
+        "--format",
+        format,
+        "--arm-index",
+        &arm_index,
+    ];
+    count_region(
+        &executable,
+        &worker,
+        &[],
+        "serbench_counted_region",
+        &scratch.join(format!("callgrind.{format}.{arm_index}.out")),
+    )
+}
+
+/// Runs `program` under callgrind with collection on only inside `region`, an unmangled
+/// function the program calls twice: once to warm up, then for [`ITERATIONS`] operations.
+/// Returns the instructions of the second call. Also counts the fidelity benchmark's direct
+/// library calls, so both sides of a fidelity pair are counted the same way.
+pub fn count_region(
+    program: &Path,
+    args: &[&str],
+    envs: &[(&str, &str)],
+    region: &str,
+    out_file: &Path,
+) -> Result<u64> {
     // Without address-space randomisation (where `setarch -R` exists), so the heap and stack
     // addresses, and with them the paths of address-dependent code, repeat from run to run.
     let mut command = if Path::new("/usr/bin/setarch").exists() {
@@ -110,17 +137,12 @@ fn callgrind(format: &str, arm_index: usize, scratch: &Path) -> Result<u64> {
     let output = command
         .arg("--tool=callgrind")
         .arg("--collect-atstart=no")
-        .arg("--toggle-collect=serbench_counted_region")
-        .arg("--dump-after=serbench_counted_region")
+        .arg(format!("--toggle-collect={region}"))
+        .arg(format!("--dump-after={region}"))
         .arg(format!("--callgrind-out-file={}", out_file.display()))
-        .arg(&executable)
-        .args([
-            "instructions-worker",
-            "--format",
-            format,
-            "--arm-index",
-            &arm_index.to_string(),
-        ])
+        .arg(program)
+        .args(args)
+        .envs(envs.iter().copied())
         .output()
         .context("cannot run valgrind (Linux only; install it, e.g. `apt-get install valgrind`)")?;
     if !output.status.success() {
@@ -129,7 +151,7 @@ fn callgrind(format: &str, arm_index: usize, scratch: &Path) -> Result<u64> {
             .lines()
             .rfind(|line| !line.starts_with("=="))
             .unwrap_or("no message");
-        bail!("the callgrind worker failed: {last}");
+        bail!("{} under callgrind failed: {last}", program.display());
     }
     // Dumps are numbered in call order: .1 is the warm-up call, .2 the counted one.
     let counted = out_file.with_extension("out.2");
@@ -138,8 +160,53 @@ fn callgrind(format: &str, arm_index: usize, scratch: &Path) -> Result<u64> {
     for path in [out_file.with_extension("out.1"), counted] {
         std::fs::remove_file(path).ok();
     }
-    total_instructions(&text)
-        .with_context(|| format!("no instruction total in callgrind's dump for arm {arm_index}"))
+    total_instructions(&text).with_context(|| format!("no instruction total in callgrind's dump of {region}"))
+}
+
+/// Instructions per operation of one fidelity pair: the fidelity benchmark's direct library
+/// call (its case `id`, counted in `bench_binary`), then serbench's arm of the same id.
+pub fn count_fidelity_pair(
+    registry: &Registry,
+    id: &str,
+    bench_binary: &Path,
+    scratch: &Path,
+) -> Result<(f64, f64)> {
+    let arm = registry
+        .arms
+        .iter()
+        .find(|arm| crate::report::fidelity::arm_id(&arm.id).as_deref() == Some(id))
+        .with_context(|| format!("no arm of the registry has the fidelity id {id}"))?;
+    let format = arm.id.codec.format;
+    let arm_index = registry
+        .arms
+        .iter()
+        .filter(|other| other.id.codec.format == format)
+        .position(|other| std::ptr::eq(other, arm))
+        .expect("the arm is in its format");
+    let file_name: String = id
+        .chars()
+        .map(|character| {
+            if character.is_ascii_alphanumeric() {
+                character
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let direct = count_region(
+        bench_binary,
+        &[],
+        &[("SERBENCH_FIDELITY_COUNT", id)],
+        "fidelity_counted_region",
+        &scratch.join(format!("callgrind.fidelity.{file_name}.out")),
+    )
+    .with_context(|| format!("counting the fidelity case {id}"))?;
+    let harness =
+        callgrind(format, arm_index, scratch).with_context(|| format!("counting serbench's arm {id}"))?;
+    Ok((
+        direct as f64 / ITERATIONS as f64,
+        harness as f64 / ITERATIONS as f64,
+    ))
 }
 
 /// The `totals:` (or `summary:`) line of a callgrind dump: instructions executed (Ir).

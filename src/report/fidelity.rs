@@ -9,6 +9,7 @@ use anyhow::{Context, Result};
 use serde::Deserialize;
 
 use super::results::{ResultRow, STATUS_OK};
+use crate::arm::{ArmId, Framing, Mode};
 
 /// One arm measured both ways.
 #[derive(Clone, Debug, PartialEq)]
@@ -17,6 +18,9 @@ pub struct Pair {
     pub criterion_ns: f64,
     pub serbench_ns: f64,
     pub serbench_half_width: f64,
+    /// Instructions per operation under callgrind, when counted: the benchmark's direct call,
+    /// then serbench's arm. They tell whether the two binaries run the same machine code.
+    pub instructions: Option<(f64, f64)>,
 }
 
 impl Pair {
@@ -29,13 +33,37 @@ impl Pair {
 /// The id a results row has in the fidelity benchmark (typed, document arms only).
 pub fn row_id(row: &ResultRow) -> Option<String> {
     (row.mode == "typed" && row.framing == "document").then(|| {
-        let backend = if row.variant.is_empty() {
-            row.backend.clone()
-        } else {
-            format!("{}[{}]", row.backend, row.variant)
-        };
-        format!("{}/{backend}/{}/{}", row.format, row.payload, row.operation)
+        fidelity_id(
+            &row.format,
+            &row.backend,
+            &row.variant,
+            &row.payload,
+            &row.operation,
+        )
     })
+}
+
+/// The id an arm has in the fidelity benchmark (typed, document arms only).
+pub fn arm_id(id: &ArmId) -> Option<String> {
+    let codec = &id.codec;
+    (id.mode == Mode::Typed && codec.framing == Framing::Document).then(|| {
+        fidelity_id(
+            codec.format,
+            codec.backend,
+            codec.variant,
+            codec.payload.name,
+            id.operation.name(),
+        )
+    })
+}
+
+fn fidelity_id(format: &str, backend: &str, variant: &str, payload: &str, operation: &str) -> String {
+    let backend = if variant.is_empty() {
+        backend.to_string()
+    } else {
+        format!("{backend}[{variant}]")
+    };
+    format!("{format}/{backend}/{payload}/{operation}")
 }
 
 #[derive(Deserialize)]
@@ -96,6 +124,7 @@ pub fn pairs(criterion: &[(String, f64)], rows: &[ResultRow]) -> Vec<Pair> {
                 criterion_ns: *criterion_ns,
                 serbench_ns: row.mean_ns?,
                 serbench_half_width: row.relative_half_width()?,
+                instructions: None,
             })
         })
         .collect()

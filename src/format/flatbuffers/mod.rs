@@ -53,7 +53,7 @@
     unused_imports
 )]
 #[rustfmt::skip]
-mod generated;
+pub mod generated;
 
 use std::collections::BTreeMap;
 
