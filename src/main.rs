@@ -112,6 +112,22 @@ enum Command {
         /// Criterion's output folder.
         #[arg(long, default_value = "target/criterion")]
         criterion: PathBuf,
+        /// The fidelity benchmark's executable (`cargo bench --bench fidelity --no-run` prints
+        /// it): also count instructions per operation of both sides under callgrind.
+        #[arg(long)]
+        bench_binary: Option<PathBuf>,
+    },
+    /// Internal: one worker process of a block (see `Profile::processes`); prints its reports
+    /// as JSON on stdout.
+    #[command(hide = true)]
+    BlockWorker {
+        #[arg(long, value_parser = PossibleValuesParser::new(Profile::ALL.map(|profile| profile.name)))]
+        profile: String,
+        /// Registry indices of the arms, comma-separated.
+        #[arg(long, value_delimiter = ',')]
+        arms: Vec<usize>,
+        #[arg(long)]
+        burst: bool,
     },
     /// Internal: one arm under callgrind (see `run --measure instructions`).
     #[command(hide = true)]
@@ -256,6 +272,17 @@ fn execute(command: Command) -> Result<()> {
         return serbench::instructions::worker(format, *arm_index);
     }
     let registry = Registry::build();
+    if let Command::BlockWorker { profile, arms, burst } = &command {
+        let profile = Profile::by_name(profile).expect("clap checked the profile name");
+        let schedule = if *burst {
+            Schedule::Burst
+        } else {
+            Schedule::Interleaved
+        };
+        let reports = serbench::run::block_worker(&registry, arms, &profile, schedule)?;
+        println!("{}", serde_json::to_string(&reports)?);
+        return Ok(());
+    }
     match command {
         Command::List { select, json } => list(&registry, select.selection(Vec::new(), &registry)?, json),
         Command::Run {
@@ -269,6 +296,7 @@ fn execute(command: Command) -> Result<()> {
             count_instructions(&registry, &selection, &out.unwrap_or_else(default_out))
         }
         Command::InstructionsWorker { .. } => unreachable!("handled before the registry is built"),
+        Command::BlockWorker { .. } => unreachable!("handled before the other commands"),
         Command::Run {
             select,
             operations,
@@ -421,20 +449,45 @@ fn execute(command: Command) -> Result<()> {
             );
             Ok(())
         }
-        Command::Fidelity { results, criterion } => {
+        Command::Fidelity {
+            results,
+            criterion,
+            bench_binary,
+        } => {
             use serbench::report::fidelity;
             let rows = serbench::report::results::read(&results.join(serbench::report::results::FILE_NAME))?;
-            let pairs = fidelity::pairs(&fidelity::criterion_means(&criterion)?, &rows);
+            let mut pairs = fidelity::pairs(&fidelity::criterion_means(&criterion)?, &rows);
             anyhow::ensure!(
                 !pairs.is_empty(),
                 "no arm of {} has a criterion result in {}",
                 results.display(),
                 criterion.display()
             );
+            if let Some(bench_binary) = &bench_binary {
+                let scratch = tempfile_dir()?;
+                for pair in &mut pairs {
+                    let counted = serbench::instructions::count_fidelity_pair(
+                        &registry,
+                        &pair.id,
+                        bench_binary,
+                        &scratch,
+                    )?;
+                    pair.instructions = Some(counted);
+                }
+                std::fs::remove_dir_all(&scratch).ok();
+            }
+            let instructions = |pair: &fidelity::Pair| match pair.instructions {
+                Some((direct, harness)) => vec![
+                    format!("{direct:.0}"),
+                    format!("{harness:.0}"),
+                    format!("{:.3}", harness / direct),
+                ],
+                None => vec!["-".into(); 3],
+            };
             let cells: Vec<Vec<String>> = pairs
                 .iter()
                 .map(|pair| {
-                    vec![
+                    let mut cells = vec![
                         pair.id.clone(),
                         format!("{:.1}", pair.criterion_ns),
                         format!(
@@ -448,13 +501,24 @@ fn execute(command: Command) -> Result<()> {
                         } else {
                             "NO".into()
                         },
-                    ]
+                    ];
+                    cells.extend(instructions(pair));
+                    cells
                 })
                 .collect();
             print!(
                 "{}",
                 table::render(
-                    &["arm", ">criterion ns", ">serbench ns", ">ratio", "within ±3%"],
+                    &[
+                        "arm",
+                        ">criterion ns",
+                        ">serbench ns",
+                        ">ratio",
+                        "within ±3%",
+                        ">criterion instr/op",
+                        ">serbench instr/op",
+                        ">instr ratio",
+                    ],
                     &cells
                 )
             );

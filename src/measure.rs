@@ -33,6 +33,29 @@ pub struct Profile {
     /// this fraction of its mean, or once `budget` of its reps is spent.
     pub precision: Option<f64>,
     pub budget: Duration,
+    /// `None`: every rep in this process. Otherwise each block is sampled by worker processes
+    /// (see [`Processes`]), and `min_reps`, `max_reps`, `precision` and `budget` apply to the
+    /// reps of all of them together.
+    pub processes: Option<Processes>,
+}
+
+/// Sampling a block in worker processes, one after another: each worker prepares the block's
+/// arms afresh, warms each up, and takes `reps_each` reps of every arm it is given
+/// (round-robin, as in one process). The parent starts `min` workers, then more (at most `max`)
+/// for the arms whose interval is still wider than the target and whose budget is not spent.
+///
+/// Why: a process fixes things that move an arm's speed by a few percent and stay fixed for
+/// the life of the process: where its buffers, the decoded values and the library's own state
+/// land in memory (alignment, cache sets, 4 KiB aliasing between buffers), and the seeds of
+/// the std hashers inside libraries. Reps in one process never see that spread, so their
+/// interval is too narrow for a rerun, which is a new process. The processes are the units of
+/// the interval (see [`Summary::of_units`]), so it holds that spread; and since they follow
+/// each other, the machine's drift across the block lands in it too.
+#[derive(Clone, Copy, Debug)]
+pub struct Processes {
+    pub min: usize,
+    pub max: usize,
+    pub reps_each: usize,
 }
 
 impl Profile {
@@ -45,6 +68,7 @@ impl Profile {
         max_reps: 3,
         precision: None,
         budget: Duration::from_secs(1),
+        processes: None,
     };
     pub const QUICK: Profile = Profile {
         name: "quick",
@@ -54,22 +78,62 @@ impl Profile {
         max_reps: 5,
         precision: None,
         budget: Duration::from_secs(1),
+        processes: None,
     };
-    /// Adaptive: reps of 100 ms, round-robin across the payload's arms, until the 95% interval
-    /// is within ±1% of the mean (at least 8 reps) or the arm has had 3 s of reps (at most 30).
+    /// Adaptive, in worker processes: each warms every arm it is given up (25 ms, in each
+    /// worker), then takes 2 reps of 100 ms of each, round-robin; at least 4 workers, then more
+    /// for the arms whose 95% interval is not yet within ±1% of the mean (at most 8 workers,
+    /// 16 reps).
     pub const FULL: Profile = Profile {
         name: "full",
-        warmup: Duration::from_millis(200),
+        warmup: Duration::from_millis(25),
         rep_time: Duration::from_millis(100),
         min_reps: 8,
-        max_reps: 30,
+        max_reps: 16,
         precision: Some(0.01),
         budget: Duration::from_secs(3),
+        processes: Some(Processes {
+            min: 4,
+            max: 8,
+            reps_each: 2,
+        }),
     };
     pub const ALL: [Profile; 3] = [Profile::SMOKE, Profile::QUICK, Profile::FULL];
 
     pub fn by_name(name: &str) -> Option<Profile> {
         Profile::ALL.into_iter().find(|profile| profile.name == name)
+    }
+
+    /// What one worker process does: `reps_each` reps of each of its arms, after its own
+    /// warm-up; no stopping rule of its own.
+    pub fn worker(&self) -> Profile {
+        let processes = self
+            .processes
+            .expect("a profile that samples in worker processes");
+        Profile {
+            min_reps: processes.reps_each,
+            max_reps: processes.reps_each,
+            precision: None,
+            processes: None,
+            ..*self
+        }
+    }
+
+    /// Whether the reps an arm has so far (`samples` from `units` processes, or from this
+    /// process when `units` is 1) are enough: the rule `measure_block` applies within a process.
+    pub fn has_enough(&self, samples: &[(usize, f64)], units: usize, sampled: Duration) -> bool {
+        let reps = samples.len();
+        if reps >= self.max_reps {
+            return true;
+        }
+        reps >= self.min_reps && (self.precise_enough(samples, units) == Some(true) || sampled >= self.budget)
+    }
+
+    /// With a precision target: whether the interval of these samples meets it.
+    pub fn precise_enough(&self, samples: &[(usize, f64)], units: usize) -> Option<bool> {
+        let target = self.precision?;
+        let summary = Summary::of_units(samples, units);
+        Some(summary.half_width <= target * summary.mean)
     }
 }
 
@@ -106,16 +170,30 @@ pub struct Measurement {
     pub target_met: Option<bool>,
 }
 
-/// Measures a block of arms that are compared with each other. With [`Schedule::Interleaved`]
-/// the reps run round-robin: each round takes one rep of every arm still sampling, and an arm
-/// stops sampling when the profile says it has enough (see [`Profile::precision`]). Returns one
-/// measurement (or the error its runner returned) per arm, in block order.
+/// Measures a block of arms that are compared with each other, in this process. With
+/// [`Schedule::Interleaved`] the reps run round-robin: each round takes one rep of every arm
+/// still sampling, and an arm stops sampling when the profile says it has enough (see
+/// [`Profile::precision`]). Returns one measurement (or the error its runner returned) per arm,
+/// in block order.
 pub fn measure_block(
     runners: &mut [Box<dyn Runner>],
     profile: &Profile,
     schedule: Schedule,
-    mut on_rep: impl FnMut(),
+    on_rep: impl FnMut(),
 ) -> Vec<Result<Measurement>> {
+    sample_block(runners, profile, schedule, on_rep)
+        .into_iter()
+        .map(|sampled| sampled.map(|sampled| Measurement::of(&[sampled], profile)))
+        .collect()
+}
+
+/// The reps of a block, before any summary: what a worker process reports to its parent.
+pub fn sample_block(
+    runners: &mut [Box<dyn Runner>],
+    profile: &Profile,
+    schedule: Schedule,
+    mut on_rep: impl FnMut(),
+) -> Vec<Result<Sampled>> {
     let mut states: Vec<Result<ArmState>> = runners
         .iter_mut()
         .map(|runner| ArmState::calibrate(runner.as_mut(), profile))
@@ -149,16 +227,61 @@ pub fn measure_block(
     }
     states
         .into_iter()
-        .map(|state| state.map(|arm| arm.finish(profile)))
+        .map(|state| state.map(|arm| arm.sampled))
+        .collect()
+}
+
+/// One arm's reps in one process, and its allocations per operation.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Sampled {
+    /// Iterations in one rep.
+    pub batch: u64,
+    /// Mean nanoseconds per operation of each rep.
+    pub samples_ns: Vec<f64>,
+    pub allocs_per_op: f64,
+    pub alloc_bytes_per_op: f64,
+}
+
+impl Sampled {
+    /// Time spent in reps.
+    pub fn duration(&self) -> Duration {
+        Duration::from_nanos((self.samples_ns.iter().sum::<f64>() * self.batch as f64) as u64)
+    }
+}
+
+impl Measurement {
+    /// The measurement of one arm from its reps in one or more processes (`parts`, one per
+    /// process): with more than one, the processes are the units of the interval.
+    pub fn of(parts: &[Sampled], profile: &Profile) -> Measurement {
+        let samples = unit_samples(parts);
+        let units = parts.len();
+        let summary = Summary::of_units(&samples, units);
+        let first = parts.first();
+        Measurement {
+            reps: samples.len(),
+            batch: first.map_or(0, |part| part.batch),
+            mean_ns: summary.mean,
+            ci95_low_ns: summary.mean - summary.half_width,
+            ci95_high_ns: summary.mean + summary.half_width,
+            allocs_per_op: first.map_or(f64::NAN, |part| part.allocs_per_op),
+            alloc_bytes_per_op: first.map_or(f64::NAN, |part| part.alloc_bytes_per_op),
+            target_met: profile.precise_enough(&samples, units),
+        }
+    }
+}
+
+/// Every rep of `parts`, tagged with the index of the part (the process) it came from.
+pub fn unit_samples(parts: &[Sampled]) -> Vec<(usize, f64)> {
+    parts
+        .iter()
+        .enumerate()
+        .flat_map(|(unit, part)| part.samples_ns.iter().map(move |&sample| (unit, sample)))
         .collect()
 }
 
 struct ArmState {
-    batch: u64,
-    samples_ns: Vec<f64>,
-    sampled: Duration,
-    allocs_per_op: f64,
-    alloc_bytes_per_op: f64,
+    sampled: Sampled,
+    elapsed: Duration,
 }
 
 impl ArmState {
@@ -178,54 +301,33 @@ impl ArmState {
         let batch = (profile.rep_time.as_nanos() as f64 / per_iteration_ns.max(0.1)).ceil() as u64;
         let (allocs_per_op, alloc_bytes_per_op) = count_allocations(runner, batch.clamp(1, 64))?;
         Ok(ArmState {
-            batch: batch.max(1),
-            samples_ns: Vec::new(),
-            sampled: Duration::ZERO,
-            allocs_per_op,
-            alloc_bytes_per_op,
+            sampled: Sampled {
+                batch: batch.max(1),
+                samples_ns: Vec::new(),
+                allocs_per_op,
+                alloc_bytes_per_op,
+            },
+            elapsed: Duration::ZERO,
         })
     }
 
     /// Whether the arm can stop: at its maximum reps, or past its minimum with the precision
     /// target met or the time budget spent.
     fn has_enough(&self, profile: &Profile) -> bool {
-        let reps = self.samples_ns.len();
-        if reps >= profile.max_reps {
-            return true;
-        }
-        reps >= profile.min_reps
-            && (self.precise_enough(profile) == Some(true) || self.sampled >= profile.budget)
-    }
-
-    fn precise_enough(&self, profile: &Profile) -> Option<bool> {
-        let target = profile.precision?;
-        let summary = Summary::of(&self.samples_ns);
-        Some(summary.half_width <= target * summary.mean)
+        let samples = unit_samples(std::slice::from_ref(&self.sampled));
+        profile.has_enough(&samples, 1, self.elapsed)
     }
 
     fn sample(&mut self, runner: &mut dyn Runner) -> Result<()> {
+        let batch = self.sampled.batch;
         let start = Instant::now();
-        runner.run(self.batch)?;
+        runner.run(batch)?;
         let elapsed = start.elapsed();
-        self.sampled += elapsed;
-        self.samples_ns
-            .push(elapsed.as_nanos() as f64 / self.batch as f64);
+        self.elapsed += elapsed;
+        self.sampled
+            .samples_ns
+            .push(elapsed.as_nanos() as f64 / batch as f64);
         Ok(())
-    }
-
-    fn finish(self, profile: &Profile) -> Measurement {
-        let summary = Summary::of(&self.samples_ns);
-        let target_met = self.precise_enough(profile);
-        Measurement {
-            reps: self.samples_ns.len(),
-            batch: self.batch,
-            mean_ns: summary.mean,
-            ci95_low_ns: summary.mean - summary.half_width,
-            ci95_high_ns: summary.mean + summary.half_width,
-            allocs_per_op: self.allocs_per_op,
-            alloc_bytes_per_op: self.alloc_bytes_per_op,
-            target_met,
-        }
     }
 }
 
@@ -255,6 +357,28 @@ impl Summary {
         let variance = samples.iter().map(|sample| (sample - mean).powi(2)).sum::<f64>() / (count - 1) as f64;
         let half_width = student_t_975(count - 1) * (variance / count as f64).sqrt();
         Summary { mean, half_width }
+    }
+
+    /// The summary of reps taken in `units` processes (`(unit, sample)` pairs). With one
+    /// unit, that of the samples. With more, the units are what is independent: the mean of
+    /// their means, and the Student-t interval of that mean over the units (a cluster
+    /// interval), which holds the spread between units as well as that of reps within each.
+    pub fn of_units(samples: &[(usize, f64)], units: usize) -> Summary {
+        if units <= 1 {
+            let values: Vec<f64> = samples.iter().map(|&(_, value)| value).collect();
+            return Summary::of(&values);
+        }
+        let means: Vec<f64> = (0..units)
+            .filter_map(|unit| {
+                let values: Vec<f64> = samples
+                    .iter()
+                    .filter(|&&(owner, _)| owner == unit)
+                    .map(|&(_, value)| value)
+                    .collect();
+                (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
+            })
+            .collect();
+        Summary::of(&means)
     }
 }
 
@@ -500,6 +624,32 @@ mod tests {
         let summary = Summary::of(&[8.0, 9.0, 10.0, 11.0, 12.0]);
         assert_eq!(summary.mean, 10.0);
         assert!((summary.half_width - 1.9630).abs() < 1e-3, "{summary:?}");
+    }
+
+    #[test]
+    fn processes_are_the_units_of_the_interval() {
+        // Unit 0 reps 9, 11 (mean 10); unit 1 reps 19, 21 (mean 20): mean 15, and the interval
+        // of two means 10 and 20 (sd 7.071, n 2): 12.706 * 7.071 / sqrt(2) = 63.53.
+        let samples = [(0, 9.0), (1, 19.0), (0, 11.0), (1, 21.0)];
+        let summary = Summary::of_units(&samples, 2);
+        assert_eq!(summary.mean, 15.0);
+        assert!((summary.half_width - 63.53).abs() < 0.01, "{summary:?}");
+        // One unit: the plain interval of the reps.
+        assert_eq!(
+            Summary::of_units(&samples, 1),
+            Summary::of(&[9.0, 19.0, 11.0, 21.0])
+        );
+        // Combining two processes' parts: the same figures, and the first part's batch.
+        let part = |samples_ns: Vec<f64>| Sampled {
+            batch: 10,
+            samples_ns,
+            allocs_per_op: 1.0,
+            alloc_bytes_per_op: 8.0,
+        };
+        let combined = Measurement::of(&[part(vec![9.0, 11.0]), part(vec![19.0, 21.0])], &Profile::FULL);
+        assert_eq!((combined.reps, combined.batch, combined.mean_ns), (4, 10, 15.0));
+        assert!((combined.ci95_high_ns - 15.0 - 63.53).abs() < 0.01);
+        assert_eq!(combined.target_met, Some(false));
     }
 
     #[test]

@@ -1,17 +1,20 @@
 //! Drives the stages for one `serbench run`: select arms from the registry, prove and time
 //! them block by block (a block is every selected arm of one payload, measured round-robin),
 //! append each finished block's rows to results.csv, then write sizes.csv and the headline
-//! ratios (ratios.csv).
+//! ratios (ratios.csv). A profile with [`Processes`] times each block in worker processes (this
+//! executable's hidden `block-worker` subcommand, [`block_worker`]) and combines their reps.
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, anyhow, bail};
 use indicatif::{ProgressBar, ProgressStyle};
+use serde::{Deserialize, Serialize};
 
 use crate::arm::{Arm, ArmId, CodecId, Encoder, Registry};
-use crate::measure::{Profile, Schedule, measure_block};
+use crate::measure::{Measurement, Processes, Profile, Sampled, Schedule, sample_block, unit_samples};
 use crate::report::host::Host;
 use crate::report::results::{ResultRow, ResultsWriter, write_rows};
 use crate::report::{ratios, sizes};
@@ -112,30 +115,17 @@ pub fn run(registry: &Registry, selection: &Selection, options: &RunOptions) -> 
             continue;
         }
         progress.block(payload.name);
-        let mut ready = Vec::new();
-        let mut runners = Vec::new();
-        for arm in block {
+        let outcomes = match profile.processes {
+            None => measure_here(&block, profile, *schedule, &progress),
+            Some(processes) => measure_in_workers(registry, &block, profile, processes, *schedule, &progress),
+        };
+        for (arm, outcome) in block.iter().zip(outcomes) {
             let row = ResultRow::new(&arm.id, &host, profile.name, &timestamp).scheduled(*schedule);
-            match arm.prepare() {
-                Ok(prepared) => {
-                    runners.push(prepared.runner);
-                    ready.push((arm.id, row, prepared.encoded_bytes));
-                }
-                Err(error) => {
-                    let row = row.failed(&error);
-                    progress.finished(&arm.id, &row);
-                    writer.append(&row)?;
-                    rows.push(row);
-                }
-            }
-        }
-        let measurements = measure_block(&mut runners, profile, *schedule, || progress.rep());
-        for ((id, row, encoded_bytes), measurement) in ready.into_iter().zip(measurements) {
-            let row = match measurement {
-                Ok(measurement) => row.measured(encoded_bytes, &measurement),
-                Err(error) => row.failed(&error.context(format!("{id}: failed while timed"))),
+            let row = match outcome {
+                Ok((measurement, encoded_bytes)) => row.measured(encoded_bytes, &measurement),
+                Err(error) => row.failed(&error),
             };
-            progress.finished(&id, &row);
+            progress.finished(&arm.id, &row);
             writer.append(&row)?;
             rows.push(row);
         }
@@ -144,6 +134,203 @@ pub fn run(registry: &Registry, selection: &Selection, options: &RunOptions) -> 
     write_sizes(registry, selection, out)?;
     write_rows(&out.join(ratios::FILE_NAME), &ratios::headline(&rows))?;
     Ok(rows)
+}
+
+/// What measuring one arm gave: its measurement and encoded size, or why it has none.
+type Outcome = Result<(Measurement, usize)>;
+
+/// Proves and times a block in this process.
+fn measure_here(block: &[&Arm], profile: &Profile, schedule: Schedule, progress: &Progress) -> Vec<Outcome> {
+    sample_here(block, profile, schedule, || progress.rep())
+        .into_iter()
+        .map(|sampled| {
+            sampled.map(|(sampled, encoded_bytes)| (Measurement::of(&[sampled], profile), encoded_bytes))
+        })
+        .collect()
+}
+
+/// Proves every arm of `block` in this process and samples the proven ones together: their
+/// reps and encoded sizes, or why an arm has none, in block order.
+fn sample_here(
+    block: &[&Arm],
+    profile: &Profile,
+    schedule: Schedule,
+    on_rep: impl FnMut(),
+) -> Vec<Result<(Sampled, usize)>> {
+    let mut failures: Vec<Option<anyhow::Error>> = Vec::new();
+    let mut runners = Vec::new();
+    let mut encoded = Vec::new();
+    for arm in block {
+        match arm.prepare() {
+            Ok(prepared) => {
+                runners.push(prepared.runner);
+                encoded.push(prepared.encoded_bytes);
+                failures.push(None);
+            }
+            Err(error) => failures.push(Some(error)),
+        }
+    }
+    let mut sampled = sample_block(&mut runners, profile, schedule, on_rep)
+        .into_iter()
+        .zip(encoded);
+    block
+        .iter()
+        .zip(failures)
+        .map(|(arm, failure)| match failure {
+            Some(error) => Err(error),
+            None => {
+                let (sampled, encoded_bytes) = sampled.next().expect("one sample set per proven arm");
+                sampled
+                    .map(|sampled| (sampled, encoded_bytes))
+                    .map_err(|error| error.context(format!("{}: failed while timed", arm.id)))
+            }
+        })
+        .collect()
+}
+
+/// Times a block in worker processes, one after another (see [`Processes`]): `min` workers
+/// sample every arm, then further workers (up to `max`) only the arms that still need reps by
+/// the profile's rule. An arm whose worker fails (its proof, an error while timed, or the
+/// worker process itself) is failed with the reason; the others go on.
+fn measure_in_workers(
+    registry: &Registry,
+    block: &[&Arm],
+    profile: &Profile,
+    processes: Processes,
+    schedule: Schedule,
+    progress: &Progress,
+) -> Vec<Outcome> {
+    let indices: Vec<usize> = block
+        .iter()
+        .map(|arm| {
+            registry
+                .arms
+                .iter()
+                .position(|other| std::ptr::eq(other, *arm))
+                .expect("a selected arm is in the registry")
+        })
+        .collect();
+    let mut parts: Vec<Vec<Sampled>> = vec![Vec::new(); block.len()];
+    let mut encoded = vec![0; block.len()];
+    let mut errors: Vec<Option<anyhow::Error>> = block.iter().map(|_| None).collect();
+    for worker in 0..processes.max {
+        let wanted: Vec<usize> = (0..block.len())
+            .filter(|&arm| {
+                errors[arm].is_none() && (worker < processes.min || !has_enough(profile, &parts[arm]))
+            })
+            .collect();
+        if wanted.is_empty() {
+            break;
+        }
+        let arm_indices: Vec<usize> = wanted.iter().map(|&arm| indices[arm]).collect();
+        match start_worker(&arm_indices, profile, schedule) {
+            Ok(reports) => {
+                for (&arm, report) in wanted.iter().zip(reports) {
+                    match report.result {
+                        Ok(sampled) => {
+                            encoded[arm] = report.encoded_bytes;
+                            parts[arm].push(sampled);
+                        }
+                        Err(message) => errors[arm] = Some(anyhow!(message)),
+                    }
+                    (0..processes.reps_each).for_each(|_| progress.rep());
+                }
+            }
+            Err(error) => {
+                for &arm in &wanted {
+                    errors[arm] = Some(anyhow!("{}: {error:#}", block[arm].id));
+                }
+            }
+        }
+    }
+    errors
+        .into_iter()
+        .zip(parts)
+        .zip(encoded)
+        .map(|((error, parts), encoded_bytes)| match error {
+            Some(error) => Err(error),
+            None => Ok((Measurement::of(&parts, profile), encoded_bytes)),
+        })
+        .collect()
+}
+
+fn has_enough(profile: &Profile, parts: &[Sampled]) -> bool {
+    let sampled = parts.iter().map(Sampled::duration).sum();
+    profile.has_enough(&unit_samples(parts), parts.len(), sampled)
+}
+
+/// One arm as a worker reports it to its parent.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct WorkerReport {
+    pub encoded_bytes: usize,
+    /// The reps, or the error (with the arm's name) that stopped the arm.
+    pub result: Result<Sampled, String>,
+}
+
+/// Runs one `block-worker` process over the arms `arm_indices` (registry order) and reads its
+/// reports, one per arm in the same order.
+fn start_worker(arm_indices: &[usize], profile: &Profile, schedule: Schedule) -> Result<Vec<WorkerReport>> {
+    let program = std::env::current_exe().context("cannot find this executable for the block workers")?;
+    let arms: Vec<String> = arm_indices.iter().map(usize::to_string).collect();
+    let mut command = Command::new(program);
+    command.args([
+        "block-worker",
+        "--profile",
+        profile.name,
+        "--arms",
+        &arms.join(","),
+    ]);
+    if schedule == Schedule::Burst {
+        command.arg("--burst");
+    }
+    let output = command.output().context("cannot start a block worker")?;
+    if !output.status.success() {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let last = stderr.lines().last().unwrap_or("no message");
+        bail!("its block worker failed ({}): {last}", output.status);
+    }
+    let reports: Vec<WorkerReport> =
+        serde_json::from_slice(&output.stdout).context("a block worker's report is not valid JSON")?;
+    if reports.len() != arm_indices.len() {
+        bail!(
+            "a block worker reported {} arms of {}",
+            reports.len(),
+            arm_indices.len()
+        );
+    }
+    Ok(reports)
+}
+
+/// What a `block-worker` process does: proves the registry's arms `arm_indices` (fresh, in
+/// this process) and samples them with the profile's worker share ([`Profile::worker`]).
+pub fn block_worker(
+    registry: &Registry,
+    arm_indices: &[usize],
+    profile: &Profile,
+    schedule: Schedule,
+) -> Result<Vec<WorkerReport>> {
+    let block = arm_indices
+        .iter()
+        .map(|&index| {
+            registry
+                .arms
+                .get(index)
+                .with_context(|| format!("no arm number {index} in the registry"))
+        })
+        .collect::<Result<Vec<&Arm>>>()?;
+    Ok(sample_here(&block, &profile.worker(), schedule, || {})
+        .into_iter()
+        .map(|sampled| match sampled {
+            Ok((sampled, encoded_bytes)) => WorkerReport {
+                encoded_bytes,
+                result: Ok(sampled),
+            },
+            Err(error) => WorkerReport {
+                encoded_bytes: 0,
+                result: Err(format!("{error:#}")),
+            },
+        })
+        .collect())
 }
 
 /// Writes `out/sizes.csv` for the selected codecs.

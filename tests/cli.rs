@@ -86,6 +86,54 @@ fn a_run_writes_one_row_per_selected_arm_and_both_files_parse_back() {
     );
 }
 
+/// The full profile samples in worker processes: one arm, from at least the minimum number of
+/// workers to the maximum, with the stopping rule's verdict recorded.
+#[test]
+fn the_full_profile_combines_reps_from_worker_processes() {
+    let format = some_format();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let output = serbench(&[
+        "run",
+        "--format",
+        &format,
+        "--payload",
+        "order",
+        "--op",
+        "encode",
+        "--profile",
+        "full",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let profile = serbench::measure::Profile::FULL;
+    let processes = profile.processes.unwrap();
+    let rows: Vec<ResultRow> = results::read(&out.join("results.csv")).unwrap();
+    assert!(!rows.is_empty());
+    for row in &rows {
+        assert_eq!(row.status, "ok", "{row:?}");
+        let reps = row.reps.unwrap();
+        assert!(
+            reps % processes.reps_each == 0
+                && (processes.min * processes.reps_each..=processes.max * processes.reps_each)
+                    .contains(&reps),
+            "{row:?}"
+        );
+        // Fewer than the maximum of workers only when the interval met the target.
+        assert!(
+            reps == profile.max_reps || row.target_met == Some(true),
+            "{row:?}"
+        );
+        let (low, mean, high) = (
+            row.ci95_low_ns.unwrap(),
+            row.mean_ns.unwrap(),
+            row.ci95_high_ns.unwrap(),
+        );
+        assert!(low < mean && mean < high, "{row:?}");
+    }
+}
+
 #[test]
 fn sizes_are_byte_identical_across_runs() {
     let dir = tempfile::tempdir().unwrap();

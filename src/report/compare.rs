@@ -82,6 +82,14 @@ pub struct Agreement {
     /// Median interval half-width, as a fraction of the mean, of each side.
     pub median_half_width_a: f64,
     pub median_half_width_b: f64,
+    /// The median B/A: how much faster or slower the whole machine ran B than A.
+    pub common_shift: f64,
+    /// Coverage and drift with every B mean divided by `common_shift` first: how well A's
+    /// intervals predict where each arm stands relative to the others in B, which is what a
+    /// comparison between formats in one run relies on.
+    pub coverage_without_shift: f64,
+    pub median_drift_without_shift: f64,
+    pub p95_drift_without_shift: f64,
 }
 
 /// Which run a side is: where it came from and what produced it.
@@ -264,6 +272,16 @@ pub fn agreement(arms: &[ArmComparison]) -> Option<Agreement> {
     let half_widths = |side: fn(&ArmComparison) -> &Interval| -> Vec<f64> {
         arms.iter().map(|arm| side(arm).relative_half_width()).collect()
     };
+    let ratios: Vec<f64> = arms.iter().map(|arm| arm.ratio).collect();
+    let common_shift = percentile(&ratios, 0.5);
+    let drifts_without_shift: Vec<f64> = ratios
+        .iter()
+        .map(|ratio| (ratio / common_shift - 1.0).abs())
+        .collect();
+    let covered_without_shift = arms
+        .iter()
+        .filter(|arm| arm.a.contains(arm.b.mean / common_shift))
+        .count();
     Some(Agreement {
         shared,
         coverage: fraction(arms.iter().filter(|arm| arm.b_inside_a).count()),
@@ -272,6 +290,10 @@ pub fn agreement(arms: &[ArmComparison]) -> Option<Agreement> {
         p95_drift: percentile(&drifts, 0.95),
         median_half_width_a: percentile(&half_widths(|arm| &arm.a), 0.5),
         median_half_width_b: percentile(&half_widths(|arm| &arm.b), 0.5),
+        common_shift,
+        coverage_without_shift: fraction(covered_without_shift),
+        median_drift_without_shift: percentile(&drifts_without_shift, 0.5),
+        p95_drift_without_shift: percentile(&drifts_without_shift, 0.95),
     })
 }
 
@@ -369,6 +391,15 @@ impl Agreement {
                 "median CI half-width (% of mean): A {}, B {}",
                 percent(self.median_half_width_a),
                 percent(self.median_half_width_b)
+            ),
+            format!(
+                "common shift (median B/A, the whole machine): {:+.1}%; with it divided out: coverage {} of {} ({}), drift median {}, 95th percentile {}",
+                (self.common_shift - 1.0) * 100.0,
+                count(self.coverage_without_shift),
+                self.shared,
+                percent(self.coverage_without_shift),
+                percent(self.median_drift_without_shift),
+                percent(self.p95_drift_without_shift)
             ),
         ]
     }
@@ -553,6 +584,11 @@ mod tests {
         // Half-widths: A 2% everywhere; B 1%, ~1.94%, ~1.11%.
         assert!((agreement.median_half_width_a - 0.02).abs() < 1e-12);
         assert!((agreement.median_half_width_b - 10.0 / 900.0).abs() < 1e-12);
+        // Ratios 1.01, 1.03, 0.90: common shift 1.01. Divided by it, B's means are 100, ~101.98
+        // and ~89.11: two inside [98, 102]; drifts 0, ~0.0198, ~0.109.
+        assert!((agreement.common_shift - 1.01).abs() < 1e-12);
+        assert!((agreement.coverage_without_shift - 2.0 / 3.0).abs() < 1e-12);
+        assert!((agreement.median_drift_without_shift - (1.03 / 1.01 - 1.0)).abs() < 1e-12);
     }
 
     #[test]
