@@ -1,5 +1,6 @@
 //! Sampling and statistics: warm-up, a batch size calibrated so one rep lasts the profile's
-//! target time, reps taken round-robin across a block of arms, Student-t 95% intervals, and
+//! target time, reps taken round-robin across a block of arms, Student-t 95% intervals (over
+//! the reps, or over worker processes' means for a profile with [`Processes`]), and
 //! allocation counts from a counting global allocator in a separate, untimed pass.
 //!
 //! Why round-robin: on a shared machine the speed drifts over seconds. Taking every rep of one
@@ -196,14 +197,14 @@ pub fn sample_block(
 ) -> Vec<Result<Sampled>> {
     let mut states: Vec<Result<ArmState>> = runners
         .iter_mut()
-        .map(|runner| ArmState::calibrate(runner.as_mut(), profile))
+        .map(|runner| unpanicked(|| ArmState::calibrate(runner.as_mut(), profile)))
         .collect();
     let mut take_rep = |runner: &mut Box<dyn Runner>, state: &mut Result<ArmState>| {
         let Ok(arm) = state else { return false };
         if arm.has_enough(profile) {
             return false;
         }
-        if let Err(error) = arm.sample(runner.as_mut()) {
+        if let Err(error) = unpanicked(|| arm.sample(runner.as_mut())) {
             *state = Err(error);
         }
         on_rep();
@@ -229,6 +230,19 @@ pub fn sample_block(
         .into_iter()
         .map(|state| state.map(|arm| arm.sampled))
         .collect()
+}
+
+/// Runs `step` of one arm; a panic in it (a library's, while timed) becomes that arm's error,
+/// so the other arms of the block go on. The arm is not touched again after an error.
+fn unpanicked<T>(step: impl FnOnce() -> Result<T>) -> Result<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(step)).unwrap_or_else(|panic| {
+        let message = panic
+            .downcast_ref::<&str>()
+            .map(|text| text.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic without a message".to_string());
+        Err(anyhow::anyhow!("panicked: {message}"))
+    })
 }
 
 /// One arm's reps in one process, and its allocations per operation.
@@ -650,6 +664,29 @@ mod tests {
         assert_eq!((combined.reps, combined.batch, combined.mean_ns), (4, 10, 15.0));
         assert!((combined.ci95_high_ns - 15.0 - 63.53).abs() < 0.01);
         assert_eq!(combined.target_met, Some(false));
+    }
+
+    struct PanicsWhenTimed;
+    impl Runner for PanicsWhenTimed {
+        fn run(&mut self, iterations: u64) -> Result<()> {
+            assert!(iterations < 1_000, "a library bug at 1,000 iterations");
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_panicking_arm_fails_alone() {
+        let mut runners: Vec<Box<dyn Runner>> = vec![Box::new(PanicsWhenTimed), Box::new(Allocating)];
+        let sampled = sample_block(&mut runners, &Profile::SMOKE, Schedule::Interleaved, || {});
+        let error = sampled[0].as_ref().unwrap_err().to_string();
+        assert!(
+            error.contains("panicked: a library bug at 1,000 iterations"),
+            "{error}"
+        );
+        assert_eq!(
+            sampled[1].as_ref().unwrap().samples_ns.len(),
+            Profile::SMOKE.max_reps
+        );
     }
 
     #[test]

@@ -32,6 +32,22 @@ fn some_format() -> String {
         .to_string()
 }
 
+/// `serbench run` of `format` on `order` with `profile` into `out`, plus `extra` arguments.
+fn run_order(format: &str, profile: &str, extra: &[&str], out: &Path) -> Output {
+    let args = [
+        "run",
+        "--format",
+        format,
+        "--payload",
+        "order",
+        "--profile",
+        profile,
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    serbench(&[&args[..], extra].concat())
+}
+
 #[test]
 fn a_run_writes_one_row_per_selected_arm_and_both_files_parse_back() {
     let format = some_format();
@@ -42,17 +58,7 @@ fn a_run_writes_one_row_per_selected_arm_and_both_files_parse_back() {
         .unwrap()
         .len();
 
-    let output = serbench(&[
-        "run",
-        "--format",
-        &format,
-        "--payload",
-        "order",
-        "--profile",
-        "smoke",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let output = run_order(&format, "smoke", &[], &out);
     assert!(output.status.success(), "{}", stderr(&output));
 
     let rows: Vec<ResultRow> = results::read(&out.join("results.csv")).unwrap();
@@ -93,19 +99,7 @@ fn the_full_profile_combines_reps_from_worker_processes() {
     let format = some_format();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let output = serbench(&[
-        "run",
-        "--format",
-        &format,
-        "--payload",
-        "order",
-        "--op",
-        "encode",
-        "--profile",
-        "full",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let output = run_order(&format, "full", &["--op", "encode"], &out);
     assert!(output.status.success(), "{}", stderr(&output));
     let profile = serbench::measure::Profile::FULL;
     let processes = profile.processes.unwrap();
@@ -279,19 +273,13 @@ fn instruction_counts_are_identical_on_rerun() {
     let mut counts = Vec::new();
     for name in ["first", "second"] {
         let out = dir.path().join(name);
-        let output = serbench(&[
-            "run",
-            "--measure",
-            "instructions",
-            "--format",
+        // The profile plays no part in counting instructions.
+        let output = run_order(
             &format,
-            "--payload",
-            "order",
-            "--op",
-            "decode",
-            "--out",
-            out.to_str().unwrap(),
-        ]);
+            "quick",
+            &["--measure", "instructions", "--op", "decode"],
+            &out,
+        );
         assert!(output.status.success(), "{}", stderr(&output));
         let rows: Vec<serbench::instructions::InstructionRow> =
             results::read_rows(&out.join("instructions.csv")).unwrap();
