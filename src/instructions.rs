@@ -14,7 +14,7 @@ use std::process::Command;
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
-use crate::arm::{ArmId, Registry, Runner};
+use crate::arm::{Arm, Registry, Runner};
 use crate::report::SCHEMA_VERSION;
 
 /// Operations counted in the measured call.
@@ -62,9 +62,22 @@ pub struct InstructionRow {
     pub note: String,
 }
 
-/// Counts one arm (index `arm_index` among its format's arms) by running `serbench` under
-/// callgrind.
-pub fn count(id: &ArmId, arm_index: usize, scratch: &Path) -> InstructionRow {
+/// The position of `arm` among the arms of its own format: how a worker that builds only that
+/// format finds it.
+fn index_in_format(registry: &Registry, arm: &Arm) -> usize {
+    let format = arm.id.codec.format;
+    registry
+        .arms
+        .iter()
+        .filter(|other| other.id.codec.format == format)
+        .position(|other| std::ptr::eq(other, arm))
+        .expect("an arm of the registry is among its format's arms")
+}
+
+/// Counts one arm of `registry` by running `serbench` under callgrind.
+pub fn count(registry: &Registry, arm: &Arm, scratch: &Path) -> InstructionRow {
+    let id = &arm.id;
+    let arm_index = index_in_format(registry, arm);
     let codec = &id.codec;
     let mut row = InstructionRow {
         schema_version: SCHEMA_VERSION,
@@ -176,13 +189,6 @@ pub fn count_fidelity_pair(
         .iter()
         .find(|arm| crate::report::fidelity::arm_id(&arm.id).as_deref() == Some(id))
         .with_context(|| format!("no arm of the registry has the fidelity id {id}"))?;
-    let format = arm.id.codec.format;
-    let arm_index = registry
-        .arms
-        .iter()
-        .filter(|other| other.id.codec.format == format)
-        .position(|other| std::ptr::eq(other, arm))
-        .expect("the arm is in its format");
     let file_name: String = id
         .chars()
         .map(|character| {
@@ -201,8 +207,8 @@ pub fn count_fidelity_pair(
         &scratch.join(format!("callgrind.fidelity.{file_name}.out")),
     )
     .with_context(|| format!("counting the fidelity case {id}"))?;
-    let harness =
-        callgrind(format, arm_index, scratch).with_context(|| format!("counting serbench's arm {id}"))?;
+    let harness = callgrind(arm.id.codec.format, index_in_format(registry, arm), scratch)
+        .with_context(|| format!("counting serbench's arm {id}"))?;
     Ok((
         direct as f64 / ITERATIONS as f64,
         harness as f64 / ITERATIONS as f64,

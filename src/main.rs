@@ -659,13 +659,7 @@ fn count_instructions(registry: &Registry, selection: &Selection, out: &Path) ->
     let scratch = tempfile_dir()?;
     let mut rows = Vec::new();
     for arm in registry.arms.iter().filter(|arm| selection.arm(&arm.id)) {
-        let format = arm.id.codec.format;
-        let index = registry
-            .arms
-            .iter()
-            .filter(|other| other.id.codec.format == format)
-            .position(|other| std::ptr::eq(other, arm));
-        let row = serbench::instructions::count(&arm.id, index.expect("the arm is in its format"), &scratch);
+        let row = serbench::instructions::count(registry, arm, &scratch);
         eprintln!(
             "{}: {:.0} instructions/op {}",
             arm.id, row.instructions_per_op, row.note
@@ -679,15 +673,12 @@ fn count_instructions(registry: &Registry, selection: &Selection, out: &Path) ->
         .iter()
         .map(|row| {
             vec![
-                format!(
-                    "{}/{}{}",
-                    row.format,
-                    row.backend,
-                    if row.variant.is_empty() {
-                        String::new()
-                    } else {
-                        format!("[{}]", row.variant)
-                    }
+                serbench::report::load::arm_label(
+                    &row.format,
+                    &row.backend,
+                    &row.variant,
+                    "typed",
+                    "document",
                 ),
                 row.payload.clone(),
                 format!("{} {} {}", row.operation, row.mode, row.framing),

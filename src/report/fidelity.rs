@@ -58,12 +58,8 @@ pub fn arm_id(id: &ArmId) -> Option<String> {
 }
 
 fn fidelity_id(format: &str, backend: &str, variant: &str, payload: &str, operation: &str) -> String {
-    let backend = if variant.is_empty() {
-        backend.to_string()
-    } else {
-        format!("{backend}[{variant}]")
-    };
-    format!("{format}/{backend}/{payload}/{operation}")
+    let arm = super::load::arm_label(format, backend, variant, "typed", "document");
+    format!("{arm}/{payload}/{operation}")
 }
 
 #[derive(Deserialize)]
