@@ -42,8 +42,9 @@ pub struct Profile {
 
 /// Sampling a block in worker processes, one after another: each worker prepares the block's
 /// arms afresh, warms each up, and takes `reps_each` reps of every arm it is given
-/// (round-robin, as in one process). The parent starts `min` workers, then more (at most `max`)
-/// for the arms whose interval is still wider than the target and whose budget is not spent.
+/// (round-robin, as in one process). The parent starts workers for the arms that, by the
+/// profile's rule over all their reps so far ([`Profile::has_enough`]), still need reps: so
+/// `min_reps / reps_each` workers at least and `max_reps / reps_each` at most.
 ///
 /// Why: a process fixes things that move an arm's speed by a few percent and stay fixed for
 /// the life of the process: where its buffers, the decoded values and the library's own state
@@ -54,8 +55,6 @@ pub struct Profile {
 /// each other, the machine's drift across the block lands in it too.
 #[derive(Clone, Copy, Debug)]
 pub struct Processes {
-    pub min: usize,
-    pub max: usize,
     pub reps_each: usize,
 }
 
@@ -93,11 +92,7 @@ impl Profile {
         max_reps: 16,
         precision: Some(0.01),
         budget: Duration::from_secs(3),
-        processes: Some(Processes {
-            min: 4,
-            max: 8,
-            reps_each: 2,
-        }),
+        processes: Some(Processes { reps_each: 2 }),
     };
     pub const ALL: [Profile; 3] = [Profile::SMOKE, Profile::QUICK, Profile::FULL];
 

@@ -188,9 +188,9 @@ fn sample_here(
         .collect()
 }
 
-/// Times a block in worker processes, one after another (see [`Processes`]): `min` workers
-/// sample every arm, then further workers (up to `max`) only the arms that still need reps by
-/// the profile's rule. An arm whose worker fails (its proof, an error while timed, or the
+/// Times a block in worker processes, one after another (see [`Processes`]): each worker
+/// samples the arms that still need reps by the profile's rule, until none does. An arm whose
+/// worker fails (its proof, an error while timed, or the
 /// worker process itself) is failed with the reason; the others go on.
 fn measure_in_workers(
     registry: &Registry,
@@ -213,11 +213,11 @@ fn measure_in_workers(
     let mut parts: Vec<Vec<Sampled>> = vec![Vec::new(); block.len()];
     let mut encoded = vec![0; block.len()];
     let mut errors: Vec<Option<anyhow::Error>> = block.iter().map(|_| None).collect();
-    for worker in 0..processes.max {
+    // Ends: every worker adds `reps_each` reps to each arm it samples, or fails it, and an arm
+    // has enough at `max_reps` at the latest.
+    loop {
         let wanted: Vec<usize> = (0..block.len())
-            .filter(|&arm| {
-                errors[arm].is_none() && (worker < processes.min || !has_enough(profile, &parts[arm]))
-            })
+            .filter(|&arm| errors[arm].is_none() && !has_enough(profile, &parts[arm]))
             .collect();
         if wanted.is_empty() {
             break;
