@@ -16,6 +16,7 @@ use anyhow::{Result, bail};
 
 use super::SCHEMA_VERSION;
 use super::load::{self, ArmKey, ResultsDir};
+use super::markdown::ns;
 use super::ratios::ratio_of;
 use super::results::{ResultRow, STATUS_OK};
 use super::table;
@@ -316,16 +317,6 @@ pub fn percentile(values: &[f64], q: f64) -> f64 {
 
 fn percent(fraction: f64) -> String {
     format!("{:.1}%", fraction * 100.0)
-}
-
-fn ns(value: f64) -> String {
-    if value >= 10.0 {
-        format!("{value:.1}")
-    } else if value >= 1.0 {
-        format!("{value:.2}")
-    } else {
-        format!("{value:.3}")
-    }
 }
 
 impl ArmComparison {

@@ -640,7 +640,7 @@ fn write_sizes_section(
 }
 
 /// Nanoseconds with the digits that matter: one decimal from 10 ns up, more below.
-fn ns(value: f64) -> String {
+pub(super) fn ns(value: f64) -> String {
     if value >= 10.0 {
         format!("{value:.1}")
     } else if value >= 1.0 {
