@@ -57,8 +57,8 @@ use serde_avro_fast::ser::SerializerConfig;
 use super::Format;
 use crate::arm::{Backend, Codec, Dynamic, Registry};
 use crate::payload::{
-    CheckoutRequest, CheckoutResponse, Item, Items, Keyed, Model, Order, Payload, PayloadVisitor, Reading,
-    Readings, TelemetryEvent, visit_all,
+    CheckoutRequest, CheckoutResponse, Item, Items, Keyed, Model, Order, Payload, Reading, Readings,
+    TelemetryEvent, Visit, visit_all,
 };
 
 pub static FORMAT: Format = Format {
@@ -146,8 +146,8 @@ struct Avro<'a>(&'a mut Registry);
 const SERDE_AVRO_FAST: Backend = Backend::new("serde_avro_fast");
 const APACHE_AVRO: Backend = Backend::new("apache-avro");
 
-impl PayloadVisitor for Avro<'_> {
-    fn payload<P: Model>(&mut self, payload: &Payload<P>) {
+impl<P: Model + Native> Visit<P> for Avro<'_> {
+    fn payload(&mut self, payload: &Payload<P>) {
         register::<P, FastCodec<P>>(self.0, payload, SERDE_AVRO_FAST);
         if register::<P, ApacheSerde<P>>(self.0, payload, APACHE_AVRO) {
             self.0.dynamic(
@@ -172,7 +172,7 @@ fn built<C: Build>() -> C {
 
 /// Registers `backend` for `payload` if its codec builds, and lists it unsupported with the
 /// error otherwise; returns whether it registered.
-fn register<P: Model, C: Codec<P> + Build>(
+fn register<P: Model + Native, C: Codec<P> + Build>(
     registry: &mut Registry,
     payload: &Payload<P>,
     backend: Backend,
@@ -236,7 +236,7 @@ pub struct FastCodec<P> {
     model: PhantomData<fn() -> P>,
 }
 
-impl<P: Model> Build for FastCodec<P> {
+impl<P: Model + Native> Build for FastCodec<P> {
     fn build() -> Result<Self> {
         Ok(FastCodec {
             config: SerializerConfig::new(fast_schema::<P>()?),
@@ -245,7 +245,7 @@ impl<P: Model> Build for FastCodec<P> {
     }
 }
 
-impl<P: Model> Codec<P> for FastCodec<P> {
+impl<P: Model + Native> Codec<P> for FastCodec<P> {
     fn encode<'a>(&'a mut self, value: &P, out: &'a mut Vec<u8>) -> Result<&'a [u8]> {
         serde_avro_fast::to_datum(value, &mut *out, &mut self.config)?;
         Ok(out)
@@ -280,7 +280,7 @@ pub struct ApacheSerde<P> {
     model: PhantomData<fn() -> P>,
 }
 
-impl<P: Model> Build for ApacheSerde<P> {
+impl<P: Model + Native> Build for ApacheSerde<P> {
     fn build() -> Result<Self> {
         Ok(ApacheSerde {
             writer: apache_writer::<P>()?,
@@ -290,7 +290,7 @@ impl<P: Model> Build for ApacheSerde<P> {
     }
 }
 
-impl<P: Model> Codec<P> for ApacheSerde<P> {
+impl<P: Model + Native> Codec<P> for ApacheSerde<P> {
     fn encode<'a>(&'a mut self, value: &P, out: &'a mut Vec<u8>) -> Result<&'a [u8]> {
         self.writer.write_ser(out, value)?;
         Ok(out)
@@ -307,7 +307,7 @@ pub struct ApacheTree<P> {
     model: PhantomData<fn() -> P>,
 }
 
-impl<P: Model> Build for ApacheTree<P> {
+impl<P: Model + Native> Build for ApacheTree<P> {
     fn build() -> Result<Self> {
         Ok(ApacheTree {
             reader: apache_reader::<P>()?,
@@ -316,7 +316,7 @@ impl<P: Model> Build for ApacheTree<P> {
     }
 }
 
-impl<P: Model> Dynamic<P> for ApacheTree<P> {
+impl<P: Model + Native> Dynamic<P> for ApacheTree<P> {
     type Tree = apache_avro::types::Value;
 
     fn decode_tree(&mut self, mut bytes: &[u8]) -> Result<apache_avro::types::Value> {
@@ -345,8 +345,8 @@ mod tests {
     /// Parses every payload's schema file with both backends and records the file names.
     struct ParseAll(Vec<&'static str>);
 
-    impl PayloadVisitor for ParseAll {
-        fn payload<P: Model>(&mut self, payload: &Payload<P>) {
+    impl<P: Model + Native> Visit<P> for ParseAll {
+        fn payload(&mut self, payload: &Payload<P>) {
             let name = payload.spec.name;
             let file = schema_file::<P>().unwrap_or_else(|error| panic!("{name}: {error:#}"));
             fast_schema::<P>().unwrap_or_else(|error| panic!("{name}, serde_avro_fast: {error:#}"));
@@ -380,7 +380,7 @@ mod tests {
         );
     }
 
-    fn encode<P: Model>(mut codec: impl Codec<P>, value: &P) -> Result<Vec<u8>> {
+    fn encode<P: Model + Native>(mut codec: impl Codec<P>, value: &P) -> Result<Vec<u8>> {
         let mut out = Vec::new();
         Ok(codec.encode(value, &mut out)?.to_vec())
     }
@@ -388,7 +388,7 @@ mod tests {
     /// The bytes each backend writes decode through the other to the same value; they are in
     /// fact the same bytes. apache-avro's `Value` path (`read_value` then `from_value`, what the
     /// deprecated `from_avro_datum` does) reads them too.
-    fn cross_backend<P: Model>(payload: &Payload<P>) -> Result<()> {
+    fn cross_backend<P: Model + Native>(payload: &Payload<P>) -> Result<()> {
         let value = (payload.value)();
         let fast = encode(FastCodec::<P>::build()?, value)?;
         let apache = encode(ApacheSerde::<P>::build()?, value)?;
@@ -406,8 +406,8 @@ mod tests {
 
     struct CrossBackend(Vec<&'static str>);
 
-    impl PayloadVisitor for CrossBackend {
-        fn payload<P: Model>(&mut self, payload: &Payload<P>) {
+    impl<P: Model + Native> Visit<P> for CrossBackend {
+        fn payload(&mut self, payload: &Payload<P>) {
             let name = payload.spec.name;
             if SMALL_PAYLOADS.contains(&name) {
                 cross_backend(payload).unwrap_or_else(|error| panic!("{name}: {error:#}"));
@@ -426,8 +426,8 @@ mod tests {
     /// `OrderStatus` travels as an Avro enum symbol, not as a string.
     struct StatusIsEnum(bool);
 
-    impl PayloadVisitor for StatusIsEnum {
-        fn payload<P: Model>(&mut self, payload: &Payload<P>) {
+    impl<P: Model + Native> Visit<P> for StatusIsEnum {
+        fn payload(&mut self, payload: &Payload<P>) {
             if payload.spec.name != "checkout-response" {
                 return;
             }

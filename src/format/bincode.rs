@@ -15,7 +15,7 @@ use anyhow::Result;
 
 use super::Format;
 use crate::arm::{Backend, Codec, Registry};
-use crate::payload::{Model, Payload, PayloadVisitor, visit_all};
+use crate::payload::{Model, Payload, Visit, visit_all};
 
 pub static FORMAT: Format = Format {
     name: "bincode",
@@ -34,8 +34,8 @@ impl<T: ::bincode::Encode + ::bincode::Decode<()>> Native for T {}
 
 struct Bincode<'a>(&'a mut Registry);
 
-impl PayloadVisitor for Bincode<'_> {
-    fn payload<P: Model>(&mut self, payload: &Payload<P>) {
+impl<P: Model + Native> Visit<P> for Bincode<'_> {
+    fn payload(&mut self, payload: &Payload<P>) {
         self.0.codec(payload, Backend::new("bincode"), || NativeCodec);
         self.0
             .codec(payload, Backend::new("bincode").variant("hardened"), || {
@@ -46,7 +46,7 @@ impl PayloadVisitor for Bincode<'_> {
 
 pub struct NativeCodec;
 
-impl<P: Model> Codec<P> for NativeCodec {
+impl<P: Model + Native> Codec<P> for NativeCodec {
     fn encode<'a>(&'a mut self, value: &P, out: &'a mut Vec<u8>) -> Result<&'a [u8]> {
         ::bincode::encode_into_std_write(value, &mut *out, ::bincode::config::standard())?;
         Ok(out)
@@ -61,7 +61,7 @@ impl<P: Model> Codec<P> for NativeCodec {
 /// The standard configuration with a decode limit ([`DECODE_LIMIT`]).
 pub struct HardenedCodec;
 
-impl<P: Model> Codec<P> for HardenedCodec {
+impl<P: Model + Native> Codec<P> for HardenedCodec {
     fn encode<'a>(&'a mut self, value: &P, out: &'a mut Vec<u8>) -> Result<&'a [u8]> {
         let config = ::bincode::config::standard().with_limit::<DECODE_LIMIT>();
         ::bincode::encode_into_std_write(value, &mut *out, config)?;

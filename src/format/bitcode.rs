@@ -10,7 +10,7 @@ use anyhow::Result;
 
 use super::Format;
 use crate::arm::{Backend, Codec, Registry};
-use crate::payload::{Model, Payload, PayloadVisitor, visit_all};
+use crate::payload::{Model, Payload, Visit, visit_all};
 
 pub static FORMAT: Format = Format {
     name: "bitcode",
@@ -24,8 +24,8 @@ impl<T: ::bitcode::Encode + ::bitcode::DecodeOwned> Native for T {}
 
 struct Bitcode<'a>(&'a mut Registry);
 
-impl PayloadVisitor for Bitcode<'_> {
-    fn payload<P: Model>(&mut self, payload: &Payload<P>) {
+impl<P: Model + Native> Visit<P> for Bitcode<'_> {
+    fn payload(&mut self, payload: &Payload<P>) {
         self.0.codec(
             payload,
             Backend::new("bitcode").variant("native"),
@@ -41,7 +41,7 @@ pub struct NativeCodec {
     buffer: ::bitcode::Buffer,
 }
 
-impl<P: Model> Codec<P> for NativeCodec {
+impl<P: Model + Native> Codec<P> for NativeCodec {
     fn encode<'a>(&'a mut self, value: &P, _out: &'a mut Vec<u8>) -> Result<&'a [u8]> {
         Ok(self.buffer.encode(value))
     }

@@ -11,7 +11,7 @@ use anyhow::Result;
 
 use super::Format;
 use crate::arm::{Backend, Codec, Dynamic, Registry};
-use crate::payload::{Model, Payload, PayloadVisitor, visit_all};
+use crate::payload::{Model, Payload, Visit, visit_all};
 
 pub static FORMAT: Format = Format {
     name: "bson",
@@ -21,8 +21,8 @@ pub static FORMAT: Format = Format {
 
 struct Bson<'a>(&'a mut Registry);
 
-impl PayloadVisitor for Bson<'_> {
-    fn payload<P: Model>(&mut self, payload: &Payload<P>) {
+impl<P: Model> Visit<P> for Bson<'_> {
+    fn payload(&mut self, payload: &Payload<P>) {
         self.0.codec(payload, Backend::new("bson"), || BsonCodec);
         self.0
             .dynamic(payload, Backend::new("bson"), || BsonCodec, || DocumentTree);

@@ -17,7 +17,7 @@ use zbus::wire::serialized::{Context, Data};
 
 use super::Format;
 use crate::arm::{Backend, Codec, Dynamic, Registry};
-use crate::payload::{Model, Payload, PayloadVisitor, visit_all};
+use crate::payload::{Model, Payload, Visit, visit_all};
 
 pub static FORMAT: Format = Format {
     name: "dbus",
@@ -31,8 +31,8 @@ impl<T: zbus::Type> Native for T {}
 
 struct Dbus<'a>(&'a mut Registry);
 
-impl PayloadVisitor for Dbus<'_> {
-    fn payload<P: Model>(&mut self, payload: &Payload<P>) {
+impl<P: Model + Native> Visit<P> for Dbus<'_> {
+    fn payload(&mut self, payload: &Payload<P>) {
         self.0.codec(payload, Backend::new("zbus"), || DbusCodec);
         self.0
             .dynamic(payload, Backend::new("zbus"), || DbusCodec, || StructureTree);
@@ -45,7 +45,7 @@ fn context() -> Context {
     Context::new(LE, 0)
 }
 
-impl<P: Model> Codec<P> for DbusCodec {
+impl<P: Model + Native> Codec<P> for DbusCodec {
     fn encode<'a>(&'a mut self, value: &P, out: &'a mut Vec<u8>) -> Result<&'a [u8]> {
         // SAFETY: `to_writer` is unsafe only because the returned `Written` may own file
         // descriptors that must outlive the bytes; the model types hold no file descriptors.
@@ -63,7 +63,7 @@ impl<P: Model> Codec<P> for DbusCodec {
 /// D-Bus's dynamic tree: the message read by its signature alone into an `OwnedStructure`.
 pub struct StructureTree;
 
-impl<P: Model> Dynamic<P> for StructureTree {
+impl<P: Model + Native> Dynamic<P> for StructureTree {
     type Tree = OwnedStructure;
 
     fn decode_tree(&mut self, bytes: &[u8]) -> Result<OwnedStructure> {

@@ -38,8 +38,8 @@ use super::Format;
 use crate::arm::{Backend, Codec, Registry};
 use crate::payload::{
     Address, CheckoutRequest, CheckoutResponse, Item, Items, Keyed, LineItem, MetricSample, Model, Order,
-    OrderStatus, Payload, PayloadVisitor, PaymentMethod, Reading, Readings, RequestMeta, ResponseMeta,
-    ServiceInfo, Shipment, TelemetryEvent, visit_all,
+    OrderStatus, Payload, PaymentMethod, Reading, Readings, RequestMeta, ResponseMeta, ServiceInfo, Shipment,
+    TelemetryEvent, Visit, visit_all,
 };
 
 pub static FORMAT: Format = Format {
@@ -55,8 +55,8 @@ impl<T: ::fory::StructSerializer + ::fory::Serializer<Target = T>> Native for T 
 
 struct ForyFormat<'a>(&'a mut Registry);
 
-impl PayloadVisitor for ForyFormat<'_> {
-    fn payload<P: Model>(&mut self, payload: &Payload<P>) {
+impl<P: Model + Native> Visit<P> for ForyFormat<'_> {
+    fn payload(&mut self, payload: &Payload<P>) {
         self.0
             .codec(payload, Backend::new("fory").variant("xlang"), ForyCodec::xlang);
         self.0
@@ -128,7 +128,7 @@ impl ForyCodec {
     }
 }
 
-impl<P: Model> Codec<P> for ForyCodec {
+impl<P: Model + Native> Codec<P> for ForyCodec {
     fn encode<'a>(&'a mut self, value: &P, out: &'a mut Vec<u8>) -> Result<&'a [u8]> {
         self.fory
             .serialize_to(out, value)
@@ -147,7 +147,7 @@ impl<P: Model> Codec<P> for ForyCodec {
 mod tests {
     use super::*;
 
-    fn encode<P: Model>(codec: &mut ForyCodec, value: &P) -> Vec<u8> {
+    fn encode<P: Model + Native>(codec: &mut ForyCodec, value: &P) -> Vec<u8> {
         let mut out = Vec::new();
         Codec::<P>::encode(codec, value, &mut out).unwrap().to_vec()
     }
@@ -158,8 +158,8 @@ mod tests {
     #[test]
     fn bytes_are_deterministic_in_both_modes() {
         struct Check;
-        impl PayloadVisitor for Check {
-            fn payload<P: Model>(&mut self, payload: &Payload<P>) {
+        impl<P: Model + Native> Visit<P> for Check {
+            fn payload(&mut self, payload: &Payload<P>) {
                 let value = (payload.value)();
                 for mode in [WireMode::Xlang, WireMode::Native] {
                     let mut first = ForyCodec::new(mode);
@@ -185,8 +185,8 @@ mod tests {
     #[test]
     fn every_payload_round_trips_in_both_modes() {
         struct Check;
-        impl PayloadVisitor for Check {
-            fn payload<P: Model>(&mut self, payload: &Payload<P>) {
+        impl<P: Model + Native> Visit<P> for Check {
+            fn payload(&mut self, payload: &Payload<P>) {
                 let value = (payload.value)();
                 for mode in [WireMode::Xlang, WireMode::Native] {
                     let bytes = encode(&mut ForyCodec::new(mode), value);
@@ -203,8 +203,8 @@ mod tests {
     #[test]
     fn writer_and_reader_must_agree_on_the_mode() {
         struct Check;
-        impl PayloadVisitor for Check {
-            fn payload<P: Model>(&mut self, payload: &Payload<P>) {
+        impl<P: Model + Native> Visit<P> for Check {
+            fn payload(&mut self, payload: &Payload<P>) {
                 let value = (payload.value)();
                 let name = payload.spec.name;
                 let xlang_bytes = encode(&mut ForyCodec::xlang(), value);

@@ -21,12 +21,15 @@ use serde::de::DeserializeOwned;
 
 use super::Format;
 use crate::arm::{Backend, Codec, Dynamic, Framing, Registry};
-use crate::payload::{Batch, Model, Payload, PayloadVisitor, visit_all};
+use crate::payload::{Batch, Model, Payload, Visit, VisitBatch, visit_all, visit_batches};
 
 pub static FORMAT: Format = Format {
     name: "json",
     about: "JSON: serde_json and simd-json; document, array and NDJSON framings",
-    register: |registry| visit_all(&mut Json(registry)),
+    register: |registry| {
+        visit_all(&mut Json(registry));
+        visit_batches(&mut Json(registry));
+    },
 };
 
 const SERDE_JSON: Backend = Backend::new("serde_json");
@@ -35,8 +38,8 @@ const COPY_ONLY: &str = "copy-only";
 
 struct Json<'a>(&'a mut Registry);
 
-impl PayloadVisitor for Json<'_> {
-    fn payload<P: Model>(&mut self, payload: &Payload<P>) {
+impl<P: Model> Visit<P> for Json<'_> {
+    fn payload(&mut self, payload: &Payload<P>) {
         let registry = &mut *self.0;
         registry.codec(payload, SERDE_JSON, Document::<SerdeJson>::default);
         registry.codec(payload, SIMD_JSON, Document::<SimdJson>::default);
@@ -55,9 +58,11 @@ impl PayloadVisitor for Json<'_> {
             Document::<SimdJson>::default,
         );
     }
+}
 
-    fn batch<B: Batch>(&mut self, payload: &Payload<B>) {
-        self.payload(payload);
+/// The batch payloads' records also as a top-level array and as NDJSON.
+impl<B: Batch> VisitBatch<B> for Json<'_> {
+    fn batch(&mut self, payload: &Payload<B>) {
         let registry = &mut *self.0;
         registry.codec(
             payload,

@@ -3,8 +3,6 @@
 //!
 //! A format file exposes `pub static FORMAT: Format`, whose `register` adds the format's codecs
 //! for every payload to the [`Registry`](crate::arm::Registry), and lists what it cannot carry.
-//! A format that needs more of the model types than serde (a native derive) also exposes
-//! `pub trait Native`, which becomes a bound of [`Native`] here.
 
 use crate::arm::Registry;
 
@@ -66,60 +64,4 @@ pub fn all() -> Vec<&'static Format> {
     #[cfg(feature = "avro")]
     formats.push(&avro::FORMAT);
     formats
-}
-
-/// The traits the enabled formats need on every model type beyond serde: their native derives
-/// and their generated schema types.
-pub trait Native:
-    bincode::Native
-    + bitcode::Native
-    + dbus::Native
-    + protobuf::Native
-    + flatbuffers::Native
-    + fory::Native
-    + avro::Native
-{
-}
-impl<T> Native for T where
-    T: bincode::Native
-        + bitcode::Native
-        + dbus::Native
-        + protobuf::Native
-        + flatbuffers::Native
-        + fory::Native
-        + avro::Native
-{
-}
-
-/// The bound a disabled format leaves behind: satisfied by every type.
-pub trait Absent {}
-impl<T: ?Sized> Absent for T {}
-
-#[cfg(not(feature = "bincode"))]
-pub mod bincode {
-    pub use super::Absent as Native;
-}
-#[cfg(not(feature = "bitcode"))]
-pub mod bitcode {
-    pub use super::Absent as Native;
-}
-#[cfg(not(feature = "dbus"))]
-pub mod dbus {
-    pub use super::Absent as Native;
-}
-#[cfg(not(feature = "protobuf"))]
-pub mod protobuf {
-    pub use super::Absent as Native;
-}
-#[cfg(not(feature = "flatbuffers"))]
-pub mod flatbuffers {
-    pub use super::Absent as Native;
-}
-#[cfg(not(feature = "fory"))]
-pub mod fory {
-    pub use super::Absent as Native;
-}
-#[cfg(not(feature = "avro"))]
-pub mod avro {
-    pub use super::Absent as Native;
 }

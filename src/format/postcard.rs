@@ -6,7 +6,7 @@ use anyhow::Result;
 
 use super::Format;
 use crate::arm::{Backend, Codec, Registry};
-use crate::payload::{Model, Payload, PayloadVisitor, visit_all};
+use crate::payload::{Model, Payload, Visit, visit_all};
 
 pub static FORMAT: Format = Format {
     name: "postcard",
@@ -16,8 +16,8 @@ pub static FORMAT: Format = Format {
 
 struct Postcard<'a>(&'a mut Registry);
 
-impl PayloadVisitor for Postcard<'_> {
-    fn payload<P: Model>(&mut self, payload: &Payload<P>) {
+impl<P: Model> Visit<P> for Postcard<'_> {
+    fn payload(&mut self, payload: &Payload<P>) {
         self.0.codec(payload, Backend::new("postcard"), || PostcardCodec);
     }
 }

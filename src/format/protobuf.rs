@@ -37,8 +37,8 @@ use super::Format;
 use crate::arm::{Backend, Codec, Dynamic, Registry, Value};
 use crate::payload::{
     Address, CheckoutRequest, CheckoutResponse, Item, Items, Keyed, LineItem, MetricSample, Model, Order,
-    OrderStatus, Payload, PayloadVisitor, PaymentMethod, Reading, Readings, RequestMeta, ResponseMeta,
-    ServiceInfo, Shipment, TelemetryEvent, visit_all,
+    OrderStatus, Payload, PaymentMethod, Reading, Readings, RequestMeta, ResponseMeta, ServiceInfo, Shipment,
+    TelemetryEvent, Visit, visit_all,
 };
 
 /// The prost types generated from `schemas/protobuf/serbench.proto` (package `serbench`).
@@ -66,8 +66,8 @@ pub trait Native: Sized {
 
 struct Protobuf<'a>(&'a mut Registry);
 
-impl PayloadVisitor for Protobuf<'_> {
-    fn payload<P: Model>(&mut self, payload: &Payload<P>) {
+impl<P: Model + Native> Visit<P> for Protobuf<'_> {
+    fn payload(&mut self, payload: &Payload<P>) {
         // Fully qualified: other formats' `Native` traits are supertraits of `Model` as well.
         self.0.wire_codec(
             payload,
@@ -104,7 +104,7 @@ pub struct Reflect<P> {
     model: PhantomData<fn() -> P>,
 }
 
-impl<P: Model> Default for Reflect<P> {
+impl<P: Model + Native> Default for Reflect<P> {
     fn default() -> Self {
         let name = <<P as Native>::Message as Name>::full_name();
         let descriptor = descriptor_pool()
@@ -117,7 +117,7 @@ impl<P: Model> Default for Reflect<P> {
     }
 }
 
-impl<P: Model> Dynamic<P> for Reflect<P> {
+impl<P: Model + Native> Dynamic<P> for Reflect<P> {
     type Tree = DynamicMessage;
 
     fn decode_tree(&mut self, bytes: &[u8]) -> Result<DynamicMessage> {
@@ -131,7 +131,7 @@ impl<P: Model> Dynamic<P> for Reflect<P> {
 
 /// The plain variant's proof that the message it times is the payload. Runs outside timing, on
 /// a message built by `to_message`, so a failure is a bug in this file (the tests cover it).
-fn message_to_model<P: Model>(message: &<P as Native>::Message) -> P {
+fn message_to_model<P: Model + Native>(message: &<P as Native>::Message) -> P {
     <P as Native>::from_message(message.clone())
         .expect("a message built from the model converts back to the model")
 }
@@ -153,7 +153,7 @@ impl<M: Message + Default + Value> Codec<M> for MessageCodec {
 /// Populate + encode, decode + convert: prost's cost plus the conversion from and to the model.
 pub struct ConvertCodec;
 
-impl<P: Model> Codec<P> for ConvertCodec {
+impl<P: Model + Native> Codec<P> for ConvertCodec {
     fn encode<'a>(&'a mut self, value: &P, out: &'a mut Vec<u8>) -> Result<&'a [u8]> {
         <P as Native>::to_message(value).encode(out)?;
         Ok(out)
@@ -657,8 +657,8 @@ mod tests {
             name: &'a str,
             value: Option<T>,
         }
-        impl<T: Clone + 'static> PayloadVisitor for Find<'_, T> {
-            fn payload<P: Model>(&mut self, payload: &Payload<P>) {
+        impl<T: Clone + 'static, P: Model + Native> Visit<P> for Find<'_, T> {
+            fn payload(&mut self, payload: &Payload<P>) {
                 if payload.spec.name == self.name {
                     let value: &dyn Any = (payload.value)();
                     self.value = value.downcast_ref::<T>().cloned();
@@ -674,8 +674,8 @@ mod tests {
     #[test]
     fn every_payload_round_trips_through_both_codecs() {
         struct Check;
-        impl PayloadVisitor for Check {
-            fn payload<P: Model>(&mut self, payload: &Payload<P>) {
+        impl<P: Model + Native> Visit<P> for Check {
+            fn payload(&mut self, payload: &Payload<P>) {
                 // The big payloads repeat the small ones' types (the harness proves them at run
                 // time); generating them would make this test slow.
                 if payload.spec.records > 1_000 {

@@ -66,8 +66,8 @@ use super::Format;
 use crate::arm::{Access, Backend, Codec, Operation, Registry};
 use crate::payload::{
     Address, CheckoutRequest, CheckoutResponse, Item, Items, Keyed, LineItem, MetricSample, Model, Order,
-    OrderStatus, Payload, PayloadVisitor, PaymentMethod, Reading, Readings, RequestMeta, ResponseMeta,
-    ServiceInfo, Shipment, TelemetryEvent, visit_all,
+    OrderStatus, Payload, PaymentMethod, Reading, Readings, RequestMeta, ResponseMeta, ServiceInfo, Shipment,
+    TelemetryEvent, Visit, visit_all,
 };
 use generated::serbench as fb;
 
@@ -82,8 +82,8 @@ const STRUCT_SAMPLES: Backend = BACKEND.variant("struct-samples");
 
 struct Flatbuffers<'a>(&'a mut Registry);
 
-impl PayloadVisitor for Flatbuffers<'_> {
-    fn payload<P: Model>(&mut self, payload: &Payload<P>) {
+impl<P: Model + Native> Visit<P> for Flatbuffers<'_> {
+    fn payload(&mut self, payload: &Payload<P>) {
         let registry = &mut *self.0;
         registry.codec(payload, BACKEND, TableCodec::new);
         registry.access(payload, BACKEND, Operation::AccessAll, TableCodec::new, || {
@@ -1503,8 +1503,8 @@ mod tests {
     /// Runs `check` on every payload's value.
     fn each_payload(check: impl FnMut(&dyn Any, &'static str)) {
         struct Each<F>(F);
-        impl<F: FnMut(&dyn Any, &'static str)> PayloadVisitor for Each<F> {
-            fn payload<P: Model>(&mut self, payload: &Payload<P>) {
+        impl<F: FnMut(&dyn Any, &'static str), P: Model + Native> Visit<P> for Each<F> {
+            fn payload(&mut self, payload: &Payload<P>) {
                 (self.0)((payload.value)(), payload.spec.name);
             }
         }
@@ -1513,8 +1513,8 @@ mod tests {
 
     struct Checks;
 
-    impl PayloadVisitor for Checks {
-        fn payload<P: Model>(&mut self, payload: &Payload<P>) {
+    impl<P: Model + Native> Visit<P> for Checks {
+        fn payload(&mut self, payload: &Payload<P>) {
             let name = payload.spec.name;
             let value = (payload.value)();
             let mut out = Vec::new();
