@@ -8,7 +8,8 @@ use anyhow::{Context, Result, bail};
 use clap::builder::PossibleValuesParser;
 use clap::{Args, Parser, Subcommand};
 
-use serbench::arm::{Operation, Registry};
+use serbench::arm::Operation;
+use serbench::format::Registry;
 use serbench::measure::{Profile, Schedule};
 use serbench::payload;
 use serbench::report::{host, table};

@@ -13,7 +13,8 @@ use anyhow::{Context, Result, anyhow, bail};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::{Deserialize, Serialize};
 
-use crate::arm::{Arm, ArmId, CodecId, Encoder, Registry};
+use crate::arm::{Arm, ArmId, CodecId, Encoder};
+use crate::format::Registry;
 use crate::measure::{Measurement, Processes, Profile, Sampled, Schedule, sample_block, unit_samples};
 use crate::report::host::Host;
 use crate::report::results::{ResultRow, ResultsWriter, write_rows};

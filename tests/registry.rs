@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use serbench::arm::Registry;
+use serbench::format::Registry;
 
 #[test]
 fn every_registered_arm_proves_its_round_trip() {

@@ -5,7 +5,7 @@
 use std::time::Instant;
 
 use criterion::Criterion;
-use serbench::arm::Registry;
+use serbench::format::Registry;
 
 /// Benchmarks every arm of `format`; criterion's own CLI filters apply (`-- order/decode`).
 pub fn bench_format(format: &str) {

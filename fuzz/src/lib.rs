@@ -4,7 +4,8 @@
 
 use std::sync::OnceLock;
 
-use serbench::arm::{Decoder, Registry};
+use serbench::arm::{Decoder};
+use serbench::format::Registry;
 
 fn registry() -> &'static Registry {
     static REGISTRY: OnceLock<Registry> = OnceLock::new();

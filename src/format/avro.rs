@@ -54,8 +54,8 @@ use apache_avro::reader::datum::GenericDatumReader;
 use apache_avro::writer::datum::GenericDatumWriter;
 use serde_avro_fast::ser::SerializerConfig;
 
-use super::Format;
-use crate::arm::{Backend, Codec, Dynamic, Registry};
+use super::{Format, Registry};
+use crate::arm::{Backend, Codec, Dynamic};
 use crate::payload::{
     CheckoutRequest, CheckoutResponse, Item, Items, Keyed, Model, Order, Payload, Reading, Readings,
     TelemetryEvent, Visit, visit_all,

@@ -9,8 +9,8 @@
 
 use anyhow::Result;
 
-use super::Format;
-use crate::arm::{Backend, Codec, Dynamic, Registry};
+use super::{Format, Registry};
+use crate::arm::{Backend, Codec, Dynamic};
 use crate::payload::{Model, Payload, Visit, visit_all};
 
 pub static FORMAT: Format = Format {

@@ -11,8 +11,8 @@
 
 use anyhow::{Result, bail};
 
-use super::Format;
-use crate::arm::{Backend, Codec, Dynamic, Registry};
+use super::{Format, Registry};
+use crate::arm::{Backend, Codec, Dynamic};
 use crate::payload::{Batch, Model, Payload, Shape, Visit, VisitBatch, visit_all, visit_batches};
 
 pub static FORMAT: Format = Format {

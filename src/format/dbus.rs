@@ -15,8 +15,8 @@ use zbus::OwnedStructure;
 use zbus::wire::LE;
 use zbus::wire::serialized::{Context, Data};
 
-use super::Format;
-use crate::arm::{Backend, Codec, Dynamic, Registry};
+use super::{Format, Registry};
+use crate::arm::{Backend, Codec, Dynamic};
 use crate::payload::{Model, Payload, Visit, visit_all};
 
 pub static FORMAT: Format = Format {

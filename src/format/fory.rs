@@ -34,8 +34,8 @@
 use anyhow::{Context, Result};
 use fory::Fory;
 
-use super::Format;
-use crate::arm::{Backend, Codec, Registry};
+use super::{Format, Registry};
+use crate::arm::{Backend, Codec};
 use crate::payload::{
     Address, CheckoutRequest, CheckoutResponse, Item, Items, Keyed, LineItem, MetricSample, Model, Order,
     OrderStatus, Payload, PaymentMethod, Reading, Readings, RequestMeta, ResponseMeta, ServiceInfo, Shipment,

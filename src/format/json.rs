@@ -19,8 +19,8 @@ use anyhow::{Context, Result};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use super::Format;
-use crate::arm::{Backend, Codec, Dynamic, Framing, Registry};
+use super::{Format, Registry};
+use crate::arm::{Backend, Codec, Dynamic, Framing};
 use crate::payload::{Batch, Model, Payload, Visit, VisitBatch, visit_all, visit_batches};
 
 pub static FORMAT: Format = Format {

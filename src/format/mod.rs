@@ -1,10 +1,14 @@
-//! The format registry: one file per format, one line per format in [`all`], one Cargo
-//! feature per format (named like the format; `default` in Cargo.toml lists them all).
+//! The registry: every arm, every encoder and decoder, and every combination that cannot
+//! exist with its reason, from one file per format, one line per format in [`all`] and one
+//! Cargo feature per format (named like the format; `default` in Cargo.toml lists them all).
 //!
 //! A format file exposes `pub static FORMAT: Format`, whose `register` adds the format's codecs
-//! for every payload to the [`Registry`](crate::arm::Registry), and lists what it cannot carry.
+//! for every payload to the [`Registry`] and lists what it cannot carry.
 
-use crate::arm::Registry;
+use crate::arm::{
+    Access, Arm, Backend, Codec, CodecArms, CodecId, Decoder, Dynamic, Encoder, Operation, Value,
+};
+use crate::payload::{Model, Payload, PayloadSpec};
 
 #[cfg(feature = "avro")]
 pub mod avro;
@@ -64,4 +68,133 @@ pub fn all() -> Vec<&'static Format> {
     #[cfg(feature = "avro")]
     formats.push(&avro::FORMAT);
     formats
+}
+
+/// A (format, backend, payload) combination that cannot exist, and why.
+#[derive(Clone, Debug)]
+pub struct Unsupported {
+    pub format: &'static str,
+    /// `*` when no backend of the format can carry the payload.
+    pub backend: &'static str,
+    pub payload: &'static str,
+    pub reason: String,
+}
+
+/// Every arm, every encoder and every unsupported combination of the enabled formats.
+#[derive(Default)]
+pub struct Registry {
+    pub arms: Vec<Arm>,
+    pub encoders: Vec<Encoder>,
+    pub decoders: Vec<Decoder>,
+    pub unsupported: Vec<Unsupported>,
+    /// The format whose `register` is running.
+    format: &'static str,
+}
+
+impl Registry {
+    /// The registry of every enabled format, in registry order.
+    pub fn build() -> Registry {
+        Registry::of_formats(|_| true)
+    }
+
+    /// The registry of the enabled formats `keep` accepts (a worker process that needs one
+    /// format builds only that one, so nothing else touches its heap).
+    pub fn of_formats(keep: impl Fn(&str) -> bool) -> Registry {
+        let mut registry = Registry::default();
+        for format in all().into_iter().filter(|format| keep(format.name)) {
+            registry.format = format.name;
+            (format.register)(&mut registry);
+        }
+        registry
+    }
+
+    fn codec_id<P>(&self, payload: &Payload<P>, backend: Backend) -> CodecId {
+        CodecId {
+            format: self.format,
+            backend: backend.name,
+            variant: backend.variant,
+            framing: backend.framing,
+            payload: payload.spec,
+        }
+    }
+
+    /// Registers `backend` of the current format for `payload`: its encode, decode and
+    /// round-trip arms, its encoder and its decoder. `make` builds a fresh codec (and its
+    /// reused buffers).
+    pub fn codec<P: Model, C: Codec<P>>(&mut self, payload: &Payload<P>, backend: Backend, make: fn() -> C) {
+        self.wire_codec(payload, backend, P::clone, P::clone, make);
+    }
+
+    /// Like [`codec`](Self::codec) for a codec of the format's own types `W` (e.g. prost
+    /// messages), see [`Arm::codec`].
+    pub fn wire_codec<P: Model, W: Value, C: Codec<W>>(
+        &mut self,
+        payload: &Payload<P>,
+        backend: Backend,
+        to_wire: fn(&P) -> W,
+        to_model: fn(&W) -> P,
+        make: fn() -> C,
+    ) {
+        let codec = self.codec_id(payload, backend);
+        let CodecArms {
+            arms,
+            encoder,
+            decoder,
+        } = Arm::codec(codec, payload.value, to_wire, to_model, make);
+        self.arms.extend(arms);
+        self.encoders.push(encoder);
+        self.decoders.push(decoder);
+    }
+
+    /// Registers an in-place access arm (`AccessAll` or `AccessPartial`), see [`Arm::access`].
+    pub fn access<P: Model, C: Codec<P>, A: Access<P>>(
+        &mut self,
+        payload: &Payload<P>,
+        backend: Backend,
+        operation: Operation,
+        make_codec: fn() -> C,
+        make_access: fn() -> A,
+    ) {
+        let codec = self.codec_id(payload, backend);
+        let (arm, decoder) = Arm::access(codec, operation, payload.value, make_codec, make_access);
+        self.arms.push(arm);
+        self.decoders.push(decoder);
+    }
+
+    /// Registers a dynamic decode arm into the format's value tree, see [`Arm::dynamic`].
+    pub fn dynamic<P: Model, C: Codec<P>, D: Dynamic<P>>(
+        &mut self,
+        payload: &Payload<P>,
+        backend: Backend,
+        make_codec: fn() -> C,
+        make_dynamic: fn() -> D,
+    ) {
+        let codec = self.codec_id(payload, backend);
+        let (arm, decoder) = Arm::dynamic(codec, payload.value, make_codec, make_dynamic);
+        self.arms.push(arm);
+        self.decoders.push(decoder);
+    }
+
+    /// Registers a copy-only baseline, see [`Arm::copy_baseline`].
+    pub fn copy_baseline<P: Model, C: Codec<P>>(
+        &mut self,
+        payload: &Payload<P>,
+        backend: Backend,
+        make_codec: fn() -> C,
+    ) {
+        let codec = self.codec_id(payload, backend);
+        self.arms
+            .push(Arm::copy_baseline(codec, payload.value, make_codec));
+    }
+
+    /// Records that `backend` (or `*`, every backend) of the current format cannot carry
+    /// `payload`.
+    pub fn unsupported(&mut self, payload: &PayloadSpec, backend: &'static str, reason: &str) {
+        self.unsupported.push(Unsupported {
+            format: self.format,
+            backend,
+            payload: payload.name,
+            reason: reason.to_string(),
+        });
+    }
 }

@@ -4,8 +4,8 @@
 
 use anyhow::Result;
 
-use super::Format;
-use crate::arm::{Backend, Codec, Registry};
+use super::{Format, Registry};
+use crate::arm::{Backend, Codec};
 use crate::payload::{Model, Payload, Visit, visit_all};
 
 pub static FORMAT: Format = Format {

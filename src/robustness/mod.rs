@@ -29,7 +29,8 @@ pub use cases::{CaseKind, Mutation};
 pub use report::{CaseReport, Outcome, RobustnessRow, WorstCase, markdown_table, read_csv, rows, write_csv};
 pub use worker::{DECODE_STACK_BYTES, WorkerArgs, worker, worker_main};
 
-use crate::arm::{Decoder, Encoder, Operation, Registry};
+use crate::arm::{Decoder, Encoder, Operation};
+use crate::format::Registry;
 
 /// Random cases per kind (and the most truncation lengths; bombs get four times as many):
 /// about 1,160 cases per decoder and payload; every decoder of every format on the small

@@ -12,7 +12,7 @@ use anyhow::{Context, Result, bail};
 use super::report::Outcome;
 use super::supervise::one_line;
 use super::{Target, cases, targets};
-use crate::arm::Registry;
+use crate::format::Registry;
 use crate::measure;
 
 /// The decode thread's stack: 8 MiB, the usual main-thread stack on Linux, so "overflows the

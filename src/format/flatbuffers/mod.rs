@@ -62,8 +62,8 @@ use flatbuffers::{
     FlatBufferBuilder, Follow, ForwardsUOffset, UnionWIPOffset, Vector, Verifiable, WIPOffset,
 };
 
-use super::Format;
-use crate::arm::{Access, Backend, Codec, Operation, Registry};
+use super::{Format, Registry};
+use crate::arm::{Access, Backend, Codec, Operation};
 use crate::payload::{
     Address, CheckoutRequest, CheckoutResponse, Item, Items, Keyed, LineItem, MetricSample, Model, Order,
     OrderStatus, Payload, PaymentMethod, Reading, Readings, RequestMeta, ResponseMeta, ServiceInfo, Shipment,
