@@ -8,7 +8,7 @@
 //! does not unwind) and so does a stack overflow, so no in-process harness survives the inputs
 //! that matter most. The parent ([`run`]) starts one worker process per decoder (the same
 //! executable, hidden `robustness-worker` subcommand, [`worker_main`]); the worker caps the
-//! allocator ([`crate::measure::cap_allocations`]), catches panics, and reports one line per
+//! allocator ([`crate::alloc::cap_allocations`]), catches panics, and reports one line per
 //! case; when it dies, the parent records the case it died in and starts a new worker from the
 //! next case ([`supervise`]). Deterministic for a given `--seed` and `--cases`: the plan
 //! depends on nothing else, and every decoder of the same bytes sees the same cases.
