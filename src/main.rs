@@ -33,8 +33,14 @@ enum Command {
         #[command(flatten)]
         select: Select,
         /// Print JSON (formats, payloads, arms, unsupported) instead of a table.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "markdown")]
         json: bool,
+        /// List the formats and backends (crates, schema, buffer policy) instead of the arms.
+        #[arg(long = "formats")]
+        formats_table: bool,
+        /// With --formats: as the Markdown table README holds.
+        #[arg(long, requires = "formats_table")]
+        markdown: bool,
     },
     /// Verify and time the selected arms; write results.csv and sizes.csv.
     Run {
@@ -285,7 +291,15 @@ fn execute(command: Command) -> Result<()> {
         return Ok(());
     }
     match command {
-        Command::List { select, json } => list(&registry, select.selection(Vec::new(), &registry)?, json),
+        Command::List {
+            formats_table: true,
+            markdown,
+            ..
+        } => {
+            print!("{}", list_formats(markdown));
+            Ok(())
+        }
+        Command::List { select, json, .. } => list(&registry, select.selection(Vec::new(), &registry)?, json),
         Command::Run {
             select,
             operations,
@@ -653,6 +667,16 @@ fn list(registry: &Registry, selection: Selection, json: bool) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// The formats table, as Markdown or as text.
+fn list_formats(markdown: bool) -> String {
+    use serbench::report::formats;
+    if markdown {
+        formats::markdown()
+    } else {
+        table::render(&formats::HEADER, &formats::rows())
+    }
 }
 
 fn count_instructions(registry: &Registry, selection: &Selection, out: &Path) -> Result<()> {

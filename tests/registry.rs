@@ -119,3 +119,38 @@ fn default_features() -> Vec<String> {
         .filter(|name| !name.is_empty())
         .collect()
 }
+
+#[test]
+fn every_backend_is_documented_and_every_documented_backend_registers() {
+    let registry = Registry::build();
+    let registered: BTreeSet<(&str, &str, &str)> = registry
+        .arms
+        .iter()
+        .map(|arm| (arm.id.codec.format, arm.id.codec.backend, arm.id.codec.variant))
+        .collect();
+    let documented: BTreeSet<(&str, &str, &str)> = serbench::format::all()
+        .iter()
+        .flat_map(|format| {
+            format
+                .backends
+                .iter()
+                .map(|doc| (format.name, doc.backend, doc.variant))
+        })
+        .collect();
+    assert_eq!(
+        registered, documented,
+        "registered backends vs the formats' BackendDocs"
+    );
+    for format in serbench::format::all() {
+        for doc in format.backends {
+            for name in doc.crates {
+                assert!(
+                    serbench::format::crate_version(name).is_some(),
+                    "{}/{}: {name} is not a direct dependency",
+                    format.name,
+                    doc.backend
+                );
+            }
+        }
+    }
+}

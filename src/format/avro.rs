@@ -54,7 +54,7 @@ use apache_avro::reader::datum::GenericDatumReader;
 use apache_avro::writer::datum::GenericDatumWriter;
 use serde_avro_fast::ser::SerializerConfig;
 
-use super::{Format, Registry};
+use super::{BackendDoc, Format, Registry};
 use crate::arm::{Backend, Codec, Dynamic};
 use crate::payload::{
     CheckoutRequest, CheckoutResponse, Item, Items, Keyed, Model, Order, Payload, Reading, Readings,
@@ -63,7 +63,26 @@ use crate::payload::{
 
 pub static FORMAT: Format = Format {
     name: "avro",
-    about: "Apache Avro datums, shared .avsc schemas: serde_avro_fast 2.1 and apache-avro 0.22",
+    about: "Apache Avro datums, shared .avsc schemas: serde_avro_fast and apache-avro",
+    colour: [0x7B, 0x4F, 0xC9],
+    backends: &[
+        BackendDoc {
+            backend: "serde_avro_fast",
+            variant: "",
+            crates: &["serde_avro_fast"],
+            crate_note: "",
+            schema: "`schemas/avro/*.avsc` (raw datums)",
+            buffer_policy: "schema parsed once; `SerializerConfig` reused; writes into a reused `Vec`; `from_datum_slice` decodes from the borrowed bytes",
+        },
+        BackendDoc {
+            backend: "apache-avro",
+            variant: "",
+            crates: &["apache-avro"],
+            crate_note: "",
+            schema: "`schemas/avro/*.avsc`, the same bytes",
+            buffer_policy: "datum writer and reader built once per codec; `write_ser` into a reused `Vec`, `read_deser` from the bytes (no `Value` tree)",
+        },
+    ],
     register: |registry| visit_all(&mut Avro(registry)),
 };
 

@@ -13,13 +13,32 @@
 
 use anyhow::Result;
 
-use super::{Format, Registry};
+use super::{BackendDoc, Format, Registry};
 use crate::arm::{Backend, Codec};
 use crate::payload::{Model, Payload, Visit, visit_all};
 
 pub static FORMAT: Format = Format {
     name: "bincode",
-    about: "bincode 2, native derive, standard config (plus a decode-limited variant)",
+    about: "bincode, native derive, standard config (plus a decode-limited variant)",
+    colour: [0xF2, 0x8E, 0x2B],
+    backends: &[
+        BackendDoc {
+            backend: "bincode",
+            variant: "",
+            crates: &["bincode"],
+            crate_note: "3.0.0 is an empty tombstone release; 2.0.1 is unmaintained (RUSTSEC-2025-0141)",
+            schema: "-",
+            buffer_policy: "native `Encode`/`Decode` derive, standard config; encode into a reused `Vec`",
+        },
+        BackendDoc {
+            backend: "bincode",
+            variant: "hardened",
+            crates: &["bincode"],
+            crate_note: "",
+            schema: "-",
+            buffer_policy: "the same with `with_limit::<4 MiB>()`, the documented guard for untrusted input",
+        },
+    ],
     register: |registry| visit_all(&mut Bincode(registry)),
 };
 

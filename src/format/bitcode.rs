@@ -8,13 +8,32 @@
 
 use anyhow::Result;
 
-use super::{Format, Registry};
+use super::{BackendDoc, Format, Registry};
 use crate::arm::{Backend, Codec};
 use crate::payload::{Model, Payload, Visit, visit_all};
 
 pub static FORMAT: Format = Format {
     name: "bitcode",
-    about: "bitcode 0.6: native derive and serde",
+    about: "bitcode: native derive and serde",
+    colour: [0xE1, 0x57, 0x59],
+    backends: &[
+        BackendDoc {
+            backend: "bitcode",
+            variant: "native",
+            crates: &["bitcode"],
+            crate_note: "",
+            schema: "-",
+            buffer_policy: "native derive; one `bitcode::Buffer` reused for encode and decode, the bytes returned from it (no copy)",
+        },
+        BackendDoc {
+            backend: "bitcode",
+            variant: "serde",
+            crates: &["bitcode"],
+            crate_note: "serde feature",
+            schema: "-",
+            buffer_policy: "no buffer API: each encode returns a fresh `Vec` (copied into the output)",
+        },
+    ],
     register: |registry| visit_all(&mut Bitcode(registry)),
 };
 

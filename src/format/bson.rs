@@ -9,13 +9,22 @@
 
 use anyhow::Result;
 
-use super::{Format, Registry};
+use super::{BackendDoc, Format, Registry};
 use crate::arm::{Backend, Codec, Dynamic};
 use crate::payload::{Model, Payload, Visit, visit_all};
 
 pub static FORMAT: Format = Format {
     name: "bson",
-    about: "BSON: bson 3 through serde",
+    about: "BSON: bson through serde",
+    colour: [0x59, 0xA1, 0x4F],
+    backends: &[BackendDoc {
+        backend: "bson",
+        variant: "",
+        crates: &["bson"],
+        crate_note: "serde feature",
+        schema: "-",
+        buffer_policy: "`serialize_to_buffer` into a reused `Vec`; typed decode straight from the bytes, no `Document`",
+    }],
     register: |registry| visit_all(&mut Bson(registry)),
 };
 

@@ -11,13 +11,22 @@
 
 use anyhow::{Result, bail};
 
-use super::{Format, Registry};
+use super::{BackendDoc, Format, Registry};
 use crate::arm::{Backend, Codec, Dynamic};
 use crate::payload::{Batch, Model, Payload, Shape, Visit, VisitBatch, visit_all, visit_batches};
 
 pub static FORMAT: Format = Format {
     name: "csv",
-    about: "CSV: csv 1 through serde, flat records only",
+    about: "CSV: csv through serde, flat records only",
+    colour: [0xB0, 0x7A, 0xA1],
+    backends: &[BackendDoc {
+        backend: "csv",
+        variant: "",
+        crates: &["csv"],
+        crate_note: "",
+        schema: "-",
+        buffer_policy: "flat records only; a writer over a reused `Vec`; each decode opens a reader over the borrowed bytes",
+    }],
     register: |registry| {
         visit_all(&mut Csv(registry));
         visit_batches(&mut Csv(registry));

@@ -15,13 +15,22 @@ use zbus::OwnedStructure;
 use zbus::wire::LE;
 use zbus::wire::serialized::{Context, Data};
 
-use super::{Format, Registry};
+use super::{BackendDoc, Format, Registry};
 use crate::arm::{Backend, Codec, Dynamic};
 use crate::payload::{Model, Payload, Visit, visit_all};
 
 pub static FORMAT: Format = Format {
     name: "dbus",
-    about: "D-Bus wire format: zbus 6 (zbus::wire)",
+    about: "D-Bus wire format: zbus (zbus::wire)",
+    colour: [0xED, 0xC9, 0x48],
+    backends: &[BackendDoc {
+        backend: "zbus",
+        variant: "",
+        crates: &["zbus"],
+        crate_note: "`default-features = false`, `zbus::wire`",
+        schema: "signatures from the `zbus::Type` derive",
+        buffer_policy: "`to_writer` through a `Cursor` over a reused `Vec`; decode from the borrowed bytes",
+    }],
     register: |registry| visit_all(&mut Dbus(registry)),
 };
 

@@ -34,7 +34,7 @@
 use anyhow::{Context, Result};
 use fory::Fory;
 
-use super::{Format, Registry};
+use super::{BackendDoc, Format, Registry};
 use crate::arm::{Backend, Codec};
 use crate::payload::{
     Address, CheckoutRequest, CheckoutResponse, Item, Items, Keyed, LineItem, MetricSample, Model, Order,
@@ -44,7 +44,26 @@ use crate::payload::{
 
 pub static FORMAT: Format = Format {
     name: "fory",
-    about: "Apache Fory 1.7, native derive, schema-consistent: xlang and Rust-native modes",
+    about: "Apache Fory, native derive, schema-consistent: xlang and Rust-native modes",
+    colour: [0x1F, 0x9E, 0x89],
+    backends: &[
+        BackendDoc {
+            backend: "fory",
+            variant: "xlang",
+            crates: &["fory"],
+            crate_note: "",
+            schema: "types registered by id in code",
+            buffer_policy: "the cross-language format, schema-consistent mode; `serialize_to` into a reused `Vec`",
+        },
+        BackendDoc {
+            backend: "fory",
+            variant: "native",
+            crates: &["fory"],
+            crate_note: "",
+            schema: "types registered by id in code",
+            buffer_policy: "Rust-native mode, schema-consistent; `serialize_to` into a reused `Vec`",
+        },
+    ],
     register: |registry| visit_all(&mut ForyFormat(registry)),
 };
 

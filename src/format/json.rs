@@ -19,13 +19,40 @@ use anyhow::{Context, Result};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use super::{Format, Registry};
+use super::{BackendDoc, Format, Registry};
 use crate::arm::{Backend, Codec, Dynamic, Framing};
 use crate::payload::{Batch, Model, Payload, Visit, VisitBatch, visit_all, visit_batches};
 
 pub static FORMAT: Format = Format {
     name: "json",
     about: "JSON: serde_json and simd-json; document, array and NDJSON framings",
+    colour: [0x4E, 0x79, 0xA7],
+    backends: &[
+        BackendDoc {
+            backend: "serde_json",
+            variant: "",
+            crates: &["serde_json"],
+            crate_note: "",
+            schema: "-",
+            buffer_policy: "encode into a reused, cleared `Vec`; decode from the borrowed bytes",
+        },
+        BackendDoc {
+            backend: "simd-json",
+            variant: "",
+            crates: &["simd-json"],
+            crate_note: "",
+            schema: "-",
+            buffer_policy: "encode into a reused `Vec`; decode copies the borrowed input into a reused scratch buffer (simd-json parses in place and clobbers it) and reuses its parser `Buffers`",
+        },
+        BackendDoc {
+            backend: "simd-json",
+            variant: "copy-only",
+            crates: &[],
+            crate_note: "a baseline, not a decoder",
+            schema: "-",
+            buffer_policy: "only the copy simd-json's decode starts with (per line for NDJSON), so you see what remains of its decode",
+        },
+    ],
     register: |registry| {
         visit_all(&mut Json(registry));
         visit_batches(&mut Json(registry));

@@ -33,11 +33,50 @@ pub mod postcard;
 #[cfg(feature = "protobuf")]
 pub mod protobuf;
 
-/// A format: its name (also its Cargo feature), one line about it, and its registration.
+/// A format: its name (also its Cargo feature), what it is, how reports draw it, what each of
+/// its backends is, and its registration.
 pub struct Format {
     pub name: &'static str,
+    /// One line about the format and its backends (no versions: [`BackendDoc::crates`] has
+    /// them).
     pub about: &'static str,
+    /// Its colour (RGB) in every chart, so a format looks the same across reports.
+    pub colour: [u8; 3],
+    /// One entry per backend and variant the format registers: the formats table in README
+    /// (`serbench list --formats --markdown`) is made from these.
+    pub backends: &'static [BackendDoc],
     pub register: fn(&mut Registry),
+}
+
+/// What a backend (and variant) of a format is built on and how it treats buffers.
+pub struct BackendDoc {
+    pub backend: &'static str,
+    /// Empty for the backend's plain use, as in [`Backend::variant`].
+    pub variant: &'static str,
+    /// The crates it calls, by package name; their locked versions are shown
+    /// ([`crate_version`]). Empty for a baseline that calls no library.
+    pub crates: &'static [&'static str],
+    /// What else to know about those crates (features, maintenance state), or empty.
+    pub crate_note: &'static str,
+    /// The schema it uses, or `-`.
+    pub schema: &'static str,
+    /// What it reuses between calls and what it allocates: how it was set up for speed.
+    pub buffer_policy: &'static str,
+}
+
+include!(concat!(env!("OUT_DIR"), "/crate_versions.rs"));
+
+/// The version Cargo.lock resolves a direct dependency to.
+pub fn crate_version(name: &str) -> Option<&'static str> {
+    CRATE_VERSIONS
+        .iter()
+        .find(|(crate_name, _)| *crate_name == name)
+        .map(|(_, version)| *version)
+}
+
+/// The enabled format called `name`.
+pub fn by_name(name: &str) -> Option<&'static Format> {
+    all().into_iter().find(|format| format.name == name)
 }
 
 /// Every enabled format, in the order reports show them.

@@ -4,13 +4,22 @@
 
 use anyhow::Result;
 
-use super::{Format, Registry};
+use super::{BackendDoc, Format, Registry};
 use crate::arm::{Backend, Codec};
 use crate::payload::{Model, Payload, Visit, visit_all};
 
 pub static FORMAT: Format = Format {
     name: "postcard",
-    about: "postcard 1, serde",
+    about: "postcard, serde",
+    colour: [0x76, 0xB7, 0xB2],
+    backends: &[BackendDoc {
+        backend: "postcard",
+        variant: "",
+        crates: &["postcard"],
+        crate_note: "",
+        schema: "-",
+        buffer_policy: "`to_io` into a reused `Vec`",
+    }],
     register: |registry| visit_all(&mut Postcard(registry)),
 };
 

@@ -33,7 +33,7 @@ use anyhow::{Context, Result, bail};
 use prost::{Message, Name};
 use prost_reflect::{DescriptorPool, DynamicMessage, MessageDescriptor};
 
-use super::{Format, Registry};
+use super::{BackendDoc, Format, Registry};
 use crate::arm::{Backend, Codec, Dynamic, Value};
 use crate::payload::{
     Address, CheckoutRequest, CheckoutResponse, Item, Items, Keyed, LineItem, MetricSample, Model, Order,
@@ -48,7 +48,26 @@ pub mod proto {
 
 pub static FORMAT: Format = Format {
     name: "protobuf",
-    about: "Protocol Buffers: prost 0.14, schema compiled by protox; plain and model-converting",
+    about: "Protocol Buffers: prost, schema compiled by protox; plain and model-converting",
+    colour: [0xFF, 0x9D, 0xA7],
+    backends: &[
+        BackendDoc {
+            backend: "prost",
+            variant: "",
+            crates: &["prost", "prost-build", "protox", "prost-reflect"],
+            crate_note: "schema compiled by protox + prost-build at build time (no protoc); prost-reflect for the dynamic decode",
+            schema: "`schemas/protobuf/serbench.proto`",
+            buffer_policy: "encodes the generated message (built once, untimed) into a reused `Vec`; decode builds a fresh owned message",
+        },
+        BackendDoc {
+            backend: "prost",
+            variant: "convert",
+            crates: &["prost"],
+            crate_note: "",
+            schema: "`schemas/protobuf/serbench.proto`",
+            buffer_policy: "_populate + encode_ (a fresh message from the model each call, strings copied) and _decode + convert_ (moving fields into the model, an error for a missing submessage or unknown enum value): the price of keeping your own model types",
+        },
+    ],
     register: |registry| visit_all(&mut Protobuf(registry)),
 };
 

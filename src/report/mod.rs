@@ -4,6 +4,7 @@
 pub mod charts;
 pub mod compare;
 pub mod fidelity;
+pub mod formats;
 pub mod host;
 pub mod load;
 pub mod markdown;
