@@ -15,6 +15,7 @@ use std::marker::PhantomData;
 
 use anyhow::{Result, bail};
 
+use crate::payload::fields::UpdateField;
 use crate::payload::{Model, PayloadSpec};
 
 /// One backend of one format, able to carry values of `W` (a model type, or the format's own
@@ -50,6 +51,14 @@ pub trait Access<P>: Send + 'static {
     fn access(&mut self, bytes: &[u8]) -> Result<u64>;
 }
 
+/// Changes one scalar field in place in an encoded message, without re-encoding it (the
+/// zero-copy formats): what a router or a cache does to a buffer it received. The field is the
+/// payload's [`UpdateField`].
+pub trait Update<P: UpdateField>: Send + 'static {
+    /// Verifies `bytes` as the format's checked access does, then writes `value` into the field.
+    fn update(&mut self, bytes: &mut [u8], value: P::Scalar) -> Result<()>;
+}
+
 /// The operation an arm times.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
 pub enum Operation {
@@ -60,15 +69,18 @@ pub enum Operation {
     AccessAll,
     /// Zero-copy formats: verify the buffer, then read only the fields a router needs.
     AccessPartial,
+    /// Zero-copy formats: verify the buffer, then change one scalar in place.
+    Update,
 }
 
 impl Operation {
-    pub const ALL: [Operation; 5] = [
+    pub const ALL: [Operation; 6] = [
         Operation::Encode,
         Operation::Decode,
         Operation::RoundTrip,
         Operation::AccessAll,
         Operation::AccessPartial,
+        Operation::Update,
     ];
     /// The operations every codec has.
     pub const CODEC: [Operation; 3] = [Operation::Encode, Operation::Decode, Operation::RoundTrip];
@@ -80,6 +92,7 @@ impl Operation {
             Operation::RoundTrip => "roundtrip",
             Operation::AccessAll => "access-all",
             Operation::AccessPartial => "access-partial",
+            Operation::Update => "update",
         }
     }
 }
@@ -355,6 +368,60 @@ impl Arm {
         (Arm { id, prepare }, Decoder { id, decode })
     }
 
+    /// An in-place update arm and its decoder: `make_update` changes the payload's
+    /// [`UpdateField`] in the bytes `make_codec` encodes. Proven by the codec's round trip, and
+    /// by the codec decoding the updated bytes to the payload with that field changed (and back,
+    /// after the second update): nothing else moved. The timed loop alternates the two values,
+    /// so every iteration writes.
+    pub fn update<P: Model + UpdateField, C: Codec<P>, U: Update<P>>(
+        codec: CodecId,
+        model: fn() -> &'static P,
+        make_codec: fn() -> C,
+        make_update: fn() -> U,
+    ) -> (Arm, Decoder) {
+        let id = ArmId {
+            codec,
+            operation: Operation::Update,
+            mode: Mode::Typed,
+        };
+        let prepare: Prepare = Box::new(move || {
+            let mut bytes = verify(id, model(), make_codec)?;
+            let (mut update, mut decoder) = (make_update(), make_codec());
+            let values = [model().value_for_round(0), model().value_for_round(1)];
+            for value in [values[1], values[0]] {
+                update
+                    .update(&mut bytes, value)
+                    .map_err(|error| error.context(format!("{id}: update failed")))?;
+                let decoded = decoder
+                    .decode(&bytes)
+                    .map_err(|error| error.context(format!("{id}: the updated bytes do not decode")))?;
+                if decoded != model().with_field(value) {
+                    bail!(
+                        "{id}: the updated bytes decode to other data than the payload with the field set to {value:?}"
+                    );
+                }
+            }
+            let encoded_bytes = bytes.len();
+            let runner = UpdateRunner {
+                bytes,
+                update,
+                values,
+                model: PhantomData,
+            };
+            Ok(Prepared {
+                runner: Box::new(runner),
+                encoded_bytes,
+            })
+        });
+        let decode: DecodeAny = Box::new(move |bytes| {
+            let mut bytes = bytes.to_vec();
+            let value = model().value_for_round(1);
+            make_update().update(&mut bytes, value)?;
+            Ok(make_codec().decode(&bytes)? == model().with_field(value))
+        });
+        (Arm { id, prepare }, Decoder { id, decode })
+    }
+
     /// A dynamic decode arm and its decoder: `make_dynamic` decodes the bytes `make_codec`
     /// encodes into the format's value tree; proven by the codec's round trip and by the tree
     /// converting back to the payload.
@@ -461,7 +528,7 @@ fn codec_runner<W: Value, C: Codec<W>>(
             value,
             out,
         }),
-        Operation::AccessAll | Operation::AccessPartial => {
+        Operation::AccessAll | Operation::AccessPartial | Operation::Update => {
             unreachable!("codecs register encode, decode and round-trip only")
         }
     };
@@ -545,6 +612,25 @@ fn on_bytes<T, F: FnMut(&[u8]) -> Result<T> + 'static>(bytes: Vec<u8>, operation
     Prepared {
         runner: Box::new(OnBytes { bytes, operation }),
         encoded_bytes,
+    }
+}
+
+/// Writes the two values of an update in turn into the same buffer.
+struct UpdateRunner<P: UpdateField, U> {
+    bytes: Vec<u8>,
+    update: U,
+    values: [P::Scalar; 2],
+    model: PhantomData<fn() -> P>,
+}
+
+impl<P: UpdateField, U: Update<P>> Runner for UpdateRunner<P, U> {
+    fn run(&mut self, iterations: u64) -> Result<()> {
+        for iteration in 0..iterations {
+            let value = self.values[(iteration & 1) as usize];
+            self.update.update(black_box(&mut self.bytes), black_box(value))?;
+        }
+        black_box(&self.bytes);
+        Ok(())
     }
 }
 

@@ -6,8 +6,9 @@
 //! for every payload to the [`Registry`] and lists what it cannot carry.
 
 use crate::arm::{
-    Access, Arm, Backend, Codec, CodecArms, CodecId, Decoder, Dynamic, Encoder, Operation, Value,
+    Access, Arm, Backend, Codec, CodecArms, CodecId, Decoder, Dynamic, Encoder, Operation, Update, Value,
 };
+use crate::payload::fields::UpdateField;
 use crate::payload::{Model, Payload, PayloadSpec};
 
 #[cfg(feature = "avro")]
@@ -196,6 +197,20 @@ impl Registry {
     ) {
         let codec = self.codec_id(payload, backend);
         let (arm, decoder) = Arm::access(codec, operation, payload.value, make_codec, make_access);
+        self.arms.push(arm);
+        self.decoders.push(decoder);
+    }
+
+    /// Registers an in-place update arm, see [`Arm::update`].
+    pub fn update<P: Model + UpdateField, C: Codec<P>, U: Update<P>>(
+        &mut self,
+        payload: &Payload<P>,
+        backend: Backend,
+        make_codec: fn() -> C,
+        make_update: fn() -> U,
+    ) {
+        let codec = self.codec_id(payload, backend);
+        let (arm, decoder) = Arm::update(codec, payload.value, make_codec, make_update);
         self.arms.push(arm);
         self.decoders.push(decoder);
     }

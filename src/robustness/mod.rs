@@ -79,7 +79,9 @@ impl TargetId {
             variant: codec.variant.to_string(),
             // In-place access (zero-copy formats) reads untrusted bytes too: its own mode.
             mode: match decoder.id.operation {
-                Operation::AccessAll | Operation::AccessPartial => decoder.id.operation.name(),
+                Operation::AccessAll | Operation::AccessPartial | Operation::Update => {
+                    decoder.id.operation.name()
+                }
                 _ => decoder.id.mode.name(),
             }
             .to_string(),
