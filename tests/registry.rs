@@ -154,3 +154,28 @@ fn every_backend_is_documented_and_every_documented_backend_registers() {
         }
     }
 }
+
+#[test]
+fn every_format_has_a_fidelity_case_of_a_registered_typed_document_arm() {
+    let registry = Registry::build();
+    for format in serbench::format::all() {
+        assert!(
+            !format.fidelity.is_empty(),
+            "{} has no fidelity case",
+            format.name
+        );
+        for fidelity in format.fidelity {
+            let id = format.fidelity_id(fidelity);
+            assert!(
+                registry
+                    .arms
+                    .iter()
+                    .any(|arm| serbench::report::fidelity::arm_id(&arm.id).as_deref() == Some(id.as_str())),
+                "{id}: no typed document arm of the registry has this id"
+            );
+            // The direct call runs (each one unwraps its library's result).
+            let mut case = (fidelity.case)();
+            case();
+        }
+    }
+}

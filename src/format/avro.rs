@@ -46,6 +46,7 @@
 //! codec is built at registration (never inside timing), and lives as long as the process.
 
 use std::collections::BTreeMap;
+use std::hint::black_box;
 use std::marker::PhantomData;
 use std::sync::{Mutex, PoisonError};
 
@@ -54,8 +55,8 @@ use apache_avro::reader::datum::GenericDatumReader;
 use apache_avro::writer::datum::GenericDatumWriter;
 use serde_avro_fast::ser::SerializerConfig;
 
-use super::{BackendDoc, Format, Registry};
-use crate::arm::{Backend, Codec, Dynamic};
+use super::{BackendDoc, Fidelity, Format, Registry};
+use crate::arm::{Backend, Codec, Dynamic, Operation};
 use crate::payload::{
     CheckoutRequest, CheckoutResponse, Item, Items, Keyed, Model, Order, Payload, Reading, Readings,
     TelemetryEvent, Visit, visit_all,
@@ -83,6 +84,13 @@ pub static FORMAT: Format = Format {
             buffer_policy: "datum writer and reader built once per codec; `write_ser` into a reused `Vec`, `read_deser` from the bytes (no `Value` tree)",
         },
     ],
+    fidelity: &[Fidelity {
+        backend: "serde_avro_fast",
+        variant: "",
+        payload: "order",
+        operation: Operation::Decode,
+        case: serde_avro_fast_order_decode,
+    }],
     register: |registry| visit_all(&mut Avro(registry)),
 };
 
@@ -345,6 +353,22 @@ impl<P: Model + Native> Dynamic<P> for ApacheTree<P> {
     fn to_model(&mut self, tree: apache_avro::types::Value) -> Result<P> {
         Ok(apache_avro::from_value(&tree)?)
     }
+}
+
+/// Fidelity: `serde_avro_fast::from_datum_slice` of `order` with its parsed schema.
+fn serde_avro_fast_order_decode() -> Box<dyn FnMut()> {
+    let order: &Order = crate::payload::value_of("order").expect("order is an Order");
+    let schema: serde_avro_fast::Schema = include_str!("../../schemas/avro/order.avsc")
+        .parse()
+        .expect("order.avsc parses");
+    let bytes =
+        serde_avro_fast::to_datum_vec(order, &mut serde_avro_fast::ser::SerializerConfig::new(&schema))
+            .expect("order encodes");
+    Box::new(move || {
+        black_box(
+            serde_avro_fast::from_datum_slice::<Order>(black_box(&bytes), &schema).expect("it decodes"),
+        );
+    })
 }
 
 #[cfg(test)]

@@ -12,10 +12,11 @@
 //! Buffer policy: encodes into the harness's reused output buffer through `std::io::Write`.
 
 use anyhow::Result;
+use std::hint::black_box;
 
-use super::{BackendDoc, Format, Registry};
-use crate::arm::{Backend, Codec};
-use crate::payload::{Model, Payload, Visit, visit_all};
+use super::{BackendDoc, Fidelity, Format, Registry};
+use crate::arm::{Backend, Codec, Operation};
+use crate::payload::{Model, Payload, TelemetryEvent, Visit, visit_all};
 
 pub static FORMAT: Format = Format {
     name: "bincode",
@@ -39,6 +40,13 @@ pub static FORMAT: Format = Format {
             buffer_policy: "the same with `with_limit::<4 MiB>()`, the documented guard for untrusted input",
         },
     ],
+    fidelity: &[Fidelity {
+        backend: "bincode",
+        variant: "",
+        payload: "telemetry",
+        operation: Operation::Decode,
+        case: bincode_telemetry_decode,
+    }],
     register: |registry| visit_all(&mut Bincode(registry)),
 };
 
@@ -92,4 +100,17 @@ impl<P: Model + Native> Codec<P> for HardenedCodec {
         let (value, _read) = ::bincode::decode_from_slice(bytes, config)?;
         Ok(value)
     }
+}
+
+/// Fidelity: `bincode::decode_from_slice` of `telemetry`, standard configuration.
+fn bincode_telemetry_decode() -> Box<dyn FnMut()> {
+    let event: &TelemetryEvent =
+        crate::payload::value_of("telemetry").expect("telemetry is a TelemetryEvent");
+    let config = ::bincode::config::standard();
+    let bytes = ::bincode::encode_to_vec(event, config).expect("telemetry encodes");
+    Box::new(move || {
+        black_box(
+            ::bincode::decode_from_slice::<TelemetryEvent, _>(black_box(&bytes), config).expect("it decodes"),
+        );
+    })
 }

@@ -7,10 +7,11 @@
 //! returns a fresh `Vec`, copied into the harness's output buffer.
 
 use anyhow::Result;
+use std::hint::black_box;
 
-use super::{BackendDoc, Format, Registry};
-use crate::arm::{Backend, Codec};
-use crate::payload::{Model, Payload, Visit, visit_all};
+use super::{BackendDoc, Fidelity, Format, Registry};
+use crate::arm::{Backend, Codec, Operation};
+use crate::payload::{Items, Model, Payload, Visit, visit_all};
 
 pub static FORMAT: Format = Format {
     name: "bitcode",
@@ -34,6 +35,13 @@ pub static FORMAT: Format = Format {
             buffer_policy: "no buffer API: each encode returns a fresh `Vec` (copied into the output)",
         },
     ],
+    fidelity: &[Fidelity {
+        backend: "bitcode",
+        variant: "native",
+        payload: "vec-small",
+        operation: Operation::Decode,
+        case: bitcode_vec_small_decode,
+    }],
     register: |registry| visit_all(&mut Bitcode(registry)),
 };
 
@@ -81,4 +89,13 @@ impl<P: Model> Codec<P> for SerdeCodec {
     fn decode(&mut self, bytes: &[u8]) -> Result<P> {
         Ok(::bitcode::deserialize(bytes)?)
     }
+}
+
+/// Fidelity: a reused `bitcode::Buffer` decoding `vec-small`.
+fn bitcode_vec_small_decode() -> Box<dyn FnMut()> {
+    let items: &Items = crate::payload::value_of("vec-small").expect("vec-small is Items");
+    let (mut buffer, bytes) = (::bitcode::Buffer::new(), ::bitcode::encode(items));
+    Box::new(move || {
+        black_box(buffer.decode::<Items>(black_box(&bytes)).expect("it decodes"));
+    })
 }

@@ -8,10 +8,11 @@
 //! of the input first).
 
 use anyhow::Result;
+use std::hint::black_box;
 
-use super::{BackendDoc, Format, Registry};
-use crate::arm::{Backend, Codec, Dynamic};
-use crate::payload::{Model, Payload, Visit, visit_all};
+use super::{BackendDoc, Fidelity, Format, Registry};
+use crate::arm::{Backend, Codec, Dynamic, Operation};
+use crate::payload::{Model, Order, Payload, Visit, visit_all};
 
 pub static FORMAT: Format = Format {
     name: "bson",
@@ -24,6 +25,13 @@ pub static FORMAT: Format = Format {
         crate_note: "serde feature",
         schema: "-",
         buffer_policy: "`serialize_to_buffer` into a reused `Vec`; typed decode straight from the bytes, no `Document`",
+    }],
+    fidelity: &[Fidelity {
+        backend: "bson",
+        variant: "",
+        payload: "order",
+        operation: Operation::Decode,
+        case: bson_order_decode,
     }],
     register: |registry| visit_all(&mut Bson(registry)),
 };
@@ -64,4 +72,13 @@ impl<P: Model> Dynamic<P> for DocumentTree {
     fn to_model(&mut self, tree: ::bson::Document) -> Result<P> {
         Ok(::bson::deserialize_from_document(tree)?)
     }
+}
+
+/// Fidelity: `bson::deserialize_from_slice` of `order`.
+fn bson_order_decode() -> Box<dyn FnMut()> {
+    let order: &Order = crate::payload::value_of("order").expect("order is an Order");
+    let bytes = ::bson::serialize_to_vec(order).expect("order encodes");
+    Box::new(move || {
+        black_box(::bson::deserialize_from_slice::<Order>(black_box(&bytes)).expect("it decodes"));
+    })
 }

@@ -10,10 +10,13 @@
 //! model by the header names.
 
 use anyhow::{Result, bail};
+use std::hint::black_box;
 
-use super::{BackendDoc, Format, Registry};
-use crate::arm::{Backend, Codec, Dynamic};
-use crate::payload::{Batch, Model, Payload, Shape, Visit, VisitBatch, visit_all, visit_batches};
+use super::{BackendDoc, Fidelity, Format, Registry};
+use crate::arm::{Backend, Codec, Dynamic, Operation};
+use crate::payload::{
+    Batch, Item, Items, Model, Payload, Shape, Visit, VisitBatch, visit_all, visit_batches,
+};
 
 pub static FORMAT: Format = Format {
     name: "csv",
@@ -26,6 +29,13 @@ pub static FORMAT: Format = Format {
         crate_note: "",
         schema: "-",
         buffer_policy: "flat records only; a writer over a reused `Vec`; each decode opens a reader over the borrowed bytes",
+    }],
+    fidelity: &[Fidelity {
+        backend: "csv",
+        variant: "",
+        payload: "vec-small",
+        operation: Operation::Decode,
+        case: csv_vec_small_decode,
     }],
     register: |registry| {
         visit_all(&mut Csv(registry));
@@ -168,4 +178,21 @@ impl<R: Model> Dynamic<R> for SingleStringRecord {
             _ => bail!("expected exactly one CSV row"),
         }
     }
+}
+
+/// Fidelity: a `csv::Reader` over `vec-small`'s rows, deserialized record by record.
+fn csv_vec_small_decode() -> Box<dyn FnMut()> {
+    let items: &Items = crate::payload::value_of("vec-small").expect("vec-small is Items");
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    for item in &items.items {
+        writer.serialize(item).expect("an item is one row");
+    }
+    let bytes = writer.into_inner().expect("an in-memory writer");
+    Box::new(move || {
+        let records: Vec<Item> = csv::Reader::from_reader(black_box(&bytes[..]))
+            .deserialize()
+            .collect::<Result<_, _>>()
+            .expect("it decodes");
+        black_box(Items { items: records });
+    })
 }

@@ -8,6 +8,7 @@
 //! decode reads the message by its signature into an `OwnedStructure` (D-Bus's own value
 //! tree: variants, arrays, dicts with owned strings).
 
+use std::hint::black_box;
 use std::io::Cursor;
 
 use anyhow::Result;
@@ -15,9 +16,9 @@ use zbus::OwnedStructure;
 use zbus::wire::LE;
 use zbus::wire::serialized::{Context, Data};
 
-use super::{BackendDoc, Format, Registry};
-use crate::arm::{Backend, Codec, Dynamic};
-use crate::payload::{Model, Payload, Visit, visit_all};
+use super::{BackendDoc, Fidelity, Format, Registry};
+use crate::arm::{Backend, Codec, Dynamic, Operation};
+use crate::payload::{Model, Order, Payload, Visit, visit_all};
 
 pub static FORMAT: Format = Format {
     name: "dbus",
@@ -30,6 +31,13 @@ pub static FORMAT: Format = Format {
         crate_note: "`default-features = false`, `zbus::wire`",
         schema: "signatures from the `zbus::Type` derive",
         buffer_policy: "`to_writer` through a `Cursor` over a reused `Vec`; decode from the borrowed bytes",
+    }],
+    fidelity: &[Fidelity {
+        backend: "zbus",
+        variant: "",
+        payload: "order",
+        operation: Operation::Decode,
+        case: zbus_order_decode,
     }],
     register: |registry| visit_all(&mut Dbus(registry)),
 };
@@ -87,4 +95,17 @@ impl<P: Model + Native> Dynamic<P> for StructureTree {
         let bytes = zbus::wire::to_bytes_for_signature(context(), P::SIGNATURE.clone(), &tree)?;
         DbusCodec.decode(&bytes)
     }
+}
+
+/// Fidelity: `zbus::wire` deserialization of `order`, little endian.
+fn zbus_order_decode() -> Box<dyn FnMut()> {
+    let order: &Order = crate::payload::value_of("order").expect("order is an Order");
+    let context = Context::new(LE, 0);
+    let bytes = zbus::wire::to_bytes(context, order)
+        .expect("order encodes")
+        .to_vec();
+    Box::new(move || {
+        let data = Data::new(black_box(&bytes[..]), context);
+        black_box(data.deserialize::<Order>().expect("it decodes").0);
+    })
 }

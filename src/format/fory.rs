@@ -33,9 +33,10 @@
 
 use anyhow::{Context, Result};
 use fory::Fory;
+use std::hint::black_box;
 
-use super::{BackendDoc, Format, Registry};
-use crate::arm::{Backend, Codec};
+use super::{BackendDoc, Fidelity, Format, Registry};
+use crate::arm::{Backend, Codec, Operation};
 use crate::payload::{
     Address, CheckoutRequest, CheckoutResponse, Item, Items, Keyed, LineItem, MetricSample, Model, Order,
     OrderStatus, Payload, PaymentMethod, Reading, Readings, RequestMeta, ResponseMeta, ServiceInfo, Shipment,
@@ -64,6 +65,13 @@ pub static FORMAT: Format = Format {
             buffer_policy: "Rust-native mode, schema-consistent; `serialize_to` into a reused `Vec`",
         },
     ],
+    fidelity: &[Fidelity {
+        backend: "fory",
+        variant: "xlang",
+        payload: "order",
+        operation: Operation::Decode,
+        case: fory_xlang_order_decode,
+    }],
     register: |registry| visit_all(&mut ForyFormat(registry)),
 };
 
@@ -160,6 +168,21 @@ impl<P: Model + Native> Codec<P> for ForyCodec {
             .deserialize(bytes)
             .with_context(|| format!("Fory {:?} deserialize", self.mode))
     }
+}
+
+/// Fidelity: a schema-consistent xlang `Fory` with `Order` registered, deserializing `order`.
+fn fory_xlang_order_decode() -> Box<dyn FnMut()> {
+    let order: &Order = crate::payload::value_of("order").expect("order is an Order");
+    let mut fory = Fory::builder()
+        .xlang(true)
+        .compatible(false)
+        .check_struct_version(true)
+        .build();
+    fory.register::<Order>(3).expect("Order registers");
+    let bytes = fory.serialize(order).expect("order encodes");
+    Box::new(move || {
+        black_box(fory.deserialize::<Order>(black_box(&bytes)).expect("it decodes"));
+    })
 }
 
 #[cfg(test)]

@@ -18,10 +18,13 @@
 use anyhow::{Context, Result};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+use std::hint::black_box;
 
-use super::{BackendDoc, Format, Registry};
-use crate::arm::{Backend, Codec, Dynamic, Framing};
-use crate::payload::{Batch, Model, Payload, Visit, VisitBatch, visit_all, visit_batches};
+use super::{BackendDoc, Fidelity, Format, Registry};
+use crate::arm::{Backend, Codec, Dynamic, Framing, Operation};
+use crate::payload::{
+    Batch, Model, Order, Payload, TelemetryEvent, Visit, VisitBatch, visit_all, visit_batches,
+};
 
 pub static FORMAT: Format = Format {
     name: "json",
@@ -51,6 +54,29 @@ pub static FORMAT: Format = Format {
             crate_note: "a baseline, not a decoder",
             schema: "-",
             buffer_policy: "only the copy simd-json's decode starts with (per line for NDJSON), so you see what remains of its decode",
+        },
+    ],
+    fidelity: &[
+        Fidelity {
+            backend: "serde_json",
+            variant: "",
+            payload: "order",
+            operation: Operation::Decode,
+            case: serde_json_order_decode,
+        },
+        Fidelity {
+            backend: "simd-json",
+            variant: "",
+            payload: "order",
+            operation: Operation::Decode,
+            case: simd_json_order_decode,
+        },
+        Fidelity {
+            backend: "serde_json",
+            variant: "",
+            payload: "telemetry",
+            operation: Operation::Encode,
+            case: serde_json_telemetry_encode,
         },
     ],
     register: |registry| {
@@ -277,6 +303,43 @@ impl<P: Model> Dynamic<P> for SimdJsonTree {
     fn to_model(&mut self, tree: simd_json::OwnedValue) -> Result<P> {
         Ok(simd_json::serde::from_owned_value(tree)?)
     }
+}
+
+/// Fidelity: `serde_json::from_slice` of `order`.
+fn serde_json_order_decode() -> Box<dyn FnMut()> {
+    let order: &Order = crate::payload::value_of("order").expect("order is an Order");
+    let bytes = serde_json::to_vec(order).expect("order serializes");
+    Box::new(move || {
+        black_box(serde_json::from_slice::<Order>(black_box(&bytes)).expect("it decodes"));
+    })
+}
+
+/// Fidelity: simd-json's serde decode of `order`, copying the input into a reused scratch
+/// buffer and reusing its `Buffers`, as its documentation recommends.
+fn simd_json_order_decode() -> Box<dyn FnMut()> {
+    let order: &Order = crate::payload::value_of("order").expect("order is an Order");
+    let json = serde_json::to_vec(order).expect("order serializes");
+    let (mut scratch, mut buffers) = (Vec::new(), simd_json::Buffers::default());
+    Box::new(move || {
+        scratch.clear();
+        scratch.extend_from_slice(black_box(&json));
+        black_box(
+            simd_json::serde::from_slice_with_buffers::<Order>(&mut scratch, &mut buffers)
+                .expect("it decodes"),
+        );
+    })
+}
+
+/// Fidelity: `serde_json::to_writer` of `telemetry` into a reused `Vec`.
+fn serde_json_telemetry_encode() -> Box<dyn FnMut()> {
+    let event: &TelemetryEvent =
+        crate::payload::value_of("telemetry").expect("telemetry is a TelemetryEvent");
+    let mut out = Vec::new();
+    Box::new(move || {
+        out.clear();
+        serde_json::to_writer(&mut out, black_box(event)).expect("it encodes");
+        black_box(&out);
+    })
 }
 
 #[cfg(test)]

@@ -46,7 +46,33 @@ pub struct Format {
     /// One entry per backend and variant the format registers: the formats table in README
     /// (`serbench list --formats --markdown`) is made from these.
     pub backends: &'static [BackendDoc],
+    /// Independent benchmarks of some of its arms (at least one): the library called directly,
+    /// as its documentation shows, on the same data (`cargo bench --bench fidelity`).
+    pub fidelity: &'static [Fidelity],
     pub register: fn(&mut Registry),
+}
+
+/// One arm of a format measured without serbench's harness: `case` prepares everything the
+/// call needs (untimed) and returns the call, one operation per invocation, written straight
+/// against the library. `serbench fidelity` pairs criterion's mean of it with serbench's mean
+/// of the same arm (typed, document framing).
+pub struct Fidelity {
+    pub backend: &'static str,
+    pub variant: &'static str,
+    pub payload: &'static str,
+    pub operation: Operation,
+    pub case: fn() -> Box<dyn FnMut()>,
+}
+
+impl Format {
+    /// The criterion id of one of its fidelity cases: `format/backend[variant]/payload/operation`.
+    pub fn fidelity_id(&self, fidelity: &Fidelity) -> String {
+        let mut id = format!("{}/{}", self.name, fidelity.backend);
+        if !fidelity.variant.is_empty() {
+            id += &format!("[{}]", fidelity.variant);
+        }
+        id + &format!("/{}/{}", fidelity.payload, fidelity.operation.name())
+    }
 }
 
 /// What a backend (and variant) of a format is built on and how it treats buffers.

@@ -3,10 +3,11 @@
 //! Buffer policy: `postcard::to_io` appends to the harness's reused output buffer.
 
 use anyhow::Result;
+use std::hint::black_box;
 
-use super::{BackendDoc, Format, Registry};
-use crate::arm::{Backend, Codec};
-use crate::payload::{Model, Payload, Visit, visit_all};
+use super::{BackendDoc, Fidelity, Format, Registry};
+use crate::arm::{Backend, Codec, Operation};
+use crate::payload::{Model, Order, Payload, Visit, visit_all};
 
 pub static FORMAT: Format = Format {
     name: "postcard",
@@ -19,6 +20,13 @@ pub static FORMAT: Format = Format {
         crate_note: "",
         schema: "-",
         buffer_policy: "`to_io` into a reused `Vec`",
+    }],
+    fidelity: &[Fidelity {
+        backend: "postcard",
+        variant: "",
+        payload: "order",
+        operation: Operation::Decode,
+        case: postcard_order_decode,
     }],
     register: |registry| visit_all(&mut Postcard(registry)),
 };
@@ -42,4 +50,13 @@ impl<P: Model> Codec<P> for PostcardCodec {
     fn decode(&mut self, bytes: &[u8]) -> Result<P> {
         Ok(::postcard::from_bytes(bytes)?)
     }
+}
+
+/// Fidelity: `postcard::from_bytes` of `order`.
+fn postcard_order_decode() -> Box<dyn FnMut()> {
+    let order: &Order = crate::payload::value_of("order").expect("order is an Order");
+    let bytes = ::postcard::to_allocvec(order).expect("order encodes");
+    Box::new(move || {
+        black_box(::postcard::from_bytes::<Order>(black_box(&bytes)).expect("it decodes"));
+    })
 }

@@ -26,6 +26,7 @@
 //! time). Decode builds a fresh owned message from the borrowed bytes. The convert variant
 //! builds a fresh message per encode, as a real conversion does.
 
+use std::hint::black_box;
 use std::marker::PhantomData;
 use std::sync::OnceLock;
 
@@ -33,8 +34,8 @@ use anyhow::{Context, Result, bail};
 use prost::{Message, Name};
 use prost_reflect::{DescriptorPool, DynamicMessage, MessageDescriptor};
 
-use super::{BackendDoc, Format, Registry};
-use crate::arm::{Backend, Codec, Dynamic, Value};
+use super::{BackendDoc, Fidelity, Format, Registry};
+use crate::arm::{Backend, Codec, Dynamic, Operation, Value};
 use crate::payload::{
     Address, CheckoutRequest, CheckoutResponse, Item, Items, Keyed, LineItem, MetricSample, Model, Order,
     OrderStatus, Payload, PaymentMethod, Reading, Readings, RequestMeta, ResponseMeta, ServiceInfo, Shipment,
@@ -68,6 +69,13 @@ pub static FORMAT: Format = Format {
             buffer_policy: "_populate + encode_ (a fresh message from the model each call, strings copied) and _decode + convert_ (moving fields into the model, an error for a missing submessage or unknown enum value): the price of keeping your own model types",
         },
     ],
+    fidelity: &[Fidelity {
+        backend: "prost",
+        variant: "",
+        payload: "order",
+        operation: Operation::Decode,
+        case: prost_order_decode,
+    }],
     register: |registry| visit_all(&mut Protobuf(registry)),
 };
 
@@ -649,6 +657,15 @@ impl Native for Keyed {
             .collect::<Result<_>>()?;
         Ok(Keyed { entries })
     }
+}
+
+/// Fidelity: `prost::Message::decode` of the generated `Order` message.
+fn prost_order_decode() -> Box<dyn FnMut()> {
+    let order: &Order = crate::payload::value_of("order").expect("order is an Order");
+    let bytes = Native::to_message(order).encode_to_vec();
+    Box::new(move || {
+        black_box(proto::Order::decode(black_box(&bytes[..])).expect("it decodes"));
+    })
 }
 
 #[cfg(test)]

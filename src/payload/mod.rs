@@ -152,6 +152,25 @@ pub fn specs() -> Vec<&'static PayloadSpec> {
     specs.0
 }
 
+/// The value of the payload `name`, when it is of type `P` (the input of a fidelity case).
+pub fn value_of<P: Model>(name: &str) -> Option<&'static P> {
+    struct Find<'a, P: 'static> {
+        name: &'a str,
+        found: Option<&'static P>,
+    }
+    impl<P: Model, Q: Model> Visit<Q> for Find<'_, P> {
+        fn payload(&mut self, payload: &Payload<Q>) {
+            if payload.spec.name == self.name {
+                let value: &'static dyn std::any::Any = (payload.value)();
+                self.found = value.downcast_ref::<P>();
+            }
+        }
+    }
+    let mut find = Find { name, found: None };
+    visit_all(&mut find);
+    find.found
+}
+
 /// The logical data of one payload as pretty JSON (`serbench dump --logical`).
 pub fn logical_json(name: &str) -> Option<String> {
     struct Find<'a> {
