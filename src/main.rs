@@ -619,7 +619,9 @@ fn list(registry: &Registry, selection: Selection, json: bool) -> Result<()> {
             }).collect::<Vec<_>>(),
             "unsupported": unsupported.iter().map(|unsupported| serde_json::json!({
                 "format": unsupported.format, "backend": unsupported.backend,
-                "payload": unsupported.payload, "reason": unsupported.reason,
+                "payload": unsupported.payload,
+                "operation": unsupported.operation.map_or("*", |operation| operation.name()),
+                "reason": unsupported.reason,
             })).collect::<Vec<_>>(),
         });
         println!("{}", serde_json::to_string_pretty(&value)?);
@@ -656,6 +658,10 @@ fn list(registry: &Registry, selection: Selection, json: bool) -> Result<()> {
                     unsupported.format.to_string(),
                     unsupported.backend.to_string(),
                     unsupported.payload.to_string(),
+                    unsupported
+                        .operation
+                        .map_or("*", |operation| operation.name())
+                        .to_string(),
                     unsupported.reason.clone(),
                 ]
             })
@@ -663,7 +669,7 @@ fn list(registry: &Registry, selection: Selection, json: bool) -> Result<()> {
         println!("\nunsupported:");
         print!(
             "{}",
-            table::render(&["format", "backend", "payload", "reason"], &rows)
+            table::render(&["format", "backend", "payload", "op", "reason"], &rows)
         );
     }
     Ok(())

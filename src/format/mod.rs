@@ -143,6 +143,9 @@ pub struct Unsupported {
     /// `*` when no backend of the format can carry the payload.
     pub backend: &'static str,
     pub payload: &'static str,
+    /// `None`: the backend has no arm at all for the payload; otherwise only this operation
+    /// is missing.
+    pub operation: Option<Operation>,
     pub reason: String,
 }
 
@@ -274,6 +277,25 @@ impl Registry {
             format: self.format,
             backend,
             payload: payload.name,
+            operation: None,
+            reason: reason.to_string(),
+        });
+    }
+
+    /// Records that `backend` of the current format has no `operation` arm for `payload`
+    /// (it has its other arms).
+    pub fn unsupported_operation(
+        &mut self,
+        payload: &PayloadSpec,
+        backend: &'static str,
+        operation: Operation,
+        reason: &str,
+    ) {
+        self.unsupported.push(Unsupported {
+            format: self.format,
+            backend,
+            payload: payload.name,
+            operation: Some(operation),
             reason: reason.to_string(),
         });
     }

@@ -104,6 +104,8 @@ pub static FORMAT: Format = Format {
 };
 
 const BACKEND: Backend = Backend::new("flatbuffers");
+/// Why FlatBuffers has no update arm (see the module doc).
+const NO_UPDATE: &str = "the Rust flatbuffers API cannot change a received buffer: no table mutators, struct setters act on copies";
 const STRUCT_SAMPLES: Backend = BACKEND.variant("struct-samples");
 
 struct Flatbuffers<'a>(&'a mut Registry);
@@ -122,6 +124,7 @@ impl<P: Model + Native> Visit<P> for Flatbuffers<'_> {
             TableCodec::new,
             || ReadRoute,
         );
+        registry.unsupported_operation(payload.spec, BACKEND.name, Operation::Update, NO_UPDATE);
         P::register_variants(registry, payload);
     }
 }
