@@ -49,9 +49,43 @@ fn main() {
     }
 
     crate_versions();
+    format_list();
 
     #[cfg(feature = "protobuf")]
     protobuf::generate();
+}
+
+/// Writes `all()`, the enabled formats in the order of Cargo.toml's `default` feature list:
+/// the one list of formats, so no other file repeats it. Each name is a module of src/format/
+/// exposing `FORMAT` (a missing one is a compile error naming it).
+fn format_list() {
+    println!("cargo:rerun-if-changed=Cargo.toml");
+    let manifest = std::fs::read_to_string("Cargo.toml").expect("cannot read Cargo.toml");
+    let list = manifest
+        .split_once("\ndefault = [")
+        .and_then(|(_, rest)| rest.split_once(']'))
+        .map(|(list, _)| list)
+        .expect("Cargo.toml has a `default = [...]` feature list");
+    let formats: Vec<&str> = list
+        .split(',')
+        .map(|item| item.trim().trim_matches('"'))
+        .filter(|item| !item.is_empty())
+        .collect();
+    let entries: String = formats
+        .iter()
+        .map(|name| {
+            format!(
+                "    #[cfg(feature = {name:?})]\n    &{}::FORMAT,\n",
+                name.replace('-', "_")
+            )
+        })
+        .collect();
+    let code = format!(
+        "/// Every enabled format, in the order of Cargo.toml's `default` list.\n\
+         pub fn all() -> Vec<&'static Format> {{\n    let formats: &[&'static Format] = &[\n{entries}    ];\n    formats.to_vec()\n}}\n"
+    );
+    let out_dir = std::env::var("OUT_DIR").expect("cargo sets OUT_DIR");
+    std::fs::write(std::path::Path::new(&out_dir).join("formats.rs"), code).expect("cannot write formats.rs");
 }
 
 /// Writes `CRATE_VERSIONS`, `(name, version)` of serbench's direct dependencies as Cargo.lock

@@ -1,6 +1,7 @@
 //! The registry: every arm, every encoder and decoder, and every combination that cannot
-//! exist with its reason, from one file per format, one line per format in [`all`] and one
-//! Cargo feature per format (named like the format; `default` in Cargo.toml lists them all).
+//! exist with its reason, from one file per format (its `mod` line below) and one Cargo
+//! feature per format, named like the format. Cargo.toml's `default` list is the list of
+//! formats: [`all`] is generated from it, in its order.
 //!
 //! A format file exposes `pub static FORMAT: Format`, whose `register` adds the format's codecs
 //! for every payload to the [`Registry`] and lists what it cannot carry.
@@ -106,35 +107,9 @@ pub fn by_name(name: &str) -> Option<&'static Format> {
     all().into_iter().find(|format| format.name == name)
 }
 
-/// Every enabled format, in the order reports show them.
-// One cfg'd push per format keeps each format's registration to one line.
-#[allow(clippy::vec_init_then_push, unused_mut)]
-pub fn all() -> Vec<&'static Format> {
-    let mut formats = Vec::new();
-    #[cfg(feature = "json")]
-    formats.push(&json::FORMAT);
-    #[cfg(feature = "bincode")]
-    formats.push(&bincode::FORMAT);
-    #[cfg(feature = "bitcode")]
-    formats.push(&bitcode::FORMAT);
-    #[cfg(feature = "postcard")]
-    formats.push(&postcard::FORMAT);
-    #[cfg(feature = "bson")]
-    formats.push(&bson::FORMAT);
-    #[cfg(feature = "dbus")]
-    formats.push(&dbus::FORMAT);
-    #[cfg(feature = "csv")]
-    formats.push(&csv::FORMAT);
-    #[cfg(feature = "protobuf")]
-    formats.push(&protobuf::FORMAT);
-    #[cfg(feature = "flatbuffers")]
-    formats.push(&flatbuffers::FORMAT);
-    #[cfg(feature = "fory")]
-    formats.push(&fory::FORMAT);
-    #[cfg(feature = "avro")]
-    formats.push(&avro::FORMAT);
-    formats
-}
+// `all()`: every enabled format in the order of Cargo.toml's `default` list, written by
+// build.rs from that list, so the list of formats exists once.
+include!(concat!(env!("OUT_DIR"), "/formats.rs"));
 
 /// A (format, backend, payload) combination that cannot exist, and why.
 #[derive(Clone, Debug)]
