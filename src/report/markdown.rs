@@ -5,21 +5,24 @@
 //! per payload and operation a timing chart with its data table, and per payload a sizes chart
 //! with its table. Several folders (hosts, or runs) share each chart as side-by-side panels.
 //!
-//! Every input is read and checked, and every chart rendered in memory, before OUT is created:
-//! a bad input writes nothing. The output is a pure function of the inputs (no clock), so the
-//! same folders give the same bytes.
+//! Every input is read and checked, and every chart rendered in memory, before anything is
+//! written: a bad input writes nothing. Then charts/ is replaced whole (no chart of an older
+//! report remains) and report.md atomically, under OUT's lock. The output is a pure function of
+//! the inputs (no clock), so the same folders give the same bytes.
 
 use std::collections::BTreeMap;
 use std::fmt::{self, Write as _};
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, bail};
+use anyhow::Result;
 
 use super::charts::{self, Bar, BarChart, Panel, SizeChart};
+use super::files::OutDir;
 use super::load::{self, ArmKey, ResultsDir, arm_label, operation_rank, payload_rank};
 use super::ratios;
-use super::results::{ResultRow, STATUS_OK};
+use super::results::{self, ResultRow, STATUS_OK};
 use super::sizes::SizeRow;
+use crate::UsageError;
 
 pub const REPORT_FILE: &str = "report.md";
 pub const CHARTS_DIR: &str = "charts";
@@ -68,29 +71,53 @@ pub struct Rendered {
     pub absent: Vec<String>,
 }
 
-/// Reads every folder, renders the report, and only then writes OUT/report.md and
-/// OUT/charts/*.svg.
+/// `serbench report`: takes OUT's lock, reads and checks every folder, renders the report, and
+/// only then writes OUT/charts/ and OUT/report.md.
 pub fn report(dirs: &[PathBuf], out: &Path) -> Result<ReportSummary> {
     if dirs.is_empty() {
-        bail!("report needs at least one results folder");
+        return Err(UsageError::error("report needs at least one results folder"));
     }
+    let out_dir = OutDir::lock(out)?;
     let loaded = dirs
         .iter()
         .map(|dir| load::load(dir))
         .collect::<Result<Vec<_>>>()?;
-    let rendered = render(&loaded)?;
-    let charts_dir = out.join(CHARTS_DIR);
-    std::fs::create_dir_all(&charts_dir)
-        .with_context(|| format!("cannot create {}", charts_dir.display()))?;
-    let mut charts = Vec::new();
-    for chart in &rendered.charts {
-        let path = charts_dir.join(&chart.file_name);
-        std::fs::write(&path, &chart.svg).with_context(|| format!("cannot write {}", path.display()))?;
-        charts.push(path);
+    // The report beside a results.csv describes that results.csv: never other folders alone.
+    if out_dir.holds(results::FILE_NAME) && !loaded.iter().any(|dir| same_folder(&dir.dir, out)) {
+        return Err(UsageError::error(format!(
+            "{} holds its own results.csv, which a report there must describe: add the folder to \
+             the ones to report, or choose another --out",
+            out.display()
+        )));
     }
-    let report = out.join(REPORT_FILE);
-    std::fs::write(&report, &rendered.markdown)
-        .with_context(|| format!("cannot write {}", report.display()))?;
+    write(&loaded, &out_dir)
+}
+
+fn same_folder(a: &Path, b: &Path) -> bool {
+    let canonical = |path: &Path| {
+        let path = if path.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            path
+        };
+        path.canonicalize().ok()
+    };
+    canonical(a).is_some_and(|a| Some(a) == canonical(b))
+}
+
+/// Renders the report of `dirs` into `out`, which the caller holds: the whole charts/ folder
+/// replaced first, then report.md.
+pub fn write(dirs: &[ResultsDir], out: &OutDir) -> Result<ReportSummary> {
+    let rendered = render(dirs)?;
+    let files: Vec<(&str, &[u8])> = rendered
+        .charts
+        .iter()
+        .map(|chart| (chart.file_name.as_str(), chart.svg.as_bytes()))
+        .collect();
+    let charts = out.write_dir(CHARTS_DIR, &files)?;
+    let report = out.write_file(REPORT_FILE, |file| {
+        Ok(file.write_all(rendered.markdown.as_bytes())?)
+    })?;
     Ok(ReportSummary {
         report,
         charts,

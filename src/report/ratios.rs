@@ -13,7 +13,7 @@ use super::results::{ResultRow, STATUS_OK};
 pub const FILE_NAME: &str = "ratios.csv";
 
 /// `numerator / denominator` of two arms' mean time per record, with its interval.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Ratio {
     pub schema_version: u32,
     pub comparison: String,

@@ -1,14 +1,14 @@
-//! Outcomes, their per-(decoder, case kind) counts, `robustness.csv`, and the Markdown
-//! section of the report.
+//! Outcomes, their per-(decoder, case kind) counts (tallied as the cases stream in),
+//! `robustness.csv` and what a valid row of it is, and the Markdown section of the report.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::path::Path;
 
-use anyhow::{Context, Result, bail};
+use anyhow::Result;
 
 use super::TargetId;
 use super::cases::{CaseKind, Mutation};
+use crate::report::files::Record;
 
 /// What one hostile input did to one decoder, from harmless to worst.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
@@ -163,21 +163,39 @@ impl RobustnessRow {
     }
 }
 
-/// The rows of one decoder: one per case kind its plan has, in [`CaseKind`] order.
-pub fn rows(
-    id: &TargetId,
+/// One decoder's rows, counted case by case as the reports arrive (in plan order), so that
+/// neither the plan nor the reports are ever held whole.
+pub struct Tally<P> {
+    id: TargetId,
     input_bytes: usize,
-    plan: &[Mutation],
-    reports: &[CaseReport],
-) -> Vec<RobustnessRow> {
-    let mut rows: BTreeMap<CaseKind, RobustnessRow> = BTreeMap::new();
-    for report in reports {
-        let mutation = &plan[report.index];
-        rows.entry(mutation.kind())
-            .or_insert_with(|| RobustnessRow::new(id, mutation.kind(), input_bytes))
-            .add(mutation, report);
+    plan: P,
+    rows: BTreeMap<CaseKind, RobustnessRow>,
+}
+
+impl<P: Iterator<Item = Mutation>> Tally<P> {
+    pub fn new(id: &TargetId, input_bytes: usize, plan: P) -> Self {
+        Tally {
+            id: id.clone(),
+            input_bytes,
+            plan,
+            rows: BTreeMap::new(),
+        }
     }
-    rows.into_values().collect()
+
+    /// Counts the next case of the plan.
+    pub fn add(&mut self, report: &CaseReport) {
+        let mutation = self.plan.next().expect("a report per planned case");
+        let kind = mutation.kind();
+        self.rows
+            .entry(kind)
+            .or_insert_with(|| RobustnessRow::new(&self.id, kind, self.input_bytes))
+            .add(&mutation, report);
+    }
+
+    /// One row per case kind the plan has, in [`CaseKind`] order.
+    pub fn rows(self) -> Vec<RobustnessRow> {
+        self.rows.into_values().collect()
+    }
 }
 
 const CSV_HEADER: [&str; 20] = [
@@ -205,9 +223,8 @@ const CSV_HEADER: [&str; 20] = [
 
 /// Writes `robustness.csv`: one line per decoder and case kind; `worst_case` is
 /// `#<index>: <input>` for the row's first case of its most severe outcome.
-pub fn write_csv(path: &Path, rows: &[RobustnessRow]) -> Result<()> {
-    let mut writer =
-        csv::Writer::from_path(path).with_context(|| format!("cannot write {}", path.display()))?;
+pub fn write_csv(out: &mut dyn std::io::Write, rows: &[RobustnessRow]) -> Result<()> {
+    let mut writer = csv::Writer::from_writer(out);
     writer.write_record(CSV_HEADER)?;
     for row in rows {
         let id = &row.id;
@@ -246,36 +263,51 @@ pub fn write_csv(path: &Path, rows: &[RobustnessRow]) -> Result<()> {
     Ok(())
 }
 
-/// Reads `robustness.csv` back (the report builder reads results from disk).
-pub fn read_csv(path: &Path) -> Result<Vec<RobustnessRow>> {
-    let mut reader =
-        csv::Reader::from_path(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let mut rows = Vec::new();
-    for record in reader.records() {
-        let record = record?;
+/// The most cases one row may count: far beyond `--cases`, and low enough that adding up every
+/// row of a file cannot overflow.
+pub const MAX_ROW_CASES: usize = 1_000_000_000_000;
+
+impl Record for RobustnessRow {
+    const ROW: &'static str = "decoder and case kind";
+
+    fn header() -> Vec<String> {
+        CSV_HEADER.map(String::from).to_vec()
+    }
+
+    fn parse(record: &csv::StringRecord, _header: &csv::StringRecord) -> Result<Self, String> {
         let field = |index: usize| record.get(index).unwrap_or("").to_string();
-        let number = |index: usize| -> Result<usize> {
+        let bad = |index: usize, why: String| format!("field {} ({}): {why}", index + 1, CSV_HEADER[index]);
+        let number = |index: usize| -> Result<u64, String> {
             field(index)
                 .parse()
-                .with_context(|| format!("{}: bad {}", path.display(), CSV_HEADER[index]))
+                .map_err(|error| bad(index, format!("{error}")))
         };
-        let Some(case_kind) = CaseKind::ALL.into_iter().find(|kind| kind.name() == field(6)) else {
-            bail!("{}: unknown case kind {}", path.display(), field(6));
+        let count = |index: usize| -> Result<usize, String> {
+            usize::try_from(number(index)?).map_err(|error| bad(index, format!("{error}")))
         };
-        let worst = Outcome::by_name(&field(17)).map(|outcome| {
-            let case_field = field(18);
-            let (case, input) = case_field
-                .trim_start_matches('#')
-                .split_once(": ")
-                .unwrap_or(("0", ""));
-            WorstCase {
-                outcome,
-                case: case.parse().unwrap_or(0),
-                input: input.to_string(),
-                detail: field(19),
+        let case_kind = CaseKind::ALL
+            .into_iter()
+            .find(|kind| kind.name() == field(6))
+            .ok_or_else(|| bad(6, format!("unknown case kind {:?}", field(6))))?;
+        let worst = match field(17).as_str() {
+            "" => None,
+            name => {
+                let outcome =
+                    Outcome::by_name(name).ok_or_else(|| bad(17, format!("unknown outcome {name:?}")))?;
+                let case_field = field(18);
+                let (case, input) = case_field
+                    .strip_prefix('#')
+                    .and_then(|rest| rest.split_once(": "))
+                    .ok_or_else(|| bad(18, "not `#<case>: <input>`".to_string()))?;
+                Some(WorstCase {
+                    outcome,
+                    case: case.parse().map_err(|error| bad(18, format!("{error}")))?,
+                    input: input.to_string(),
+                    detail: field(19),
+                })
             }
-        });
-        rows.push(RobustnessRow {
+        };
+        Ok(RobustnessRow {
             id: TargetId {
                 format: field(0),
                 backend: field(1),
@@ -285,20 +317,46 @@ pub fn read_csv(path: &Path) -> Result<Vec<RobustnessRow>> {
                 payload: field(5),
             },
             case_kind,
-            cases: number(7)?,
-            ok_equal: number(8)?,
-            ok_different: number(9)?,
-            error: number(10)?,
-            panic: number(11)?,
-            over_cap: number(12)?,
-            crash: number(13)?,
-            timeout: number(14)?,
-            peak_alloc_bytes: number(15)? as u64,
-            input_bytes: number(16)?,
+            cases: count(7)?,
+            ok_equal: count(8)?,
+            ok_different: count(9)?,
+            error: count(10)?,
+            panic: count(11)?,
+            over_cap: count(12)?,
+            crash: count(13)?,
+            timeout: count(14)?,
+            peak_alloc_bytes: number(15)?,
+            input_bytes: count(16)?,
             worst,
-        });
+        })
     }
-    Ok(rows)
+
+    /// Every case has exactly one outcome, and a row with cases names its worst one.
+    fn check(&self) -> Result<(), String> {
+        if !(1..=MAX_ROW_CASES).contains(&self.cases) {
+            return Err(format!(
+                "cases {} is outside its range 1..={MAX_ROW_CASES}",
+                self.cases
+            ));
+        }
+        let classified = Outcome::ALL
+            .into_iter()
+            .try_fold(0usize, |sum, outcome| sum.checked_add(self.count(outcome)));
+        if classified != Some(self.cases) {
+            return Err(format!(
+                "the outcome counts do not add up to its {} cases",
+                self.cases
+            ));
+        }
+        if self.worst.is_none() {
+            return Err("worst_outcome is empty in a row with cases".to_string());
+        }
+        Ok(())
+    }
+
+    fn key(&self) -> String {
+        format!("{} {}", self.id.key(), self.case_kind.name())
+    }
 }
 
 /// The report's robustness section: one table line per decoder (every payload and case kind
@@ -447,14 +505,16 @@ mod tests {
             Mutation::Truncate { len: 2 },
             Mutation::Truncate { len: 3 },
         ];
-        let reports = vec![
+        let reports = [
             report(0, Outcome::Error),
             report(1, Outcome::Panic),
             report(2, Outcome::OkDifferent),
             report(3, Outcome::Panic),
             report(4, Outcome::OkEqual),
         ];
-        let rows = rows(&id("b"), 9, &plan, &reports);
+        let mut tally = Tally::new(&id("b"), 9, plan.into_iter());
+        reports.iter().for_each(|report| tally.add(report));
+        let rows = tally.rows();
         assert_eq!(rows.len(), 2);
         let truncate = &rows[0];
         assert_eq!(truncate.case_kind, CaseKind::Truncate);
@@ -474,22 +534,24 @@ mod tests {
     #[test]
     fn csv_round_trips_and_markdown_names_the_worst_case() {
         let plan = vec![Mutation::Truncate { len: 0 }, Mutation::Truncate { len: 1 }];
-        let mut all = rows(
-            &id("good"),
-            2,
-            &plan,
-            &[report(0, Outcome::Error), report(1, Outcome::OkEqual)],
-        );
-        all.extend(rows(
-            &id("bad"),
-            2,
-            &plan,
-            &[report(0, Outcome::Error), report(1, Outcome::OverCap)],
-        ));
+        let rows = |backend: &str, outcomes: [Outcome; 2]| {
+            let mut tally = Tally::new(&id(backend), 2, plan.clone().into_iter());
+            for (index, outcome) in outcomes.into_iter().enumerate() {
+                tally.add(&report(index, outcome));
+            }
+            tally.rows()
+        };
+        let mut all = rows("good", [Outcome::Error, Outcome::OkEqual]);
+        all.extend(rows("bad", [Outcome::Error, Outcome::OverCap]));
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("robustness.csv");
-        write_csv(&path, &all).unwrap();
-        assert_eq!(read_csv(&path).unwrap(), all);
+        let mut bytes = Vec::new();
+        write_csv(&mut bytes, &all).unwrap();
+        std::fs::write(&path, bytes).unwrap();
+        assert_eq!(
+            crate::report::files::read_complete::<RobustnessRow>(&path).unwrap(),
+            all
+        );
         let table = markdown_table(&all);
         assert!(
             table.contains("| fmt/good typed | 1 | 2 | 1 | 1 | 0 | 0 | 0 | 0 | 0 |"),
