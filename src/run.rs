@@ -229,7 +229,7 @@ fn resumed(out: &OutDir, this_run: &ResultRow, selected: &[&Arm]) -> Result<Kept
         );
     }
     if !retried.is_empty() {
-        eprintln!("{} failed arms are measured again", retried.len());
+        eprintln!("failed arms measured again: {}", retried.len());
     }
     Ok(Kept {
         rows,

@@ -96,10 +96,20 @@ pub fn serde_parse<T: DeserializeOwned>(
 /// `value` is finite and in `low..=high`, or why not.
 pub fn in_range(column: &str, value: f64, low: f64, high: f64) -> Result<(), String> {
     if value.is_finite() && (low..=high).contains(&value) {
-        Ok(())
-    } else {
-        Err(format!("{column} {value} is outside its range {low}..={high}"))
+        return Ok(());
     }
+    // Short numbers: 1e-6, not 0.000001; no 309-digit f64::MAX.
+    let short = |number: f64| match number.abs() {
+        0.0 => "0".to_string(),
+        magnitude if (1e-3..1e6).contains(&magnitude) || !number.is_finite() => number.to_string(),
+        _ => format!("{number:e}"),
+    };
+    let range = if high == f64::MAX {
+        format!("finite, at least {}", short(low))
+    } else {
+        format!("{}..={}", short(low), short(high))
+    };
+    Err(format!("{column} {} is outside its range {range}", short(value)))
 }
 
 /// A refusal naming the file and line.
@@ -348,7 +358,7 @@ impl OutDir {
         std::fs::create_dir_all(path)
             .with_context(|| format!("cannot create the output folder {}", path.display()))?;
         let lock_path = path.join(LOCK_FILE);
-        let mut lock = loop {
+        let lock = loop {
             let file = OpenOptions::new()
                 .read(true)
                 .write(true)
@@ -379,15 +389,18 @@ impl OutDir {
                 break file;
             }
         };
-        lock.set_len(0)
-            .and_then(|()| lock.write_all(format!("{}\n", std::process::id()).as_bytes()))
-            .with_context(|| format!("cannot write {}", lock_path.display()))?;
-        let out = OutDir {
+        // From here on, dropping `out` releases the lock and removes what it made.
+        let mut out = OutDir {
             path: path.to_path_buf(),
             lock,
             lock_path,
             created,
         };
+        let pid = format!("{}\n", std::process::id());
+        out.lock
+            .set_len(0)
+            .and_then(|()| out.lock.write_all(pid.as_bytes()))
+            .with_context(|| format!("cannot write {}", out.lock_path.display()))?;
         out.remove_leftovers()?;
         Ok(out)
     }
