@@ -721,6 +721,8 @@ fn table(header: &[String], rows: &[Vec<String>]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+    use proptest::test_runner::Config;
 
     #[test]
     fn table_aligns_numeric_columns_right_and_escapes_pipes() {
@@ -748,5 +750,107 @@ mod tests {
     fn chart_file_names_are_safe() {
         assert_eq!(file_name(&["map-small", "decode"]), "map-small-decode.svg");
         assert_eq!(file_name(&["a/b c", "x"]), "a_b_c-x.svg");
+    }
+
+    /// The values a hand-edited or corrupted file may hold where a figure belongs.
+    fn hostile() -> impl Strategy<Value = f64> {
+        prop_oneof![
+            Just(f64::NAN),
+            Just(f64::INFINITY),
+            Just(f64::NEG_INFINITY),
+            Just(0.0),
+            Just(-1.0),
+            Just(1e308),
+            Just(1e-300),
+            Just(f64::MIN_POSITIVE),
+            any::<f64>(),
+        ]
+    }
+
+    /// A plausible row, with its figures anywhere in their ranges (1e-2 to 1e15 ns), or one
+    /// field of it replaced by a hostile value (a quarter of the rows).
+    fn row() -> impl Strategy<Value = ResultRow> {
+        (
+            prop::sample::select(vec!["order", "readings", "vec-big"]),
+            prop::sample::select(vec!["encode", "decode"]),
+            prop::sample::select(vec!["postcard", "json", "bincode"]),
+            prop::sample::select(vec![1usize, 50, 10_000]),
+            any::<bool>(),
+            -2.0..15.0f64,
+            0.0..0.5f64,
+            prop::option::weighted(0.25, (0..9usize, hostile())),
+        )
+            .prop_map(
+                |(payload, operation, format, records, baseline, exponent, spread, damage)| {
+                    let mean = 10f64.powf(exponent);
+                    let mut row = ResultRow {
+                        schema_version: super::super::SCHEMA_VERSION,
+                        format: format.into(),
+                        backend: format.into(),
+                        variant: if baseline {
+                            "copy-only".into()
+                        } else {
+                            String::new()
+                        },
+                        payload: payload.into(),
+                        operation: operation.into(),
+                        mode: "typed".into(),
+                        framing: "document".into(),
+                        records,
+                        status: STATUS_OK.into(),
+                        encoded_bytes: Some(100),
+                        reps: Some(3),
+                        mean_ns: Some(mean),
+                        ci95_low_ns: Some(mean * (1.0 - spread)),
+                        ci95_high_ns: Some(mean * (1.0 + spread)),
+                        ns_per_record: Some(mean / records as f64),
+                        records_per_s: Some(records as f64 * 1e9 / mean),
+                        mb_per_s: Some(1e5 / mean),
+                        allocs_per_op: Some(1.0),
+                        alloc_bytes_per_op: Some(64.0),
+                        ..ResultRow::default()
+                    };
+                    if let Some((field, value)) = damage {
+                        match field {
+                            0 => row.mean_ns = Some(value),
+                            1 => row.ci95_low_ns = Some(value),
+                            2 => row.ci95_high_ns = Some(value),
+                            3 => row.ns_per_record = Some(value),
+                            4 => row.records_per_s = Some(value),
+                            5 => row.allocs_per_op = Some(value),
+                            6 => row.records = 0,
+                            7 => row.status = "odd".into(),
+                            _ => row.mean_ns = None,
+                        }
+                    }
+                    row
+                },
+            )
+    }
+
+    proptest! {
+        #![proptest_config(Config { cases: 64, ..Config::default() })]
+
+        /// Whatever numbers results.csv holds, load -> report ends (with a report or a refusal)
+        /// within a bound per row: no hostile figure reaches plotters' axis code unchecked.
+        #[test]
+        fn load_and_report_end_on_any_rows(rows in prop::collection::vec(row(), 1..8)) {
+            let dir = tempfile::tempdir().unwrap();
+            let mut writer = csv::Writer::from_path(dir.path().join("results.csv")).unwrap();
+            for row in &rows {
+                writer.serialize(row).unwrap();
+            }
+            writer.flush().unwrap();
+            drop(writer);
+            let path = dir.path().to_path_buf();
+            let (done, ended) = std::sync::mpsc::channel();
+            std::thread::spawn(move || {
+                // A report or a refusal: either ends the case.
+                let _ = done.send(load::load(&path).and_then(|loaded| render(&[loaded])).is_ok());
+            });
+            let bound = std::time::Duration::from_secs(2) + rows.len() as u32 * std::time::Duration::from_millis(250);
+            let outcome = ended.recv_timeout(bound);
+            prop_assert!(outcome.is_ok(), "load -> report ran past {bound:?} on {rows:?}");
+        }
     }
 }
