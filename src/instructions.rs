@@ -70,24 +70,11 @@ pub struct InstructionRow {
 impl Record for InstructionRow {
     const ROW: &'static str = "arm";
 
-    fn header() -> Vec<String> {
-        files::serde_header::<InstructionRow>()
-    }
-
-    fn parse(record: &csv::StringRecord, header: &csv::StringRecord) -> Result<Self, String> {
-        files::serde_parse(record, header)
-    }
-
     /// An ok row has both counts, each finite and positive.
     fn check(&self) -> Result<(), String> {
-        if self.schema_version != SCHEMA_VERSION {
-            return Err(format!(
-                "schema version {}, this serbench reads version {SCHEMA_VERSION}",
-                self.schema_version
-            ));
-        }
-        if self.records == 0 || self.iterations == 0 {
-            return Err("records and iterations are at least 1".to_string());
+        files::check_versioned(self.schema_version, self.records)?;
+        if self.iterations == 0 {
+            return Err("iterations 0: a count takes at least one".to_string());
         }
         for (column, value) in [
             ("instructions_per_op", self.instructions_per_op),

@@ -419,8 +419,7 @@ fn execute(command: Command) -> Result<()> {
             let known = serbench::robustness::backend_names(&registry, options.fault_injection);
             check_names("backend", &options.backends, known.into_iter())?;
             let targets = serbench::robustness::select(&registry, &options)?;
-            let out = OutDir::lock(&out.unwrap_or_else(default_out))?;
-            out.claim(SetKind::Robustness, replace)?;
+            let out = OutDir::for_new_set(&out.unwrap_or_else(default_out), SetKind::Robustness, replace)?;
             // The folder's report shows robustness.csv: with a results.csv there, the report is
             // written again, so what it reads must be valid before the run.
             let results = out.file(serbench::report::results::FILE_NAME);
@@ -759,8 +758,7 @@ fn count_instructions(registry: &Registry, selection: &Selection, out: &Path, re
             "the selection matches no arm (see `serbench list`)",
         ));
     }
-    let out = OutDir::lock(out)?;
-    out.claim(SetKind::Instructions, replace)?;
+    let out = OutDir::for_new_set(out, SetKind::Instructions, replace)?;
     let scratch = tempfile_dir()?;
     let mut rows = Vec::new();
     let count = |value: Option<f64>, decimals: usize| {

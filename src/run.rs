@@ -112,7 +112,7 @@ pub fn run(registry: &Registry, selection: &Selection, options: &RunOptions) -> 
     // is measured.
     let robustness = out.file(crate::robustness::FILE_NAME);
     if robustness.exists() {
-        files::read_complete::<crate::robustness::RobustnessRow>(&robustness)?;
+        crate::robustness::read_csv(&robustness)?;
     }
     let arms: Vec<&Arm> = selected
         .into_iter()
@@ -448,8 +448,7 @@ pub fn write_sizes(registry: &Registry, selection: &Selection, out: &Path, repla
             "the selection matches no codec (see `serbench list`)",
         ));
     }
-    let out = OutDir::lock(out)?;
-    out.claim(SetKind::Sizes, replace)?;
+    let out = OutDir::for_new_set(out, SetKind::Sizes, replace)?;
     out.write_csv(sizes::FILE_NAME, &compute_sizes(&codecs))
 }
 

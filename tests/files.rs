@@ -59,6 +59,15 @@ fn finished_run(out: &Path) {
     assert!(output.status.success(), "{}", stderr(&output));
 }
 
+/// A temporary folder with [`finished_run`] in its `out`, and that results.csv.
+fn with_a_run() -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    finished_run(&out);
+    let csv = out.join("results.csv");
+    (dir, out, csv)
+}
+
 /// Every file under `dir` with its bytes: "no file changed" is the same snapshot before and
 /// after.
 fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
@@ -150,14 +159,20 @@ fn assert_refused(output: &Output, expected: &str) {
 
 #[test]
 fn everything_is_validated_before_anything_is_written() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("out");
-    finished_run(&out);
+    let (_dir, out, csv) = with_a_run();
     let before = snapshot(&out);
-    let csv = out.join("results.csv");
 
-    // An empty selection, for every command that writes.
-    let empty = run(&[
+    // An empty selection, for every command that writes (also without --resume: that run would
+    // otherwise start the folder's set anew).
+    let no_csv_telemetry = ["--format", "csv", "--payload", "telemetry", "--out", text(&out)];
+    for (command, refusal) in [
+        ("run", "the selection matches no arm"),
+        ("sizes", "the selection matches no codec"),
+        ("robustness", "no decoder matches the selection"),
+    ] {
+        assert_refused(&run(&[&[command][..], &no_csv_telemetry].concat()), refusal);
+    }
+    let json_access = [
         "run",
         "--format",
         "json",
@@ -165,29 +180,12 @@ fn everything_is_validated_before_anything_is_written() {
         "access-all",
         "--out",
         text(&out),
-        "--resume",
-    ]);
-    assert_refused(&empty, "the selection matches no arm");
-    let empty = run(&[
-        "sizes",
-        "--format",
-        "csv",
-        "--payload",
-        "telemetry",
-        "--out",
-        text(&out),
-    ]);
-    assert_refused(&empty, "the selection matches no codec");
-    let empty = run(&[
-        "robustness",
-        "--format",
-        "csv",
-        "--payload",
-        "telemetry",
-        "--out",
-        text(&out),
-    ]);
-    assert_refused(&empty, "no decoder matches the selection");
+    ];
+    assert_refused(&run(&json_access), "the selection matches no arm");
+    assert_refused(
+        &run(&[&json_access[..], &["--resume"]].concat()),
+        "the selection matches no arm",
+    );
     assert_eq!(snapshot(&out), before, "an empty selection changed a file");
 
     // Columns in another order: refused by the writer that would extend it and by the reader.
@@ -225,11 +223,9 @@ fn everything_is_validated_before_anything_is_written() {
 
 #[test]
 fn a_result_set_is_replaced_only_when_asked_and_then_kept() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("out");
-    finished_run(&out);
+    let (_dir, out, csv) = with_a_run();
     let before = snapshot(&out);
-    let old_results = std::fs::read(out.join("results.csv")).unwrap();
+    let old_results = std::fs::read(&csv).unwrap();
 
     let refused = smoke(&out, &["readings"], &[]);
     assert_refused(&refused, "already holds a result set");
@@ -278,10 +274,7 @@ fn a_result_set_is_replaced_only_when_asked_and_then_kept() {
 
 #[test]
 fn resume_refuses_another_set_and_extends_its_own_without_duplicates() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("out");
-    finished_run(&out);
-    let csv = out.join("results.csv");
+    let (_dir, out, csv) = with_a_run();
     let before = snapshot(&out);
     for (output, reason) in [
         (
@@ -357,10 +350,7 @@ fn resume_refuses_another_set_and_extends_its_own_without_duplicates() {
 
 #[test]
 fn a_torn_last_row_is_reported_dropped_and_measured_again() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("out");
-    finished_run(&out);
-    let csv = out.join("results.csv");
+    let (_dir, out, csv) = with_a_run();
     let complete = arms(&csv);
     let bytes = std::fs::read(&csv).unwrap();
     std::fs::write(&csv, &bytes[..bytes.len() - 40]).unwrap();
@@ -427,6 +417,19 @@ impl Drop for Tmpfs {
     }
 }
 
+/// A failure for want of space: exit 1, saying so.
+fn assert_disk_full(output: &Output) {
+    let message = stderr(output);
+    assert_eq!(output.status.code(), Some(1), "{message}");
+    assert!(message.contains("No space left on device"), "{message}");
+}
+
+fn free(fillers: Vec<PathBuf>) {
+    fillers
+        .into_iter()
+        .for_each(|path| std::fs::remove_file(path).unwrap());
+}
+
 #[test]
 fn a_full_disk_loses_and_tears_nothing() {
     let dir = tempfile::tempdir().unwrap();
@@ -438,27 +441,14 @@ fn a_full_disk_loses_and_tears_nothing() {
     // Full at the start: refused before measuring, and no empty results.csv left behind.
     let fillers = disk.fill_leaving(0);
     let output = smoke(&out, &[], &[]);
-    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
-    assert!(
-        stderr(&output).contains("No space left on device"),
-        "{}",
-        stderr(&output)
-    );
+    assert_disk_full(&output);
     assert!(!out.join("results.csv").exists());
-    fillers
-        .into_iter()
-        .for_each(|path| std::fs::remove_file(path).unwrap());
+    free(fillers);
 
     // Full in the middle: the run fails, its file holds whole rows only, and resume completes it.
-    std::fs::create_dir(&out).unwrap();
     let fillers = disk.fill_leaving(2);
     let output = smoke(&out, &[], &[]);
-    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
-    assert!(
-        stderr(&output).contains("No space left on device"),
-        "{}",
-        stderr(&output)
-    );
+    assert_disk_full(&output);
     let csv = out.join("results.csv");
     assert!(
         std::fs::read(&csv).unwrap().ends_with(b"\n"),
@@ -466,9 +456,7 @@ fn a_full_disk_loses_and_tears_nothing() {
     );
     let partial = arms(&csv);
     assert!(!partial.is_empty());
-    fillers
-        .into_iter()
-        .for_each(|path| std::fs::remove_file(path).unwrap());
+    free(fillers);
     let resumed = smoke(&out, &[], &["--resume"]);
     assert!(resumed.status.success(), "{}", stderr(&resumed));
     let all = arms(&csv);
@@ -480,12 +468,7 @@ fn a_full_disk_loses_and_tears_nothing() {
     let before = snapshot(&out);
     disk.fill_leaving(2);
     let output = run(&["report", text(&out)]);
-    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
-    assert!(
-        stderr(&output).contains("No space left on device"),
-        "{}",
-        stderr(&output)
-    );
+    assert_disk_full(&output);
     assert_eq!(snapshot(&out), before, "a failed report changed the previous one");
 }
 
@@ -533,46 +516,36 @@ fn a_second_writer_is_refused_at_once() {
     let mut holder = lock_holder(&out);
     let pid = holder.0.id();
     let path = text(&out);
+    let run_order = [
+        "run",
+        "--format",
+        "postcard",
+        "--payload",
+        "order",
+        "--profile",
+        "smoke",
+        "--out",
+        path,
+    ];
+    let one_case = [
+        "--format",
+        "postcard",
+        "--payload",
+        "order",
+        "--cases",
+        "1",
+        "--out",
+        path,
+    ];
     for args in [
-        &[
-            "run",
-            "--format",
-            "postcard",
-            "--payload",
-            "order",
-            "--profile",
-            "smoke",
-            "--out",
-            path,
-        ][..],
-        &[
-            "run",
-            "--format",
-            "postcard",
-            "--payload",
-            "order",
-            "--profile",
-            "smoke",
-            "--resume",
-            "--out",
-            path,
-        ],
-        &["sizes", "--format", "postcard", "--out", path],
-        &[
-            "robustness",
-            "--format",
-            "postcard",
-            "--payload",
-            "order",
-            "--cases",
-            "1",
-            "--out",
-            path,
-        ],
-        &["report", path],
+        run_order.to_vec(),
+        [&run_order[..], &["--resume"]].concat(),
+        vec!["sizes", "--format", "postcard", "--out", path],
+        [&["robustness"][..], &one_case].concat(),
+        vec!["report", path],
     ] {
         let started = Instant::now();
-        let output = run(args);
+        let output = run(&args);
         assert_refused(&output, &format!("is in use by another serbench (process {pid})"));
         assert!(started.elapsed() < Duration::from_secs(10), "{args:?} waited");
     }

@@ -177,8 +177,7 @@ fn the_binary_records_injected_faults() {
         stdout.contains("fault-injection/over-allocates typed: over-cap"),
         "{stdout}"
     );
-    let rows: Vec<RobustnessRow> =
-        serbench::report::files::read_complete(&out.path().join("robustness.csv")).unwrap();
+    let rows = robustness::read_csv(&out.path().join("robustness.csv")).unwrap();
     assert_every_case_classified(&rows);
     assert_eq!(row(&rows, "overflows-stack", CaseKind::Truncate).crash, 1);
     assert_eq!(row(&rows, "panics", CaseKind::Truncate).panic, 4);

@@ -36,16 +36,11 @@ pub const REPLACED_DIR: &str = "replaced";
 /// Temporary files and folders start with this; a writer removes the leftovers of a crashed one.
 const TEMP_PREFIX: &str = ".serbench-tmp-";
 
-/// One kind of row of a serbench CSV file.
-pub trait Record: Sized {
+/// One kind of row of a serbench CSV file: its columns are its fields, in order (serde), and
+/// what makes a row valid is its own.
+pub trait Record: Serialize + DeserializeOwned + Default {
     /// What one row stands for, in messages ("arm", "codec").
     const ROW: &'static str;
-
-    /// The exact header this version writes, column by column.
-    fn header() -> Vec<String>;
-
-    /// One row from its fields, in header order; the error names the column.
-    fn parse(record: &csv::StringRecord, header: &csv::StringRecord) -> Result<Self, String>;
 
     /// Whether the row is well-formed: every number finite and in its range.
     fn check(&self) -> Result<(), String>;
@@ -60,8 +55,8 @@ pub trait Record: Sized {
     }
 }
 
-/// The header serde writes for `T`: the field names, in order.
-pub fn serde_header<T: Serialize + Default>() -> Vec<String> {
+/// The exact header this version writes for `T`: its field names, in order.
+pub fn header<T: Serialize + Default>() -> Vec<String> {
     let mut writer = csv::Writer::from_writer(Vec::new());
     writer.serialize(T::default()).expect("a default row serializes");
     let bytes = writer.into_inner().expect("an in-memory writer cannot fail");
@@ -72,11 +67,8 @@ pub fn serde_header<T: Serialize + Default>() -> Vec<String> {
         .collect()
 }
 
-/// [`Record::parse`] for a serde row type.
-pub fn serde_parse<T: DeserializeOwned>(
-    record: &csv::StringRecord,
-    header: &csv::StringRecord,
-) -> Result<T, String> {
+/// One row from its fields (in header order); the error names the column.
+fn parse<T: DeserializeOwned>(record: &csv::StringRecord, header: &csv::StringRecord) -> Result<T, String> {
     record
         .deserialize(Some(header))
         .map_err(|error| match error.kind() {
@@ -91,6 +83,20 @@ pub fn serde_parse<T: DeserializeOwned>(
             },
             _ => error.to_string(),
         })
+}
+
+/// What every row of a versioned file (results, sizes, instructions) is checked for first:
+/// this schema version, and at least one record.
+pub fn check_versioned(schema_version: u32, records: usize) -> Result<(), String> {
+    if schema_version != SCHEMA_VERSION {
+        return Err(format!(
+            "schema version {schema_version}, this serbench reads version {SCHEMA_VERSION}"
+        ));
+    }
+    if records == 0 {
+        return Err("records 0: an operation or payload handles at least one record".to_string());
+    }
+    Ok(())
 }
 
 /// `value` is finite and in `low..=high`, or why not.
@@ -160,7 +166,7 @@ pub fn read<T: Record>(path: &Path) -> Result<Table<T>> {
         .transpose()
         .map_err(read_error)?
         .unwrap_or_default();
-    let expected = csv::StringRecord::from(T::header());
+    let expected = csv::StringRecord::from(self::header::<T>());
     if header != expected {
         // A file of another schema version may have other columns: its version is what to say.
         if expected.get(0) == Some("schema_version") && header.get(0) == Some("schema_version") {
@@ -211,7 +217,7 @@ pub fn read<T: Record>(path: &Path) -> Result<Table<T>> {
                 ),
             ));
         }
-        let row = T::parse(&record, &header).map_err(|why| refused(path, line, why))?;
+        let row: T = parse(&record, &header).map_err(|why| refused(path, line, why))?;
         row.check().map_err(|why| refused(path, line, why))?;
         if let Some(first) = first_line.insert(row.key(), line) {
             return Err(refused(
@@ -405,6 +411,14 @@ impl OutDir {
         Ok(out)
     }
 
+    /// [`OutDir::lock`], then [`OutDir::claim`] for a new set of `kind`: what a command that
+    /// writes one set (and never resumes one) starts with.
+    pub fn for_new_set(path: &Path, kind: SetKind, replace: bool) -> Result<OutDir> {
+        let out = OutDir::lock(path)?;
+        out.claim(kind, replace)?;
+        Ok(out)
+    }
+
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -524,7 +538,7 @@ impl OutDir {
 
     /// [`OutDir::write_file`] of rows under the header of `T`.
     pub fn write_csv<T: Serialize + Default>(&self, name: &str, rows: &[T]) -> Result<PathBuf> {
-        let bytes = csv_bytes(Some(&serde_header::<T>()), rows)?;
+        let bytes = csv_bytes(Some(&header::<T>()), rows)?;
         self.write_file(name, |file| Ok(file.write_all(&bytes)?))
     }
 
@@ -568,14 +582,14 @@ impl OutDir {
 
     /// Starts the CSV file `name` afresh with the header of `T` and `rows` (atomically), then
     /// opens it for appending.
-    pub fn start_csv<T: Record + Serialize>(&self, name: &str, rows: &[T]) -> Result<Appender<T>> {
-        let bytes = csv_bytes(Some(&T::header()), rows)?;
+    pub fn start_csv<T: Record>(&self, name: &str, rows: &[T]) -> Result<Appender<T>> {
+        let bytes = csv_bytes(Some(&header::<T>()), rows)?;
         let path = self.write_file(name, |file| Ok(file.write_all(&bytes)?))?;
         Appender::open(path)
     }
 
     /// Opens the complete CSV file `name` (see [`read`]) for appending.
-    pub fn append_csv<T: Record + Serialize>(&self, name: &str) -> Result<Appender<T>> {
+    pub fn append_csv<T: Record>(&self, name: &str) -> Result<Appender<T>> {
         Appender::open(self.file(name))
     }
 
@@ -714,14 +728,6 @@ mod tests {
 
     impl Record for Point {
         const ROW: &'static str = "point";
-
-        fn header() -> Vec<String> {
-            serde_header::<Point>()
-        }
-
-        fn parse(record: &csv::StringRecord, header: &csv::StringRecord) -> Result<Self, String> {
-            serde_parse(record, header)
-        }
 
         fn check(&self) -> Result<(), String> {
             in_range("x", self.x, 0.0, 10.0)

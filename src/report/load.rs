@@ -208,7 +208,7 @@ pub fn load(path: &Path) -> Result<ResultsDir> {
         .map(|path| files::read_complete::<SizeRow>(&path))
         .transpose()?;
     let robustness = optional(crate::robustness::FILE_NAME)
-        .map(|path| files::read_complete::<crate::robustness::RobustnessRow>(&path))
+        .map(|path| crate::robustness::read_csv(&path))
         .transpose()?;
     Ok(ResultsDir {
         dir,

@@ -151,27 +151,11 @@ pub const MIN_NS: f64 = 1e-6;
 impl Record for ResultRow {
     const ROW: &'static str = "arm";
 
-    fn header() -> Vec<String> {
-        files::serde_header::<ResultRow>()
-    }
-
-    fn parse(record: &csv::StringRecord, header: &csv::StringRecord) -> Result<Self, String> {
-        files::serde_parse(record, header)
-    }
-
     /// An ok row has every figure, each finite and in range (times within
     /// [`MIN_NS`]..=[`MAX_NS`], `ci95_low_ns <= mean_ns <= ci95_high_ns`, counts and rates not
     /// negative); a failed row's figures are empty or in range too.
     fn check(&self) -> Result<(), String> {
-        if self.schema_version != SCHEMA_VERSION {
-            return Err(format!(
-                "schema version {}, this serbench reads version {SCHEMA_VERSION}",
-                self.schema_version
-            ));
-        }
-        if self.records == 0 {
-            return Err("records 0: an operation handles at least one record".to_string());
-        }
+        files::check_versioned(self.schema_version, self.records)?;
         if self.status != STATUS_OK && self.status != STATUS_FAILED {
             return Err(format!(
                 "status {:?}: {STATUS_OK} or {STATUS_FAILED}",
@@ -229,7 +213,7 @@ impl Record for ResultRow {
 
 /// The column names, in order, as serde writes them for [`ResultRow`].
 pub fn header() -> Vec<String> {
-    ResultRow::header()
+    files::header::<ResultRow>()
 }
 
 /// Reads a complete results.csv back; a refusal names the file and the line.

@@ -84,25 +84,9 @@ fn round4(value: f64) -> f64 {
 impl Record for SizeRow {
     const ROW: &'static str = "codec";
 
-    fn header() -> Vec<String> {
-        files::serde_header::<SizeRow>()
-    }
-
-    fn parse(record: &csv::StringRecord, header: &csv::StringRecord) -> Result<Self, String> {
-        files::serde_parse(record, header)
-    }
-
     /// An ok row has its sizes; every per-record figure and ratio is finite and not negative.
     fn check(&self) -> Result<(), String> {
-        if self.schema_version != SCHEMA_VERSION {
-            return Err(format!(
-                "schema version {}, this serbench reads version {SCHEMA_VERSION}",
-                self.schema_version
-            ));
-        }
-        if self.records == 0 {
-            return Err("records 0: a payload holds at least one record".to_string());
-        }
+        files::check_versioned(self.schema_version, self.records)?;
         match self.status.as_str() {
             "ok" if self.encoded_bytes.is_none() || self.bytes_per_record.is_none() => {
                 return Err("an ok row needs encoded_bytes and bytes_per_record".to_string());

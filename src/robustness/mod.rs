@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 
 pub use cases::{CaseKind, Mutation, Plan};
-pub use report::{CaseReport, Outcome, RobustnessRow, Tally, WorstCase, markdown_table, write_csv};
+pub use report::{CaseReport, Outcome, RobustnessRow, Tally, WorstCase, markdown_table, read_csv, write_csv};
 pub use worker::{DECODE_STACK_BYTES, WorkerArgs, worker, worker_main};
 
 use crate::UsageError;

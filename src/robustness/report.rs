@@ -4,11 +4,14 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+use std::path::Path;
+
 use anyhow::Result;
+use serde::{Deserialize, Serialize};
 
 use super::TargetId;
 use super::cases::{CaseKind, Mutation};
-use crate::report::files::Record;
+use crate::report::files::{self, Record};
 
 /// What one hostile input did to one decoder, from harmless to worst.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
@@ -198,164 +201,172 @@ impl<P: Iterator<Item = Mutation>> Tally<P> {
     }
 }
 
-const CSV_HEADER: [&str; 20] = [
-    "format",
-    "backend",
-    "variant",
-    "mode",
-    "framing",
-    "payload",
-    "case_kind",
-    "cases",
-    "ok_equal",
-    "ok_different",
-    "error",
-    "panic",
-    "over_cap",
-    "crash",
-    "timeout",
-    "peak_alloc_bytes",
-    "input_bytes",
-    "worst_outcome",
-    "worst_case",
-    "worst_detail",
-];
+/// One line of robustness.csv: a [`RobustnessRow`] as flat columns, in file order.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CsvRow {
+    pub format: String,
+    pub backend: String,
+    pub variant: String,
+    pub mode: String,
+    pub framing: String,
+    pub payload: String,
+    pub case_kind: String,
+    pub cases: usize,
+    pub ok_equal: usize,
+    pub ok_different: usize,
+    pub error: usize,
+    pub panic: usize,
+    pub over_cap: usize,
+    pub crash: usize,
+    pub timeout: usize,
+    pub peak_alloc_bytes: u64,
+    pub input_bytes: usize,
+    pub worst_outcome: String,
+    /// `#<index>: <input>` for the row's first case of its most severe outcome.
+    pub worst_case: String,
+    pub worst_detail: String,
+}
 
-/// Writes `robustness.csv`: one line per decoder and case kind; `worst_case` is
-/// `#<index>: <input>` for the row's first case of its most severe outcome.
-pub fn write_csv(out: &mut dyn std::io::Write, rows: &[RobustnessRow]) -> Result<()> {
-    let mut writer = csv::Writer::from_writer(out);
-    writer.write_record(CSV_HEADER)?;
-    for row in rows {
-        let id = &row.id;
+impl CsvRow {
+    fn of(row: &RobustnessRow) -> CsvRow {
+        let id = row.id.clone();
         let (worst_outcome, worst_case, worst_detail) = match &row.worst {
             Some(worst) => (
-                worst.outcome.name(),
+                worst.outcome.name().to_string(),
                 format!("#{}: {}", worst.case, worst.input),
-                worst.detail.as_str(),
+                worst.detail.clone(),
             ),
-            None => ("", String::new(), ""),
+            None => Default::default(),
         };
-        writer.write_record([
-            id.format.as_str(),
-            &id.backend,
-            &id.variant,
-            &id.mode,
-            &id.framing,
-            &id.payload,
-            row.case_kind.name(),
-            &row.cases.to_string(),
-            &row.ok_equal.to_string(),
-            &row.ok_different.to_string(),
-            &row.error.to_string(),
-            &row.panic.to_string(),
-            &row.over_cap.to_string(),
-            &row.crash.to_string(),
-            &row.timeout.to_string(),
-            &row.peak_alloc_bytes.to_string(),
-            &row.input_bytes.to_string(),
+        CsvRow {
+            format: id.format,
+            backend: id.backend,
+            variant: id.variant,
+            mode: id.mode,
+            framing: id.framing,
+            payload: id.payload,
+            case_kind: row.case_kind.name().to_string(),
+            cases: row.cases,
+            ok_equal: row.ok_equal,
+            ok_different: row.ok_different,
+            error: row.error,
+            panic: row.panic,
+            over_cap: row.over_cap,
+            crash: row.crash,
+            timeout: row.timeout,
+            peak_alloc_bytes: row.peak_alloc_bytes,
+            input_bytes: row.input_bytes,
             worst_outcome,
-            &worst_case,
+            worst_case,
             worst_detail,
-        ])?;
+        }
+    }
+
+    /// The row this line holds, or why it holds none.
+    fn row(&self) -> Result<RobustnessRow, String> {
+        let case_kind = CaseKind::ALL
+            .into_iter()
+            .find(|kind| kind.name() == self.case_kind)
+            .ok_or_else(|| format!("unknown case_kind {:?}", self.case_kind))?;
+        let worst = match self.worst_outcome.as_str() {
+            "" => None,
+            name => {
+                let outcome =
+                    Outcome::by_name(name).ok_or_else(|| format!("unknown worst_outcome {name:?}"))?;
+                let (case, input) = self
+                    .worst_case
+                    .strip_prefix('#')
+                    .and_then(|rest| rest.split_once(": "))
+                    .and_then(|(case, input)| Some((case.parse().ok()?, input)))
+                    .ok_or_else(|| format!("worst_case {:?} is not `#<case>: <input>`", self.worst_case))?;
+                Some(WorstCase {
+                    outcome,
+                    case,
+                    input: input.to_string(),
+                    detail: self.worst_detail.clone(),
+                })
+            }
+        };
+        Ok(RobustnessRow {
+            id: TargetId {
+                format: self.format.clone(),
+                backend: self.backend.clone(),
+                variant: self.variant.clone(),
+                mode: self.mode.clone(),
+                framing: self.framing.clone(),
+                payload: self.payload.clone(),
+            },
+            case_kind,
+            cases: self.cases,
+            ok_equal: self.ok_equal,
+            ok_different: self.ok_different,
+            error: self.error,
+            panic: self.panic,
+            over_cap: self.over_cap,
+            crash: self.crash,
+            timeout: self.timeout,
+            peak_alloc_bytes: self.peak_alloc_bytes,
+            input_bytes: self.input_bytes,
+            worst,
+        })
+    }
+}
+
+/// Writes `robustness.csv`: one line per decoder and case kind.
+pub fn write_csv(out: &mut dyn std::io::Write, rows: &[RobustnessRow]) -> Result<()> {
+    let mut writer = csv::Writer::from_writer(out);
+    for row in rows {
+        writer.serialize(CsvRow::of(row))?;
     }
     writer.flush()?;
     Ok(())
+}
+
+/// Reads a complete, valid robustness.csv back (see [`files::read_complete`]).
+pub fn read_csv(path: &Path) -> Result<Vec<RobustnessRow>> {
+    let lines: Vec<CsvRow> = files::read_complete(path)?;
+    Ok(lines
+        .iter()
+        .map(|line| line.row().expect("a checked line holds a row"))
+        .collect())
 }
 
 /// The most cases one row may count: far beyond `--cases`, and low enough that adding up every
 /// row of a file cannot overflow.
 pub const MAX_ROW_CASES: usize = 1_000_000_000_000;
 
-impl Record for RobustnessRow {
+impl Record for CsvRow {
     const ROW: &'static str = "decoder and case kind";
 
-    fn header() -> Vec<String> {
-        CSV_HEADER.map(String::from).to_vec()
-    }
-
-    fn parse(record: &csv::StringRecord, _header: &csv::StringRecord) -> Result<Self, String> {
-        let field = |index: usize| record.get(index).unwrap_or("").to_string();
-        let bad = |index: usize, why: String| format!("field {} ({}): {why}", index + 1, CSV_HEADER[index]);
-        let number = |index: usize| -> Result<u64, String> {
-            field(index)
-                .parse()
-                .map_err(|error| bad(index, format!("{error}")))
-        };
-        let count = |index: usize| -> Result<usize, String> {
-            usize::try_from(number(index)?).map_err(|error| bad(index, format!("{error}")))
-        };
-        let case_kind = CaseKind::ALL
-            .into_iter()
-            .find(|kind| kind.name() == field(6))
-            .ok_or_else(|| bad(6, format!("unknown case kind {:?}", field(6))))?;
-        let worst = match field(17).as_str() {
-            "" => None,
-            name => {
-                let outcome =
-                    Outcome::by_name(name).ok_or_else(|| bad(17, format!("unknown outcome {name:?}")))?;
-                let case_field = field(18);
-                let (case, input) = case_field
-                    .strip_prefix('#')
-                    .and_then(|rest| rest.split_once(": "))
-                    .ok_or_else(|| bad(18, "not `#<case>: <input>`".to_string()))?;
-                Some(WorstCase {
-                    outcome,
-                    case: case.parse().map_err(|error| bad(18, format!("{error}")))?,
-                    input: input.to_string(),
-                    detail: field(19),
-                })
-            }
-        };
-        Ok(RobustnessRow {
-            id: TargetId {
-                format: field(0),
-                backend: field(1),
-                variant: field(2),
-                mode: field(3),
-                framing: field(4),
-                payload: field(5),
-            },
-            case_kind,
-            cases: count(7)?,
-            ok_equal: count(8)?,
-            ok_different: count(9)?,
-            error: count(10)?,
-            panic: count(11)?,
-            over_cap: count(12)?,
-            crash: count(13)?,
-            timeout: count(14)?,
-            peak_alloc_bytes: number(15)?,
-            input_bytes: count(16)?,
-            worst,
-        })
-    }
-
-    /// Every case has exactly one outcome, and a row with cases names its worst one.
+    /// Names that exist, every case with exactly one outcome, and a worst case named.
     fn check(&self) -> Result<(), String> {
-        if !(1..=MAX_ROW_CASES).contains(&self.cases) {
+        let row = self.row()?;
+        if !(1..=MAX_ROW_CASES).contains(&row.cases) {
             return Err(format!(
                 "cases {} is outside its range 1..={MAX_ROW_CASES}",
-                self.cases
+                row.cases
             ));
         }
         let classified = Outcome::ALL
             .into_iter()
-            .try_fold(0usize, |sum, outcome| sum.checked_add(self.count(outcome)));
-        if classified != Some(self.cases) {
+            .try_fold(0usize, |sum, outcome| sum.checked_add(row.count(outcome)));
+        if classified != Some(row.cases) {
             return Err(format!(
                 "the outcome counts do not add up to its {} cases",
-                self.cases
+                row.cases
             ));
         }
-        if self.worst.is_none() {
+        if row.worst.is_none() {
             return Err("worst_outcome is empty in a row with cases".to_string());
         }
         Ok(())
     }
 
     fn key(&self) -> String {
-        format!("{} {}", self.id.key(), self.case_kind.name())
+        format!(
+            "{}/{}/{}/{}/{}/{} {}",
+            self.format, self.backend, self.variant, self.mode, self.framing, self.payload, self.case_kind
+        )
     }
 }
 
@@ -548,10 +559,7 @@ mod tests {
         let mut bytes = Vec::new();
         write_csv(&mut bytes, &all).unwrap();
         std::fs::write(&path, bytes).unwrap();
-        assert_eq!(
-            crate::report::files::read_complete::<RobustnessRow>(&path).unwrap(),
-            all
-        );
+        assert_eq!(read_csv(&path).unwrap(), all);
         let table = markdown_table(&all);
         assert!(
             table.contains("| fmt/good typed | 1 | 2 | 1 | 1 | 0 | 0 | 0 | 0 | 0 |"),
