@@ -120,10 +120,11 @@ pub fn run(registry: &Registry, selection: &Selection, options: &RunOptions) -> 
         .collect();
     if options.resume {
         eprintln!(
-            "resuming {}: {} arms kept, {} to run",
+            "resuming {}: {} arms kept; {} arms to run, {} of them failed before (resume retries failed arms)",
             out.path().display(),
             kept.rows.len(),
-            arms.len()
+            arms.len(),
+            kept.retried
         );
     }
 
@@ -183,6 +184,8 @@ pub fn run(registry: &Registry, selection: &Selection, options: &RunOptions) -> 
 /// (without a torn last row or the rows of arms measured again) before rows are appended.
 struct Kept {
     rows: Vec<ResultRow>,
+    /// Failed arms whose rows were dropped, to be measured again.
+    retried: usize,
     rewrite: bool,
 }
 
@@ -191,6 +194,7 @@ impl Default for Kept {
     fn default() -> Kept {
         Kept {
             rows: Vec::new(),
+            retried: 0,
             rewrite: true,
         }
     }
@@ -228,11 +232,9 @@ fn resumed(out: &OutDir, this_run: &ResultRow, selected: &[&Arm]) -> Result<Kept
             table.path.display()
         );
     }
-    if !retried.is_empty() {
-        eprintln!("failed arms measured again: {}", retried.len());
-    }
     Ok(Kept {
         rows,
+        retried: retried.len(),
         rewrite: table.torn_line.is_some() || !retried.is_empty(),
     })
 }

@@ -322,7 +322,7 @@ fn resume_refuses_another_set_and_extends_its_own_without_duplicates() {
     let resumed = smoke(&out, &["order", "readings"], &["--resume"]);
     assert!(resumed.status.success(), "{}", stderr(&resumed));
     assert!(
-        stderr(&resumed).contains("failed arms measured again: 1"),
+        stderr(&resumed).contains("1 of them failed before (resume retries failed arms)"),
         "{}",
         stderr(&resumed)
     );
