@@ -1,7 +1,9 @@
 //! Records the compiler and the source commit into the binary, so every result row says which
 //! build produced it. Nix builds have no `.git`: the flake passes SERBENCH_COMMIT instead.
 //!
-//! With the `protobuf` feature it also generates the prost types of `schemas/protobuf/`.
+//! It also writes the locked version of every direct dependency (`$OUT_DIR/crate_versions.rs`),
+//! so the formats table names the crate versions actually built, and with the `protobuf`
+//! feature it generates the prost types of `schemas/protobuf/`.
 
 use std::process::Command;
 
@@ -46,8 +48,58 @@ fn main() {
         }
     }
 
+    crate_versions();
+
     #[cfg(feature = "protobuf")]
     protobuf::generate();
+}
+
+/// Writes `CRATE_VERSIONS`, `(name, version)` of serbench's direct dependencies as Cargo.lock
+/// resolves them. A dependency that the lock names with its version (two versions in the
+/// graph) is written with that version.
+fn crate_versions() {
+    println!("cargo:rerun-if-changed=Cargo.lock");
+    let lock = std::fs::read_to_string("Cargo.lock").unwrap_or_default();
+    let packages: Vec<&str> = lock.split("[[package]]").skip(1).collect();
+    let field = |package: &str, key: &str| -> Option<String> {
+        package
+            .lines()
+            .find_map(|line| line.strip_prefix(&format!("{key} = \"")))
+            .map(|value| value.trim_end_matches('"').to_string())
+    };
+    let versions_of = |name: &str| -> Vec<String> {
+        packages
+            .iter()
+            .filter(|package| field(package, "name").as_deref() == Some(name))
+            .filter_map(|package| field(package, "version"))
+            .collect()
+    };
+    let mut entries = Vec::new();
+    if let Some(own) = packages
+        .iter()
+        .find(|package| field(package, "name").as_deref() == Some("serbench"))
+        && let Some(list) = own.split("dependencies = [").nth(1)
+    {
+        for dependency in list.split(']').next().unwrap_or_default().split(',') {
+            let dependency = dependency.trim().trim_matches('"');
+            let mut parts = dependency.split_whitespace();
+            let Some(name) = parts.next() else { continue };
+            let version = match parts.next() {
+                Some(version) => Some(version.to_string()),
+                None => versions_of(name).into_iter().next(),
+            };
+            if let Some(version) = version {
+                entries.push(format!("    ({name:?}, {version:?}),\n"));
+            }
+        }
+    }
+    let out_dir = std::env::var("OUT_DIR").expect("cargo sets OUT_DIR");
+    let code = format!(
+        "/// `(name, version)` of every direct dependency, from Cargo.lock.\npub const CRATE_VERSIONS: &[(&str, &str)] = &[\n{}];\n",
+        entries.concat()
+    );
+    std::fs::write(std::path::Path::new(&out_dir).join("crate_versions.rs"), code)
+        .expect("cannot write crate_versions.rs");
 }
 
 /// Cargo passes the package's features to the build script as cfgs (the same set it exports as

@@ -1,9 +1,10 @@
-//! What one measured arm is, and the registry that enumerates every arm and every
-//! combination that cannot exist (with its reason).
+//! What one measured arm is: its identity, how it is built from a codec, how it proves its
+//! round trip, and the timed loop it runs.
 //!
-//! A format file registers *codecs* (one backend of the format for one payload); the registry
-//! turns each codec into its arms (encode, decode, round-trip), each of which proves its round
-//! trip when it is prepared, before anything is timed. The timed loops live here as small
+//! A format file registers *codecs* (one backend of the format for one payload) in the
+//! registry (`format::Registry`); [`Arm::codec`] and its siblings turn each codec into
+//! its arms (encode, decode, round-trip, access, dynamic decode), each of which proves its
+//! round trip when it is prepared, before anything is timed. The timed loops live here as small
 //! generic runners, so the per-iteration path is monomorphic: one dynamic call per batch of
 //! iterations, none per iteration.
 
@@ -14,7 +15,8 @@ use std::marker::PhantomData;
 
 use anyhow::{Result, bail};
 
-use crate::payload::{Model, Payload, PayloadSpec};
+use crate::payload::fields::UpdateField;
+use crate::payload::{Model, PayloadSpec};
 
 /// One backend of one format, able to carry values of `W` (a model type, or the format's own
 /// generated type).
@@ -49,6 +51,14 @@ pub trait Access<P>: Send + 'static {
     fn access(&mut self, bytes: &[u8]) -> Result<u64>;
 }
 
+/// Changes one scalar field in place in an encoded message, without re-encoding it (the
+/// zero-copy formats): what a router or a cache does to a buffer it received. The field is the
+/// payload's [`UpdateField`].
+pub trait Update<P: UpdateField>: Send + 'static {
+    /// Verifies `bytes` as the format's checked access does, then writes `value` into the field.
+    fn update(&mut self, bytes: &mut [u8], value: P::Scalar) -> Result<()>;
+}
+
 /// The operation an arm times.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
 pub enum Operation {
@@ -59,15 +69,18 @@ pub enum Operation {
     AccessAll,
     /// Zero-copy formats: verify the buffer, then read only the fields a router needs.
     AccessPartial,
+    /// Zero-copy formats: verify the buffer, then change one scalar in place.
+    Update,
 }
 
 impl Operation {
-    pub const ALL: [Operation; 5] = [
+    pub const ALL: [Operation; 6] = [
         Operation::Encode,
         Operation::Decode,
         Operation::RoundTrip,
         Operation::AccessAll,
         Operation::AccessPartial,
+        Operation::Update,
     ];
     /// The operations every codec has.
     pub const CODEC: [Operation; 3] = [Operation::Encode, Operation::Decode, Operation::RoundTrip];
@@ -79,6 +92,7 @@ impl Operation {
             Operation::RoundTrip => "roundtrip",
             Operation::AccessAll => "access-all",
             Operation::AccessPartial => "access-partial",
+            Operation::Update => "update",
         }
     }
 }
@@ -248,91 +262,44 @@ impl Decoder {
     }
 }
 
-/// A (format, backend, payload) combination that cannot exist, and why.
-#[derive(Clone, Debug)]
-pub struct Unsupported {
-    pub format: &'static str,
-    /// `*` when no backend of the format can carry the payload.
-    pub backend: &'static str,
-    pub payload: &'static str,
-    pub reason: String,
-}
-
-/// Every arm, every encoder and every unsupported combination of the enabled formats.
-#[derive(Default)]
-pub struct Registry {
+/// The arms a codec gives (encode, decode, round-trip), its encoder and its typed decoder.
+pub struct CodecArms {
     pub arms: Vec<Arm>,
-    pub encoders: Vec<Encoder>,
-    pub decoders: Vec<Decoder>,
-    pub unsupported: Vec<Unsupported>,
-    format: &'static str,
+    pub encoder: Encoder,
+    pub decoder: Decoder,
 }
 
-impl Registry {
-    /// The registry of every enabled format, in registry order.
-    pub fn build() -> Registry {
-        Registry::of_formats(|_| true)
-    }
-
-    /// The registry of the enabled formats `keep` accepts (a worker process that needs one
-    /// format builds only that one, so nothing else touches its heap).
-    pub fn of_formats(keep: impl Fn(&str) -> bool) -> Registry {
-        let mut registry = Registry::default();
-        for format in crate::format::all()
-            .into_iter()
-            .filter(|format| keep(format.name))
-        {
-            registry.format = format.name;
-            (format.register)(&mut registry);
-        }
-        registry
-    }
-
-    fn codec_id<P>(&self, payload: &Payload<P>, backend: Backend) -> CodecId {
-        CodecId {
-            format: self.format,
-            backend: backend.name,
-            variant: backend.variant,
-            framing: backend.framing,
-            payload: payload.spec,
-        }
-    }
-
-    /// Registers `backend` of the current format for `payload`: its encode, decode and
-    /// round-trip arms and its encoder. `make` builds a fresh codec (and its reused buffers).
-    pub fn codec<P: Model, C: Codec<P>>(&mut self, payload: &Payload<P>, backend: Backend, make: fn() -> C) {
-        self.wire_codec(payload, backend, P::clone, P::clone, make);
-    }
-
-    /// Like [`codec`](Self::codec) for a codec of the format's own types `W` (e.g. prost
-    /// messages): `to_wire` builds the value once, outside any timing, and `to_model` proves
-    /// that what was decoded is the payload.
-    pub fn wire_codec<P: Model, W: Value, C: Codec<W>>(
-        &mut self,
-        payload: &Payload<P>,
-        backend: Backend,
+impl Arm {
+    /// The encode, decode and round-trip arms of a codec of the values `W` (the model type
+    /// itself, or the format's own type, e.g. a prost message): `to_wire` builds the value once,
+    /// outside any timing, and `to_model` proves that what was decoded is the payload. `make`
+    /// builds a fresh codec (and its reused buffers).
+    pub fn codec<P: Model, W: Value, C: Codec<W>>(
+        codec: CodecId,
+        model: fn() -> &'static P,
         to_wire: fn(&P) -> W,
         to_model: fn(&W) -> P,
         make: fn() -> C,
-    ) {
-        let codec = self.codec_id(payload, backend);
-        let model = payload.value;
-        for operation in Operation::CODEC {
-            let id = ArmId {
-                codec,
-                operation,
-                mode: Mode::Typed,
-            };
-            let prepare: Prepare = Box::new(move || {
-                let value = to_wire(model());
-                let bytes = verify(id, &value, make)?;
-                if &to_model(&value) != model() {
-                    bail!("{id}: the format's value does not convert back to the payload");
-                }
-                Ok(codec_runner(operation, value, bytes, make))
-            });
-            self.arms.push(Arm { id, prepare });
-        }
+    ) -> CodecArms {
+        let arms = Operation::CODEC
+            .into_iter()
+            .map(|operation| {
+                let id = ArmId {
+                    codec,
+                    operation,
+                    mode: Mode::Typed,
+                };
+                let prepare: Prepare = Box::new(move || {
+                    let value = to_wire(model());
+                    let bytes = verify(id, &value, make)?;
+                    if &to_model(&value) != model() {
+                        bail!("{id}: the format's value does not convert back to the payload");
+                    }
+                    Ok(codec_runner(operation, value, bytes, make))
+                });
+                Arm { id, prepare }
+            })
+            .collect();
         let encode: EncodeOnce = Box::new(move || {
             let mut out = Vec::new();
             Ok(make().encode(&to_wire(model()), &mut out)?.to_vec())
@@ -349,35 +316,37 @@ impl Registry {
             };
             Some(check())
         });
-        self.encoders.push(Encoder {
-            id: codec,
-            encode,
-            round_trip,
-        });
         // Compared as the format's own value: bytes the library accepts may hold a value the
         // model cannot (an unknown protobuf enum number), which is "decoded to something else".
         let decode: DecodeAny = Box::new(move |bytes| Ok(make().decode(bytes)? == to_wire(model())));
-        let id = ArmId {
-            codec,
-            operation: Operation::Decode,
-            mode: Mode::Typed,
-        };
-        self.decoders.push(Decoder { id, decode });
+        CodecArms {
+            arms,
+            encoder: Encoder {
+                id: codec,
+                encode,
+                round_trip,
+            },
+            decoder: Decoder {
+                id: ArmId {
+                    codec,
+                    operation: Operation::Decode,
+                    mode: Mode::Typed,
+                },
+                decode,
+            },
+        }
     }
 
-    /// Registers an in-place access arm (`AccessAll` or `AccessPartial`) over the bytes that
-    /// `make_codec` encodes; it is proven by the codec's round trip and by the access reading
-    /// what [`Access::expected`] computes from the owned value.
+    /// An in-place access arm (`AccessAll` or `AccessPartial`) over the bytes that
+    /// `make_codec` encodes, and its decoder: proven by the codec's round trip and by the access
+    /// reading what [`Access::expected`] computes from the owned value.
     pub fn access<P: Model, C: Codec<P>, A: Access<P>>(
-        &mut self,
-        payload: &Payload<P>,
-        backend: Backend,
+        codec: CodecId,
         operation: Operation,
+        model: fn() -> &'static P,
         make_codec: fn() -> C,
         make_access: fn() -> A,
-    ) {
-        let codec = self.codec_id(payload, backend);
-        let model = payload.value;
+    ) -> (Arm, Decoder) {
         let id = ArmId {
             codec,
             operation,
@@ -394,24 +363,74 @@ impl Registry {
             }
             Ok(on_bytes(bytes, move |bytes| access.access(bytes)))
         });
-        self.arms.push(Arm { id, prepare });
         let decode: DecodeAny =
             Box::new(move |bytes| Ok(make_access().access(bytes)? == A::expected(model())));
-        self.decoders.push(Decoder { id, decode });
+        (Arm { id, prepare }, Decoder { id, decode })
     }
 
-    /// Registers a dynamic decode arm: `make_dynamic` decodes the bytes `make_codec` encodes
-    /// into the format's value tree; proven by the codec's round trip and by the tree
+    /// An in-place update arm and its decoder: `make_update` changes the payload's
+    /// [`UpdateField`] in the bytes `make_codec` encodes. Proven by the codec's round trip, and
+    /// by the codec decoding the updated bytes to the payload with that field changed (and back,
+    /// after the second update): nothing else moved. The timed loop alternates the two values,
+    /// so every iteration writes.
+    pub fn update<P: Model + UpdateField, C: Codec<P>, U: Update<P>>(
+        codec: CodecId,
+        model: fn() -> &'static P,
+        make_codec: fn() -> C,
+        make_update: fn() -> U,
+    ) -> (Arm, Decoder) {
+        let id = ArmId {
+            codec,
+            operation: Operation::Update,
+            mode: Mode::Typed,
+        };
+        let prepare: Prepare = Box::new(move || {
+            let mut bytes = verify(id, model(), make_codec)?;
+            let (mut update, mut decoder) = (make_update(), make_codec());
+            let values = [model().value_for_round(0), model().value_for_round(1)];
+            for value in [values[1], values[0]] {
+                update
+                    .update(&mut bytes, value)
+                    .map_err(|error| error.context(format!("{id}: update failed")))?;
+                let decoded = decoder
+                    .decode(&bytes)
+                    .map_err(|error| error.context(format!("{id}: the updated bytes do not decode")))?;
+                if decoded != model().with_field(value) {
+                    bail!(
+                        "{id}: the updated bytes decode to other data than the payload with the field set to {value:?}"
+                    );
+                }
+            }
+            let encoded_bytes = bytes.len();
+            let runner = UpdateRunner {
+                bytes,
+                update,
+                values,
+                model: PhantomData,
+            };
+            Ok(Prepared {
+                runner: Box::new(runner),
+                encoded_bytes,
+            })
+        });
+        let decode: DecodeAny = Box::new(move |bytes| {
+            let mut bytes = bytes.to_vec();
+            let value = model().value_for_round(1);
+            make_update().update(&mut bytes, value)?;
+            Ok(make_codec().decode(&bytes)? == model().with_field(value))
+        });
+        (Arm { id, prepare }, Decoder { id, decode })
+    }
+
+    /// A dynamic decode arm and its decoder: `make_dynamic` decodes the bytes `make_codec`
+    /// encodes into the format's value tree; proven by the codec's round trip and by the tree
     /// converting back to the payload.
     pub fn dynamic<P: Model, C: Codec<P>, D: Dynamic<P>>(
-        &mut self,
-        payload: &Payload<P>,
-        backend: Backend,
+        codec: CodecId,
+        model: fn() -> &'static P,
         make_codec: fn() -> C,
         make_dynamic: fn() -> D,
-    ) {
-        let codec = self.codec_id(payload, backend);
-        let model = payload.value;
+    ) -> (Arm, Decoder) {
         let id = ArmId {
             codec,
             operation: Operation::Decode,
@@ -431,32 +450,28 @@ impl Registry {
             }
             Ok(on_bytes(bytes, move |bytes| dynamic.decode_tree(bytes)))
         });
-        self.arms.push(Arm { id, prepare });
         // A tree that decodes but does not convert back holds other data: Ok(false).
         let decode: DecodeAny = Box::new(move |bytes| {
             let mut dynamic = make_dynamic();
             let tree = dynamic.decode_tree(bytes)?;
             Ok(dynamic.to_model(tree).is_ok_and(|back| &back == model()))
         });
-        self.decoders.push(Decoder { id, decode });
+        (Arm { id, prepare }, Decoder { id, decode })
     }
 
-    /// Registers a copy-only baseline (a decode arm that only copies the input the way a
-    /// copying decoder does, whole or line by line), so users see what remains of the decode.
+    /// A copy-only baseline: a decode arm that only copies the input the way a copying decoder
+    /// does (whole, or line by line for NDJSON), so users see what remains of the decode.
     pub fn copy_baseline<P: Model, C: Codec<P>>(
-        &mut self,
-        payload: &Payload<P>,
-        backend: Backend,
+        codec: CodecId,
+        model: fn() -> &'static P,
         make_codec: fn() -> C,
-    ) {
-        let codec = self.codec_id(payload, backend);
-        let model = payload.value;
+    ) -> Arm {
         let id = ArmId {
             codec,
             operation: Operation::Decode,
             mode: Mode::Typed,
         };
-        let per_line = backend.framing == Framing::Ndjson;
+        let per_line = codec.framing == Framing::Ndjson;
         let prepare: Prepare = Box::new(move || {
             let bytes = verify(id, model(), make_codec)?;
             let encoded_bytes = bytes.len();
@@ -470,18 +485,7 @@ impl Registry {
                 encoded_bytes,
             })
         });
-        self.arms.push(Arm { id, prepare });
-    }
-
-    /// Records that `backend` (or `*`, every backend) of the current format cannot carry
-    /// `payload`.
-    pub fn unsupported(&mut self, payload: &PayloadSpec, backend: &'static str, reason: &str) {
-        self.unsupported.push(Unsupported {
-            format: self.format,
-            backend,
-            payload: payload.name,
-            reason: reason.to_string(),
-        });
+        Arm { id, prepare }
     }
 }
 
@@ -524,7 +528,7 @@ fn codec_runner<W: Value, C: Codec<W>>(
             value,
             out,
         }),
-        Operation::AccessAll | Operation::AccessPartial => {
+        Operation::AccessAll | Operation::AccessPartial | Operation::Update => {
             unreachable!("codecs register encode, decode and round-trip only")
         }
     };
@@ -608,6 +612,25 @@ fn on_bytes<T, F: FnMut(&[u8]) -> Result<T> + 'static>(bytes: Vec<u8>, operation
     Prepared {
         runner: Box::new(OnBytes { bytes, operation }),
         encoded_bytes,
+    }
+}
+
+/// Writes the two values of an update in turn into the same buffer.
+struct UpdateRunner<P: UpdateField, U> {
+    bytes: Vec<u8>,
+    update: U,
+    values: [P::Scalar; 2],
+    model: PhantomData<fn() -> P>,
+}
+
+impl<P: UpdateField, U: Update<P>> Runner for UpdateRunner<P, U> {
+    fn run(&mut self, iterations: u64) -> Result<()> {
+        for iteration in 0..iterations {
+            let value = self.values[(iteration & 1) as usize];
+            self.update.update(black_box(&mut self.bytes), black_box(value))?;
+        }
+        black_box(&self.bytes);
+        Ok(())
     }
 }
 

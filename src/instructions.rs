@@ -17,7 +17,8 @@ use std::process::Command;
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
-use crate::arm::{Arm, Registry, Runner};
+use crate::arm::{Arm, Runner};
+use crate::format::Registry;
 use crate::report::SCHEMA_VERSION;
 use crate::report::files::{self, Record, in_range};
 

@@ -1,10 +1,14 @@
 //! serbench: which serialization format is cheapest for my data?
 //!
-//! The data flows one way: [`payload`] (the logical data) -> [`format`] (codecs that encode
-//! and decode it) -> [`arm`] (the matrix of measured arms, each proving its round trip) ->
-//! [`measure`] (timing and statistics) -> [`report`] (results.csv, sizes.csv, tables), with
-//! [`run`] driving the stages for the CLI.
+//! The data flows one way: [`payload`] (the logical data) -> [`format`] (one file per format,
+//! its codecs, and the registry of every arm) -> [`arm`] (what one arm is: it proves its round
+//! trip, then runs its timed loop) -> [`measure`] (sampling, with the pure statistics of
+//! [`stats`] and the allocation counts of [`alloc`]) -> [`report`] (results.csv, sizes.csv,
+//! Markdown, charts, compare), with [`run`] driving the stages for `serbench run`.
+//! [`robustness`] and [`instructions`] are two other measurements of the same arms: hostile
+//! inputs in worker processes, and instruction counts under callgrind.
 
+pub mod alloc;
 pub mod arm;
 pub mod format;
 pub mod instructions;
@@ -13,6 +17,7 @@ pub mod payload;
 pub mod report;
 pub mod robustness;
 pub mod run;
+pub mod stats;
 
 /// A refusal: a bad command-line value, or a folder or file serbench will not use as it is (in
 /// use by another writer, holding another result set, failing validation). Nothing was
@@ -37,4 +42,4 @@ impl std::error::Error for UsageError {}
 /// Every allocation in a serbench process goes through the counting allocator, so the
 /// allocation pass of an arm sees exactly what the arm allocates.
 #[global_allocator]
-static ALLOCATOR: measure::CountingAllocator = measure::CountingAllocator;
+static ALLOCATOR: alloc::CountingAllocator = alloc::CountingAllocator;

@@ -12,7 +12,8 @@ use clap::builder::PossibleValuesParser;
 use clap::{Args, Parser, Subcommand};
 
 use serbench::UsageError;
-use serbench::arm::{Operation, Registry};
+use serbench::arm::Operation;
+use serbench::format::Registry;
 use serbench::measure::{Profile, Schedule};
 use serbench::payload;
 use serbench::report::files::{OutDir, SetKind};
@@ -38,8 +39,14 @@ enum Command {
         #[command(flatten)]
         select: Select,
         /// Print JSON (formats, payloads, arms, unsupported) instead of a table.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "markdown")]
         json: bool,
+        /// List the formats and backends (crates, schema, buffer policy) instead of the arms.
+        #[arg(long = "formats")]
+        formats_table: bool,
+        /// With --formats: as the Markdown table README holds.
+        #[arg(long, requires = "formats_table")]
+        markdown: bool,
     },
     /// Verify and time the selected arms; write results.csv and sizes.csv.
     Run {
@@ -327,7 +334,12 @@ fn execute(command: Command) -> Result<()> {
         return print(format_args!("{}\n", serde_json::to_string(&reports)?));
     }
     match command {
-        Command::List { select, json } => list(&registry, select.selection(Vec::new(), &registry)?, json),
+        Command::List {
+            formats_table: true,
+            markdown,
+            ..
+        } => print(list_formats(markdown)),
+        Command::List { select, json, .. } => list(&registry, select.selection(Vec::new(), &registry)?, json),
         Command::Run {
             select,
             operations,
@@ -706,7 +718,9 @@ fn list(registry: &Registry, selection: Selection, json: bool) -> Result<()> {
             }).collect::<Vec<_>>(),
             "unsupported": unsupported.iter().map(|unsupported| serde_json::json!({
                 "format": unsupported.format, "backend": unsupported.backend,
-                "payload": unsupported.payload, "reason": unsupported.reason,
+                "payload": unsupported.payload,
+                "operation": unsupported.operation.map_or("*", |operation| operation.name()),
+                "reason": unsupported.reason,
             })).collect::<Vec<_>>(),
         });
         return print(format_args!("{}\n", serde_json::to_string_pretty(&value)?));
@@ -739,14 +753,28 @@ fn list(registry: &Registry, selection: Selection, json: bool) -> Result<()> {
                     unsupported.format.to_string(),
                     unsupported.backend.to_string(),
                     unsupported.payload.to_string(),
+                    unsupported
+                        .operation
+                        .map_or("*", |operation| operation.name())
+                        .to_string(),
                     unsupported.reason.clone(),
                 ]
             })
             .collect();
         text += "\nunsupported:\n";
-        text += &table::render(&["format", "backend", "payload", "reason"], &rows);
+        text += &table::render(&["format", "backend", "payload", "op", "reason"], &rows);
     }
     print(text)
+}
+
+/// The formats table, as Markdown or as text.
+fn list_formats(markdown: bool) -> String {
+    use serbench::report::formats;
+    if markdown {
+        formats::markdown()
+    } else {
+        table::render(&formats::HEADER, &formats::rows())
+    }
 }
 
 /// `run --measure instructions`: counts the selected arms into OUT/instructions.csv, in a folder

@@ -1,24 +1,19 @@
-//! Sampling and statistics: warm-up, a batch size calibrated so one rep lasts the profile's
-//! target time, reps taken round-robin across a block of arms, Student-t 95% intervals (over
-//! the reps, or over worker processes' means for a profile with [`Processes`]), and
-//! allocation counts from a counting global allocator in a separate, untimed pass.
+//! Sampling: warm-up, a batch size calibrated so one rep lasts the profile's target time, reps
+//! taken round-robin across a block of arms, their summary (a Student-t 95% interval from
+//! [`crate::stats`], over the reps or over worker processes' means for a profile with
+//! [`Processes`]), and allocation counts from the counting allocator ([`crate::alloc`]) in a
+//! separate, untimed pass.
 //!
 //! Why round-robin: on a shared machine the speed drifts over seconds. Taking every rep of one
 //! arm in one burst puts that drift between arms (and outside each arm's interval); rep 1 of
 //! every arm, then rep 2, ... spreads it into every arm's interval alike.
-//!
-//! The same allocator has a capped mode for the robustness worker ([`cap_allocations`]): it
-//! tracks live bytes and their peak, and refuses (returns null for) any request that would
-//! take the live total over the cap, so "a hostile length prefix asks for 4 GiB" becomes a
-//! recorded failure of one worker process instead of an OOM.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicBool, AtomicIsize, AtomicU8, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
 
 use crate::arm::Runner;
+use crate::stats::Summary;
 
 /// How long and how often to sample.
 #[derive(Clone, Copy, Debug)]
@@ -340,229 +335,12 @@ impl ArmState {
     }
 }
 
-/// Mean and Student-t 95% half-width of a set of samples.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Summary {
-    pub mean: f64,
-    pub half_width: f64,
-}
-
-impl Summary {
-    pub fn of(samples: &[f64]) -> Summary {
-        let count = samples.len();
-        if count == 0 {
-            return Summary {
-                mean: f64::NAN,
-                half_width: f64::NAN,
-            };
-        }
-        let mean = samples.iter().sum::<f64>() / count as f64;
-        if count == 1 {
-            return Summary {
-                mean,
-                half_width: f64::INFINITY,
-            };
-        }
-        let variance = samples.iter().map(|sample| (sample - mean).powi(2)).sum::<f64>() / (count - 1) as f64;
-        let half_width = student_t_975(count - 1) * (variance / count as f64).sqrt();
-        Summary { mean, half_width }
-    }
-
-    /// The summary of reps taken in `units` processes (`(unit, sample)` pairs). With one
-    /// unit, that of the samples. With more, the units are what is independent: the mean of
-    /// their means, and the Student-t interval of that mean over the units (a cluster
-    /// interval), which holds the spread between units as well as that of reps within each.
-    pub fn of_units(samples: &[(usize, f64)], units: usize) -> Summary {
-        if units <= 1 {
-            let values: Vec<f64> = samples.iter().map(|&(_, value)| value).collect();
-            return Summary::of(&values);
-        }
-        let means: Vec<f64> = (0..units)
-            .filter_map(|unit| {
-                let values: Vec<f64> = samples
-                    .iter()
-                    .filter(|&&(owner, _)| owner == unit)
-                    .map(|&(_, value)| value)
-                    .collect();
-                (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
-            })
-            .collect();
-        Summary::of(&means)
-    }
-}
-
-/// The 97.5% quantile of Student's t distribution (two-sided 95%) for `df` degrees of freedom.
-pub fn student_t_975(df: usize) -> f64 {
-    const TABLE: [f64; 30] = [
-        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145,
-        2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048,
-        2.045, 2.042,
-    ];
-    match df {
-        0 => f64::INFINITY,
-        1..=30 => TABLE[df - 1],
-        // Cornish-Fisher expansion around the normal quantile; within 0.001 above 30.
-        _ => {
-            let z: f64 = 1.959_964;
-            let n = df as f64;
-            z + (z.powi(3) + z) / (4.0 * n) + (5.0 * z.powi(5) + 16.0 * z.powi(3) + 3.0 * z) / (96.0 * n * n)
-        }
-    }
-}
-
 /// Runs `iterations` with the allocation counter on; returns allocations and bytes per op.
 fn count_allocations(runner: &mut dyn Runner, iterations: u64) -> Result<(f64, f64)> {
-    ALLOCATIONS.store(0, Ordering::Relaxed);
-    ALLOCATED_BYTES.store(0, Ordering::Relaxed);
-    MODE.fetch_or(COUNTING, Ordering::SeqCst);
-    let result = runner.run(iterations);
-    MODE.fetch_and(!COUNTING, Ordering::SeqCst);
+    let (result, counted) = crate::alloc::count(|| runner.run(iterations));
     result?;
-    let per_op = |counter: &AtomicU64| counter.load(Ordering::Relaxed) as f64 / iterations as f64;
-    Ok((per_op(&ALLOCATIONS), per_op(&ALLOCATED_BYTES)))
-}
-
-/// What the allocator does besides allocating: a bit set of [`COUNTING`] and [`CAPPING`].
-/// Zero outside a counting pass or a robustness worker, so the common path is one relaxed
-/// load and a branch.
-static MODE: AtomicU8 = AtomicU8::new(0);
-const COUNTING: u8 = 1;
-const CAPPING: u8 = 2;
-static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
-static ALLOCATED_BYTES: AtomicU64 = AtomicU64::new(0);
-
-/// The system allocator plus counters that are only touched during a counting pass (or in a
-/// capped robustness worker): outside one, an allocation or a deallocation costs one relaxed
-/// load and a branch more than the system allocator.
-pub struct CountingAllocator;
-
-// SAFETY: every call is forwarded unchanged to the system allocator, except that a request
-// the capped mode refuses returns null, which `GlobalAlloc` allows for any failure.
-unsafe impl GlobalAlloc for CountingAllocator {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if !admit(0, layout.size()) {
-            return std::ptr::null_mut();
-        }
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        if !admit(0, layout.size()) {
-            return std::ptr::null_mut();
-        }
-        unsafe { System.alloc_zeroed(layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if !admit(layout.size(), new_size) {
-            return std::ptr::null_mut();
-        }
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        if MODE.load(Ordering::Relaxed) & CAPPING != 0 {
-            LIVE_BYTES.fetch_sub(layout.size() as isize, Ordering::Relaxed);
-        }
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
-/// Counts a request of `new` bytes (replacing `old` bytes, for a realloc) and, when capped,
-/// decides whether it may be served.
-#[inline]
-fn admit(old: usize, new: usize) -> bool {
-    let mode = MODE.load(Ordering::Relaxed);
-    if mode == 0 {
-        return true;
-    }
-    if mode & COUNTING != 0 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        ALLOCATED_BYTES.fetch_add(new as u64, Ordering::Relaxed);
-    }
-    mode & CAPPING == 0 || admit_capped(old, new)
-}
-
-static CAP_BYTES: AtomicUsize = AtomicUsize::new(usize::MAX);
-/// Live bytes since the cap was turned on: memory allocated before and freed after makes it
-/// drift below the truth, never above.
-static LIVE_BYTES: AtomicIsize = AtomicIsize::new(0);
-static PEAK_BYTES: AtomicIsize = AtomicIsize::new(0);
-static PEAK_BASE: AtomicIsize = AtomicIsize::new(0);
-static CAP_HITS: AtomicU64 = AtomicU64::new(0);
-static REPORTING: AtomicBool = AtomicBool::new(false);
-
-#[cold]
-fn admit_capped(old: usize, new: usize) -> bool {
-    let cap = CAP_BYTES.load(Ordering::Relaxed);
-    let growth = new as isize - old as isize;
-    let live = LIVE_BYTES.fetch_add(growth, Ordering::Relaxed) + growth;
-    if new > cap || live > cap as isize {
-        LIVE_BYTES.fetch_sub(growth, Ordering::Relaxed);
-        CAP_HITS.fetch_add(1, Ordering::Relaxed);
-        report_cap_hit(new);
-        return false;
-    }
-    PEAK_BYTES.fetch_max(live, Ordering::Relaxed);
-    true
-}
-
-/// Writes `ALLOC-CAP requested=<bytes>` to stderr from a stack buffer: no allocation here,
-/// since this runs inside the allocator (std's stderr is unbuffered and its lock reentrant).
-fn report_cap_hit(requested: usize) {
-    if REPORTING.swap(true, Ordering::Relaxed) {
-        return;
-    }
-    const PREFIX: &[u8] = b"ALLOC-CAP requested=";
-    let mut line = [0u8; PREFIX.len() + 21];
-    line[..PREFIX.len()].copy_from_slice(PREFIX);
-    let mut digits = [0u8; 20];
-    let mut count = 0;
-    let mut rest = requested;
-    loop {
-        digits[count] = b'0' + (rest % 10) as u8;
-        count += 1;
-        rest /= 10;
-        if rest == 0 {
-            break;
-        }
-    }
-    for (slot, digit) in line[PREFIX.len()..].iter_mut().zip(digits[..count].iter().rev()) {
-        *slot = *digit;
-    }
-    line[PREFIX.len() + count] = b'\n';
-    use std::io::Write;
-    let _ = std::io::stderr().write_all(&line[..PREFIX.len() + count + 1]);
-    REPORTING.store(false, Ordering::Relaxed);
-}
-
-/// Turns on the capped mode for the rest of the process (the robustness worker): live bytes
-/// are tracked from now on, and any request taking them over `cap_bytes` gets null (std then
-/// aborts the process, unless the caller used a fallible API such as `try_reserve`).
-pub fn cap_allocations(cap_bytes: usize) {
-    CAP_BYTES.store(cap_bytes, Ordering::Relaxed);
-    LIVE_BYTES.store(0, Ordering::Relaxed);
-    reset_allocation_peak();
-    MODE.fetch_or(CAPPING, Ordering::SeqCst);
-}
-
-/// Starts a new peak measurement (and a new count of refused requests) from the current live
-/// total.
-pub fn reset_allocation_peak() {
-    let live = LIVE_BYTES.load(Ordering::Relaxed);
-    PEAK_BASE.store(live, Ordering::Relaxed);
-    PEAK_BYTES.store(live, Ordering::Relaxed);
-    CAP_HITS.store(0, Ordering::Relaxed);
-}
-
-/// The highest live total since [`reset_allocation_peak`], above the live total at that reset.
-pub fn allocation_peak_bytes() -> u64 {
-    (PEAK_BYTES.load(Ordering::Relaxed) - PEAK_BASE.load(Ordering::Relaxed)).max(0) as u64
-}
-
-/// How many requests the cap refused since [`reset_allocation_peak`].
-pub fn allocation_cap_hits() -> u64 {
-    CAP_HITS.load(Ordering::Relaxed)
+    let per_op = |total: u64| total as f64 / iterations as f64;
+    Ok((per_op(counted.allocations), per_op(counted.bytes)))
 }
 
 /// What the harness itself costs: the timing loop around a no-op, and copy bandwidth.
@@ -628,27 +406,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn interval_matches_a_hand_computation() {
-        // mean 10, sample sd 1.5811 (values 8..12), n 5: half-width 2.776 * 1.5811 / sqrt(5)
-        let summary = Summary::of(&[8.0, 9.0, 10.0, 11.0, 12.0]);
-        assert_eq!(summary.mean, 10.0);
-        assert!((summary.half_width - 1.9630).abs() < 1e-3, "{summary:?}");
-    }
-
-    #[test]
     fn processes_are_the_units_of_the_interval() {
         // Unit 0 reps 9, 11 (mean 10); unit 1 reps 19, 21 (mean 20): mean 15, and the interval
         // of two means 10 and 20 (sd 7.071, n 2): 12.706 * 7.071 / sqrt(2) = 63.53.
-        let samples = [(0, 9.0), (1, 19.0), (0, 11.0), (1, 21.0)];
-        let summary = Summary::of_units(&samples, 2);
-        assert_eq!(summary.mean, 15.0);
-        assert!((summary.half_width - 63.53).abs() < 0.01, "{summary:?}");
-        // One unit: the plain interval of the reps.
-        assert_eq!(
-            Summary::of_units(&samples, 1),
-            Summary::of(&[9.0, 19.0, 11.0, 21.0])
-        );
-        // Combining two processes' parts: the same figures, and the first part's batch.
         let part = |samples_ns: Vec<f64>| Sampled {
             batch: 10,
             samples_ns,
@@ -682,12 +442,6 @@ mod tests {
             sampled[1].as_ref().unwrap().samples_ns.len(),
             Profile::SMOKE.max_reps
         );
-    }
-
-    #[test]
-    fn t_quantile_is_continuous_past_the_table() {
-        assert!((student_t_975(30) - student_t_975(31)).abs() < 0.01);
-        assert!((student_t_975(1000) - 1.962).abs() < 0.002);
     }
 
     struct Allocating;

@@ -17,7 +17,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde::{Deserialize, Serialize};
 
 use crate::UsageError;
-use crate::arm::{Arm, ArmId, CodecId, Encoder, Registry};
+use crate::arm::{Arm, ArmId, CodecId, Encoder};
+use crate::format::Registry;
 use crate::measure::{Measurement, Processes, Profile, Sampled, Schedule, sample_block, unit_samples};
 use crate::report::files::{self, DERIVED_FILES, OutDir, Record, SetKind};
 use crate::report::host::{Host, utc_timestamp};

@@ -19,7 +19,8 @@ use std::sync::OnceLock;
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError};
-use serbench::arm::{CodecId, Registry};
+use serbench::arm::CodecId;
+use serbench::format::Registry;
 use serbench::payload::{
     Address, CheckoutRequest, CheckoutResponse, Item, Items, Keyed, LineItem, MetricSample, Order,
     OrderStatus, PaymentMethod, Reading, Readings, RequestMeta, ResponseMeta, ServiceInfo, Shipment,

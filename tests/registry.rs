@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use serbench::arm::Registry;
+use serbench::format::Registry;
 
 #[test]
 fn every_registered_arm_proves_its_round_trip() {
@@ -63,30 +63,119 @@ fn unsupported_payloads_really_fail_to_round_trip_where_the_library_could_try() 
 
 #[test]
 fn the_format_list_is_the_cargo_feature_list() {
-    let manifest: String =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml")).unwrap();
-    let default_line = manifest
-        .lines()
-        .find(|line| line.starts_with("default = ["))
-        .expect("a default feature list");
-    let features: BTreeSet<&str> = default_line
-        .trim_start_matches("default = [")
-        .trim_end_matches(']')
-        .split(',')
-        .map(|name| name.trim().trim_matches('"'))
-        .filter(|name| !name.is_empty())
-        .collect();
+    let features = default_features();
+    let features: BTreeSet<&str> = features.iter().map(String::as_str).collect();
     let registry: BTreeSet<&str> = serbench::format::all().iter().map(|format| format.name).collect();
     // build.rs records which features this build has; the registry is exactly the enabled
     // formats of the default list, whatever subset of features the test was built with.
     let enabled: BTreeSet<&str> = env!("SERBENCH_FEATURES").split(',').collect();
     let expected: BTreeSet<&str> = features.intersection(&enabled).copied().collect();
     assert_eq!(registry, expected);
-    for name in &features {
-        let bench = format!("{}/benches/{name}.rs", env!("CARGO_MANIFEST_DIR"));
+}
+
+#[test]
+fn every_format_file_is_registered_and_in_the_default_list() {
+    // A format file left out of the registry or of `default` would silently vanish from
+    // every run; the file names are the format names.
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/src/format");
+    let files: BTreeSet<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter_map(|path| {
+            let stem = path.file_stem()?.to_str()?.to_string();
+            let is_format = path.is_dir() || path.extension().is_some_and(|extension| extension == "rs");
+            (is_format && stem != "mod").then_some(stem)
+        })
+        .collect();
+    let default: BTreeSet<String> = default_features().into_iter().collect();
+    assert_eq!(
+        files, default,
+        "src/format/ files vs Cargo.toml's default features"
+    );
+    // Tests are built with the default features, so every format is registered here.
+    let registered: BTreeSet<String> = serbench::format::all()
+        .iter()
+        .map(|format| format.name.to_string())
+        .collect();
+    assert_eq!(
+        registered, default,
+        "format::all() vs Cargo.toml's default features"
+    );
+}
+
+/// Cargo.toml's `default` feature list: the one list of formats.
+fn default_features() -> Vec<String> {
+    let manifest: String =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml")).unwrap();
+    let default_line = manifest
+        .lines()
+        .find(|line| line.starts_with("default = ["))
+        .expect("a default feature list");
+    default_line
+        .trim_start_matches("default = [")
+        .trim_end_matches(']')
+        .split(',')
+        .map(|name| name.trim().trim_matches('"').to_string())
+        .filter(|name| !name.is_empty())
+        .collect()
+}
+
+#[test]
+fn every_backend_is_documented_and_every_documented_backend_registers() {
+    let registry = Registry::build();
+    let registered: BTreeSet<(&str, &str, &str)> = registry
+        .arms
+        .iter()
+        .map(|arm| (arm.id.codec.format, arm.id.codec.backend, arm.id.codec.variant))
+        .collect();
+    let documented: BTreeSet<(&str, &str, &str)> = serbench::format::all()
+        .iter()
+        .flat_map(|format| {
+            format
+                .backends
+                .iter()
+                .map(|doc| (format.name, doc.backend, doc.variant))
+        })
+        .collect();
+    assert_eq!(
+        registered, documented,
+        "registered backends vs the formats' BackendDocs"
+    );
+    for format in serbench::format::all() {
+        for doc in format.backends {
+            for name in doc.crates {
+                assert!(
+                    serbench::format::crate_version(name).is_some(),
+                    "{}/{}: {name} is not a direct dependency",
+                    format.name,
+                    doc.backend
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn every_format_has_a_fidelity_case_of_a_registered_typed_document_arm() {
+    let registry = Registry::build();
+    for format in serbench::format::all() {
         assert!(
-            std::path::Path::new(&bench).exists(),
-            "format {name} has no criterion bench {bench}"
+            !format.fidelity.is_empty(),
+            "{} has no fidelity case",
+            format.name
         );
+        for fidelity in format.fidelity {
+            let id = format.fidelity_id(fidelity);
+            assert!(
+                registry
+                    .arms
+                    .iter()
+                    .any(|arm| serbench::report::fidelity::arm_id(&arm.id).as_deref() == Some(id.as_str())),
+                "{id}: no typed document arm of the registry has this id"
+            );
+            // The direct call runs (each one unwraps its library's result).
+            let mut case = (fidelity.case)();
+            case();
+        }
     }
 }

@@ -10,7 +10,7 @@
 use std::process::Command;
 use std::time::Duration;
 
-use serbench::arm::Registry;
+use serbench::format::Registry;
 use serbench::robustness::{
     self, CaseKind, FAULT_INJECTION_ENV, FAULT_INJECTION_FORMAT, Outcome, RobustnessOptions, RobustnessRow,
     WorkerCommand,

@@ -46,6 +46,7 @@
 //! codec is built at registration (never inside timing), and lives as long as the process.
 
 use std::collections::BTreeMap;
+use std::hint::black_box;
 use std::marker::PhantomData;
 use std::sync::{Mutex, PoisonError};
 
@@ -54,16 +55,42 @@ use apache_avro::reader::datum::GenericDatumReader;
 use apache_avro::writer::datum::GenericDatumWriter;
 use serde_avro_fast::ser::SerializerConfig;
 
-use super::Format;
-use crate::arm::{Backend, Codec, Dynamic, Registry};
+use super::{BackendDoc, Fidelity, Format, Registry};
+use crate::arm::{Backend, Codec, Dynamic, Operation};
 use crate::payload::{
-    CheckoutRequest, CheckoutResponse, Item, Items, Keyed, Model, Order, Payload, PayloadVisitor, Reading,
-    Readings, TelemetryEvent, visit_all,
+    CheckoutRequest, CheckoutResponse, Item, Items, Keyed, Model, Order, Payload, Reading, Readings,
+    TelemetryEvent, Visit, visit_all,
 };
 
 pub static FORMAT: Format = Format {
     name: "avro",
-    about: "Apache Avro datums, shared .avsc schemas: serde_avro_fast 2.1 and apache-avro 0.22",
+    about: "Apache Avro datums, shared .avsc schemas: serde_avro_fast and apache-avro",
+    colour: [0x7B, 0x4F, 0xC9],
+    backends: &[
+        BackendDoc {
+            backend: "serde_avro_fast",
+            variant: "",
+            crates: &["serde_avro_fast"],
+            crate_note: "",
+            schema: "`schemas/avro/*.avsc` (raw datums)",
+            buffer_policy: "schema parsed once; `SerializerConfig` reused; writes into a reused `Vec`; `from_datum_slice` decodes from the borrowed bytes",
+        },
+        BackendDoc {
+            backend: "apache-avro",
+            variant: "",
+            crates: &["apache-avro"],
+            crate_note: "",
+            schema: "`schemas/avro/*.avsc`, the same bytes",
+            buffer_policy: "datum writer and reader built once per codec; `write_ser` into a reused `Vec`, `read_deser` from the bytes (no `Value` tree)",
+        },
+    ],
+    fidelity: &[Fidelity {
+        backend: "serde_avro_fast",
+        variant: "",
+        payload: "order",
+        operation: Operation::Decode,
+        case: serde_avro_fast_order_decode,
+    }],
     register: |registry| visit_all(&mut Avro(registry)),
 };
 
@@ -146,8 +173,8 @@ struct Avro<'a>(&'a mut Registry);
 const SERDE_AVRO_FAST: Backend = Backend::new("serde_avro_fast");
 const APACHE_AVRO: Backend = Backend::new("apache-avro");
 
-impl PayloadVisitor for Avro<'_> {
-    fn payload<P: Model>(&mut self, payload: &Payload<P>) {
+impl<P: Model + Native> Visit<P> for Avro<'_> {
+    fn payload(&mut self, payload: &Payload<P>) {
         register::<P, FastCodec<P>>(self.0, payload, SERDE_AVRO_FAST);
         if register::<P, ApacheSerde<P>>(self.0, payload, APACHE_AVRO) {
             self.0.dynamic(
@@ -172,7 +199,7 @@ fn built<C: Build>() -> C {
 
 /// Registers `backend` for `payload` if its codec builds, and lists it unsupported with the
 /// error otherwise; returns whether it registered.
-fn register<P: Model, C: Codec<P> + Build>(
+fn register<P: Model + Native, C: Codec<P> + Build>(
     registry: &mut Registry,
     payload: &Payload<P>,
     backend: Backend,
@@ -236,7 +263,7 @@ pub struct FastCodec<P> {
     model: PhantomData<fn() -> P>,
 }
 
-impl<P: Model> Build for FastCodec<P> {
+impl<P: Model + Native> Build for FastCodec<P> {
     fn build() -> Result<Self> {
         Ok(FastCodec {
             config: SerializerConfig::new(fast_schema::<P>()?),
@@ -245,7 +272,7 @@ impl<P: Model> Build for FastCodec<P> {
     }
 }
 
-impl<P: Model> Codec<P> for FastCodec<P> {
+impl<P: Model + Native> Codec<P> for FastCodec<P> {
     fn encode<'a>(&'a mut self, value: &P, out: &'a mut Vec<u8>) -> Result<&'a [u8]> {
         serde_avro_fast::to_datum(value, &mut *out, &mut self.config)?;
         Ok(out)
@@ -280,7 +307,7 @@ pub struct ApacheSerde<P> {
     model: PhantomData<fn() -> P>,
 }
 
-impl<P: Model> Build for ApacheSerde<P> {
+impl<P: Model + Native> Build for ApacheSerde<P> {
     fn build() -> Result<Self> {
         Ok(ApacheSerde {
             writer: apache_writer::<P>()?,
@@ -290,7 +317,7 @@ impl<P: Model> Build for ApacheSerde<P> {
     }
 }
 
-impl<P: Model> Codec<P> for ApacheSerde<P> {
+impl<P: Model + Native> Codec<P> for ApacheSerde<P> {
     fn encode<'a>(&'a mut self, value: &P, out: &'a mut Vec<u8>) -> Result<&'a [u8]> {
         self.writer.write_ser(out, value)?;
         Ok(out)
@@ -307,7 +334,7 @@ pub struct ApacheTree<P> {
     model: PhantomData<fn() -> P>,
 }
 
-impl<P: Model> Build for ApacheTree<P> {
+impl<P: Model + Native> Build for ApacheTree<P> {
     fn build() -> Result<Self> {
         Ok(ApacheTree {
             reader: apache_reader::<P>()?,
@@ -316,7 +343,7 @@ impl<P: Model> Build for ApacheTree<P> {
     }
 }
 
-impl<P: Model> Dynamic<P> for ApacheTree<P> {
+impl<P: Model + Native> Dynamic<P> for ApacheTree<P> {
     type Tree = apache_avro::types::Value;
 
     fn decode_tree(&mut self, mut bytes: &[u8]) -> Result<apache_avro::types::Value> {
@@ -326,6 +353,22 @@ impl<P: Model> Dynamic<P> for ApacheTree<P> {
     fn to_model(&mut self, tree: apache_avro::types::Value) -> Result<P> {
         Ok(apache_avro::from_value(&tree)?)
     }
+}
+
+/// Fidelity: `serde_avro_fast::from_datum_slice` of `order` with its parsed schema.
+fn serde_avro_fast_order_decode() -> Box<dyn FnMut()> {
+    let order: &Order = crate::payload::value_of("order").expect("order is an Order");
+    let schema: serde_avro_fast::Schema = include_str!("../../schemas/avro/order.avsc")
+        .parse()
+        .expect("order.avsc parses");
+    let bytes =
+        serde_avro_fast::to_datum_vec(order, &mut serde_avro_fast::ser::SerializerConfig::new(&schema))
+            .expect("order encodes");
+    Box::new(move || {
+        black_box(
+            serde_avro_fast::from_datum_slice::<Order>(black_box(&bytes), &schema).expect("it decodes"),
+        );
+    })
 }
 
 #[cfg(test)]
@@ -345,8 +388,8 @@ mod tests {
     /// Parses every payload's schema file with both backends and records the file names.
     struct ParseAll(Vec<&'static str>);
 
-    impl PayloadVisitor for ParseAll {
-        fn payload<P: Model>(&mut self, payload: &Payload<P>) {
+    impl<P: Model + Native> Visit<P> for ParseAll {
+        fn payload(&mut self, payload: &Payload<P>) {
             let name = payload.spec.name;
             let file = schema_file::<P>().unwrap_or_else(|error| panic!("{name}: {error:#}"));
             fast_schema::<P>().unwrap_or_else(|error| panic!("{name}, serde_avro_fast: {error:#}"));
@@ -380,7 +423,7 @@ mod tests {
         );
     }
 
-    fn encode<P: Model>(mut codec: impl Codec<P>, value: &P) -> Result<Vec<u8>> {
+    fn encode<P: Model + Native>(mut codec: impl Codec<P>, value: &P) -> Result<Vec<u8>> {
         let mut out = Vec::new();
         Ok(codec.encode(value, &mut out)?.to_vec())
     }
@@ -388,7 +431,7 @@ mod tests {
     /// The bytes each backend writes decode through the other to the same value; they are in
     /// fact the same bytes. apache-avro's `Value` path (`read_value` then `from_value`, what the
     /// deprecated `from_avro_datum` does) reads them too.
-    fn cross_backend<P: Model>(payload: &Payload<P>) -> Result<()> {
+    fn cross_backend<P: Model + Native>(payload: &Payload<P>) -> Result<()> {
         let value = (payload.value)();
         let fast = encode(FastCodec::<P>::build()?, value)?;
         let apache = encode(ApacheSerde::<P>::build()?, value)?;
@@ -406,8 +449,8 @@ mod tests {
 
     struct CrossBackend(Vec<&'static str>);
 
-    impl PayloadVisitor for CrossBackend {
-        fn payload<P: Model>(&mut self, payload: &Payload<P>) {
+    impl<P: Model + Native> Visit<P> for CrossBackend {
+        fn payload(&mut self, payload: &Payload<P>) {
             let name = payload.spec.name;
             if SMALL_PAYLOADS.contains(&name) {
                 cross_backend(payload).unwrap_or_else(|error| panic!("{name}: {error:#}"));
@@ -426,8 +469,8 @@ mod tests {
     /// `OrderStatus` travels as an Avro enum symbol, not as a string.
     struct StatusIsEnum(bool);
 
-    impl PayloadVisitor for StatusIsEnum {
-        fn payload<P: Model>(&mut self, payload: &Payload<P>) {
+    impl<P: Model + Native> Visit<P> for StatusIsEnum {
+        fn payload(&mut self, payload: &Payload<P>) {
             if payload.spec.name != "checkout-response" {
                 return;
             }

@@ -12,14 +12,41 @@
 //! Buffer policy: encodes into the harness's reused output buffer through `std::io::Write`.
 
 use anyhow::Result;
+use std::hint::black_box;
 
-use super::Format;
-use crate::arm::{Backend, Codec, Registry};
-use crate::payload::{Model, Payload, PayloadVisitor, visit_all};
+use super::{BackendDoc, Fidelity, Format, Registry};
+use crate::arm::{Backend, Codec, Operation};
+use crate::payload::{Model, Payload, TelemetryEvent, Visit, visit_all};
 
 pub static FORMAT: Format = Format {
     name: "bincode",
-    about: "bincode 2, native derive, standard config (plus a decode-limited variant)",
+    about: "bincode, native derive, standard config (plus a decode-limited variant)",
+    colour: [0xF2, 0x8E, 0x2B],
+    backends: &[
+        BackendDoc {
+            backend: "bincode",
+            variant: "",
+            crates: &["bincode"],
+            crate_note: "3.0.0 is an empty tombstone release; 2.0.1 is unmaintained (RUSTSEC-2025-0141)",
+            schema: "-",
+            buffer_policy: "native `Encode`/`Decode` derive, standard config; encode into a reused `Vec`",
+        },
+        BackendDoc {
+            backend: "bincode",
+            variant: "hardened",
+            crates: &["bincode"],
+            crate_note: "",
+            schema: "-",
+            buffer_policy: "the same with `with_limit::<4 MiB>()`, the documented guard for untrusted input",
+        },
+    ],
+    fidelity: &[Fidelity {
+        backend: "bincode",
+        variant: "",
+        payload: "telemetry",
+        operation: Operation::Decode,
+        case: bincode_telemetry_decode,
+    }],
     register: |registry| visit_all(&mut Bincode(registry)),
 };
 
@@ -34,8 +61,8 @@ impl<T: ::bincode::Encode + ::bincode::Decode<()>> Native for T {}
 
 struct Bincode<'a>(&'a mut Registry);
 
-impl PayloadVisitor for Bincode<'_> {
-    fn payload<P: Model>(&mut self, payload: &Payload<P>) {
+impl<P: Model + Native> Visit<P> for Bincode<'_> {
+    fn payload(&mut self, payload: &Payload<P>) {
         self.0.codec(payload, Backend::new("bincode"), || NativeCodec);
         self.0
             .codec(payload, Backend::new("bincode").variant("hardened"), || {
@@ -46,7 +73,7 @@ impl PayloadVisitor for Bincode<'_> {
 
 pub struct NativeCodec;
 
-impl<P: Model> Codec<P> for NativeCodec {
+impl<P: Model + Native> Codec<P> for NativeCodec {
     fn encode<'a>(&'a mut self, value: &P, out: &'a mut Vec<u8>) -> Result<&'a [u8]> {
         ::bincode::encode_into_std_write(value, &mut *out, ::bincode::config::standard())?;
         Ok(out)
@@ -61,7 +88,7 @@ impl<P: Model> Codec<P> for NativeCodec {
 /// The standard configuration with a decode limit ([`DECODE_LIMIT`]).
 pub struct HardenedCodec;
 
-impl<P: Model> Codec<P> for HardenedCodec {
+impl<P: Model + Native> Codec<P> for HardenedCodec {
     fn encode<'a>(&'a mut self, value: &P, out: &'a mut Vec<u8>) -> Result<&'a [u8]> {
         let config = ::bincode::config::standard().with_limit::<DECODE_LIMIT>();
         ::bincode::encode_into_std_write(value, &mut *out, config)?;
@@ -73,4 +100,17 @@ impl<P: Model> Codec<P> for HardenedCodec {
         let (value, _read) = ::bincode::decode_from_slice(bytes, config)?;
         Ok(value)
     }
+}
+
+/// Fidelity: `bincode::decode_from_slice` of `telemetry`, standard configuration.
+fn bincode_telemetry_decode() -> Box<dyn FnMut()> {
+    let event: &TelemetryEvent =
+        crate::payload::value_of("telemetry").expect("telemetry is a TelemetryEvent");
+    let config = ::bincode::config::standard();
+    let bytes = ::bincode::encode_to_vec(event, config).expect("telemetry encodes");
+    Box::new(move || {
+        black_box(
+            ::bincode::decode_from_slice::<TelemetryEvent, _>(black_box(&bytes), config).expect("it decodes"),
+        );
+    })
 }

@@ -7,14 +7,41 @@
 //! returns a fresh `Vec`, copied into the harness's output buffer.
 
 use anyhow::Result;
+use std::hint::black_box;
 
-use super::Format;
-use crate::arm::{Backend, Codec, Registry};
-use crate::payload::{Model, Payload, PayloadVisitor, visit_all};
+use super::{BackendDoc, Fidelity, Format, Registry};
+use crate::arm::{Backend, Codec, Operation};
+use crate::payload::{Items, Model, Payload, Visit, visit_all};
 
 pub static FORMAT: Format = Format {
     name: "bitcode",
-    about: "bitcode 0.6: native derive and serde",
+    about: "bitcode: native derive and serde",
+    colour: [0xE1, 0x57, 0x59],
+    backends: &[
+        BackendDoc {
+            backend: "bitcode",
+            variant: "native",
+            crates: &["bitcode"],
+            crate_note: "",
+            schema: "-",
+            buffer_policy: "native derive; one `bitcode::Buffer` reused for encode and decode, the bytes returned from it (no copy)",
+        },
+        BackendDoc {
+            backend: "bitcode",
+            variant: "serde",
+            crates: &["bitcode"],
+            crate_note: "serde feature",
+            schema: "-",
+            buffer_policy: "no buffer API: each encode returns a fresh `Vec` (copied into the output)",
+        },
+    ],
+    fidelity: &[Fidelity {
+        backend: "bitcode",
+        variant: "native",
+        payload: "vec-small",
+        operation: Operation::Decode,
+        case: bitcode_vec_small_decode,
+    }],
     register: |registry| visit_all(&mut Bitcode(registry)),
 };
 
@@ -24,8 +51,8 @@ impl<T: ::bitcode::Encode + ::bitcode::DecodeOwned> Native for T {}
 
 struct Bitcode<'a>(&'a mut Registry);
 
-impl PayloadVisitor for Bitcode<'_> {
-    fn payload<P: Model>(&mut self, payload: &Payload<P>) {
+impl<P: Model + Native> Visit<P> for Bitcode<'_> {
+    fn payload(&mut self, payload: &Payload<P>) {
         self.0.codec(
             payload,
             Backend::new("bitcode").variant("native"),
@@ -41,7 +68,7 @@ pub struct NativeCodec {
     buffer: ::bitcode::Buffer,
 }
 
-impl<P: Model> Codec<P> for NativeCodec {
+impl<P: Model + Native> Codec<P> for NativeCodec {
     fn encode<'a>(&'a mut self, value: &P, _out: &'a mut Vec<u8>) -> Result<&'a [u8]> {
         Ok(self.buffer.encode(value))
     }
@@ -62,4 +89,13 @@ impl<P: Model> Codec<P> for SerdeCodec {
     fn decode(&mut self, bytes: &[u8]) -> Result<P> {
         Ok(::bitcode::deserialize(bytes)?)
     }
+}
+
+/// Fidelity: a reused `bitcode::Buffer` decoding `vec-small`.
+fn bitcode_vec_small_decode() -> Box<dyn FnMut()> {
+    let items: &Items = crate::payload::value_of("vec-small").expect("vec-small is Items");
+    let (mut buffer, bytes) = (::bitcode::Buffer::new(), ::bitcode::encode(items));
+    Box::new(move || {
+        black_box(buffer.decode::<Items>(black_box(&bytes)).expect("it decodes"));
+    })
 }

@@ -8,21 +8,38 @@
 //! of the input first).
 
 use anyhow::Result;
+use std::hint::black_box;
 
-use super::Format;
-use crate::arm::{Backend, Codec, Dynamic, Registry};
-use crate::payload::{Model, Payload, PayloadVisitor, visit_all};
+use super::{BackendDoc, Fidelity, Format, Registry};
+use crate::arm::{Backend, Codec, Dynamic, Operation};
+use crate::payload::{Model, Order, Payload, Visit, visit_all};
 
 pub static FORMAT: Format = Format {
     name: "bson",
-    about: "BSON: bson 3 through serde",
+    about: "BSON: bson through serde",
+    colour: [0x59, 0xA1, 0x4F],
+    backends: &[BackendDoc {
+        backend: "bson",
+        variant: "",
+        crates: &["bson"],
+        crate_note: "serde feature",
+        schema: "-",
+        buffer_policy: "`serialize_to_buffer` into a reused `Vec`; typed decode straight from the bytes, no `Document`",
+    }],
+    fidelity: &[Fidelity {
+        backend: "bson",
+        variant: "",
+        payload: "order",
+        operation: Operation::Decode,
+        case: bson_order_decode,
+    }],
     register: |registry| visit_all(&mut Bson(registry)),
 };
 
 struct Bson<'a>(&'a mut Registry);
 
-impl PayloadVisitor for Bson<'_> {
-    fn payload<P: Model>(&mut self, payload: &Payload<P>) {
+impl<P: Model> Visit<P> for Bson<'_> {
+    fn payload(&mut self, payload: &Payload<P>) {
         self.0.codec(payload, Backend::new("bson"), || BsonCodec);
         self.0
             .dynamic(payload, Backend::new("bson"), || BsonCodec, || DocumentTree);
@@ -55,4 +72,13 @@ impl<P: Model> Dynamic<P> for DocumentTree {
     fn to_model(&mut self, tree: ::bson::Document) -> Result<P> {
         Ok(::bson::deserialize_from_document(tree)?)
     }
+}
+
+/// Fidelity: `bson::deserialize_from_slice` of `order`.
+fn bson_order_decode() -> Box<dyn FnMut()> {
+    let order: &Order = crate::payload::value_of("order").expect("order is an Order");
+    let bytes = ::bson::serialize_to_vec(order).expect("order encodes");
+    Box::new(move || {
+        black_box(::bson::deserialize_from_slice::<Order>(black_box(&bytes)).expect("it decodes"));
+    })
 }

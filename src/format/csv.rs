@@ -10,50 +10,73 @@
 //! model by the header names.
 
 use anyhow::{Result, bail};
+use std::hint::black_box;
 
-use super::Format;
-use crate::arm::{Backend, Codec, Dynamic, Registry};
-use crate::payload::{Batch, Model, Payload, PayloadVisitor, Shape, visit_all};
+use super::{BackendDoc, Fidelity, Format, Registry};
+use crate::arm::{Backend, Codec, Dynamic, Operation};
+use crate::payload::{
+    Batch, Item, Items, Model, Payload, Shape, Visit, VisitBatch, visit_all, visit_batches,
+};
 
 pub static FORMAT: Format = Format {
     name: "csv",
-    about: "CSV: csv 1 through serde, flat records only",
-    register: |registry| visit_all(&mut Csv(registry)),
+    about: "CSV: csv through serde, flat records only",
+    colour: [0xB0, 0x7A, 0xA1],
+    backends: &[BackendDoc {
+        backend: "csv",
+        variant: "",
+        crates: &["csv"],
+        crate_note: "",
+        schema: "-",
+        buffer_policy: "flat records only; a writer over a reused `Vec`; each decode opens a reader over the borrowed bytes",
+    }],
+    fidelity: &[Fidelity {
+        backend: "csv",
+        variant: "",
+        payload: "vec-small",
+        operation: Operation::Decode,
+        case: csv_vec_small_decode,
+    }],
+    register: |registry| {
+        visit_all(&mut Csv(registry));
+        visit_batches(&mut Csv(registry));
+    },
 };
 
 const BACKEND: &str = "csv";
 
 struct Csv<'a>(&'a mut Registry);
 
-impl PayloadVisitor for Csv<'_> {
-    fn payload<P: Model>(&mut self, payload: &Payload<P>) {
+impl<P: Model> Visit<P> for Csv<'_> {
+    fn payload(&mut self, payload: &Payload<P>) {
         let reason = match payload.spec.shape {
+            Shape::FlatRecord => {
+                self.0.codec(payload, Backend::new(BACKEND), || SingleRow);
+                self.0.dynamic(
+                    payload,
+                    Backend::new(BACKEND),
+                    || SingleRow,
+                    || SingleStringRecord,
+                );
+                return;
+            }
+            // Registered record by record, as a batch (below).
+            Shape::Batch { flat: true } => return,
+            Shape::Batch { flat: false } => "CSV cannot hold a nested list inside a record",
             Shape::Map => "CSV has no map: keyed records would need the key turned into a column",
-            _ => "CSV cannot hold nested structs, lists or maps inside a record",
+            Shape::Document => "CSV cannot hold nested structs, lists or maps inside a record",
         };
         self.0.unsupported(payload.spec, "*", reason);
     }
+}
 
-    fn record<R: Model>(&mut self, payload: &Payload<R>) {
-        self.0.codec(payload, Backend::new(BACKEND), || SingleRow);
-        self.0.dynamic(
-            payload,
-            Backend::new(BACKEND),
-            || SingleRow,
-            || SingleStringRecord,
-        );
-    }
-
-    fn batch<B: Batch>(&mut self, payload: &Payload<B>) {
-        match payload.spec.shape {
-            Shape::Batch { flat: true } => {
-                self.0.codec(payload, Backend::new(BACKEND), || Rows);
-                self.0
-                    .dynamic(payload, Backend::new(BACKEND), || Rows, || StringRecords);
-            }
-            _ => self
-                .0
-                .unsupported(payload.spec, "*", "CSV cannot hold a nested list inside a record"),
+/// A batch of flat records: one row per record.
+impl<B: Batch> VisitBatch<B> for Csv<'_> {
+    fn batch(&mut self, payload: &Payload<B>) {
+        if payload.spec.shape == (Shape::Batch { flat: true }) {
+            self.0.codec(payload, Backend::new(BACKEND), || Rows);
+            self.0
+                .dynamic(payload, Backend::new(BACKEND), || Rows, || StringRecords);
         }
     }
 }
@@ -155,4 +178,21 @@ impl<R: Model> Dynamic<R> for SingleStringRecord {
             _ => bail!("expected exactly one CSV row"),
         }
     }
+}
+
+/// Fidelity: a `csv::Reader` over `vec-small`'s rows, deserialized record by record.
+fn csv_vec_small_decode() -> Box<dyn FnMut()> {
+    let items: &Items = crate::payload::value_of("vec-small").expect("vec-small is Items");
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    for item in &items.items {
+        writer.serialize(item).expect("an item is one row");
+    }
+    let bytes = writer.into_inner().expect("an in-memory writer");
+    Box::new(move || {
+        let records: Vec<Item> = csv::Reader::from_reader(black_box(&bytes[..]))
+            .deserialize()
+            .collect::<Result<_, _>>()
+            .expect("it decodes");
+        black_box(Items { items: records });
+    })
 }

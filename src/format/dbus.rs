@@ -8,6 +8,7 @@
 //! decode reads the message by its signature into an `OwnedStructure` (D-Bus's own value
 //! tree: variants, arrays, dicts with owned strings).
 
+use std::hint::black_box;
 use std::io::Cursor;
 
 use anyhow::Result;
@@ -15,13 +16,29 @@ use zbus::OwnedStructure;
 use zbus::wire::LE;
 use zbus::wire::serialized::{Context, Data};
 
-use super::Format;
-use crate::arm::{Backend, Codec, Dynamic, Registry};
-use crate::payload::{Model, Payload, PayloadVisitor, visit_all};
+use super::{BackendDoc, Fidelity, Format, Registry};
+use crate::arm::{Backend, Codec, Dynamic, Operation};
+use crate::payload::{Model, Order, Payload, Visit, visit_all};
 
 pub static FORMAT: Format = Format {
     name: "dbus",
-    about: "D-Bus wire format: zbus 6 (zbus::wire)",
+    about: "D-Bus wire format: zbus (zbus::wire)",
+    colour: [0xED, 0xC9, 0x48],
+    backends: &[BackendDoc {
+        backend: "zbus",
+        variant: "",
+        crates: &["zbus"],
+        crate_note: "`default-features = false`, `zbus::wire`",
+        schema: "signatures from the `zbus::Type` derive",
+        buffer_policy: "`to_writer` through a `Cursor` over a reused `Vec`; decode from the borrowed bytes",
+    }],
+    fidelity: &[Fidelity {
+        backend: "zbus",
+        variant: "",
+        payload: "order",
+        operation: Operation::Decode,
+        case: zbus_order_decode,
+    }],
     register: |registry| visit_all(&mut Dbus(registry)),
 };
 
@@ -31,8 +48,8 @@ impl<T: zbus::Type> Native for T {}
 
 struct Dbus<'a>(&'a mut Registry);
 
-impl PayloadVisitor for Dbus<'_> {
-    fn payload<P: Model>(&mut self, payload: &Payload<P>) {
+impl<P: Model + Native> Visit<P> for Dbus<'_> {
+    fn payload(&mut self, payload: &Payload<P>) {
         self.0.codec(payload, Backend::new("zbus"), || DbusCodec);
         self.0
             .dynamic(payload, Backend::new("zbus"), || DbusCodec, || StructureTree);
@@ -45,7 +62,7 @@ fn context() -> Context {
     Context::new(LE, 0)
 }
 
-impl<P: Model> Codec<P> for DbusCodec {
+impl<P: Model + Native> Codec<P> for DbusCodec {
     fn encode<'a>(&'a mut self, value: &P, out: &'a mut Vec<u8>) -> Result<&'a [u8]> {
         // SAFETY: `to_writer` is unsafe only because the returned `Written` may own file
         // descriptors that must outlive the bytes; the model types hold no file descriptors.
@@ -63,7 +80,7 @@ impl<P: Model> Codec<P> for DbusCodec {
 /// D-Bus's dynamic tree: the message read by its signature alone into an `OwnedStructure`.
 pub struct StructureTree;
 
-impl<P: Model> Dynamic<P> for StructureTree {
+impl<P: Model + Native> Dynamic<P> for StructureTree {
     type Tree = OwnedStructure;
 
     fn decode_tree(&mut self, bytes: &[u8]) -> Result<OwnedStructure> {
@@ -78,4 +95,17 @@ impl<P: Model> Dynamic<P> for StructureTree {
         let bytes = zbus::wire::to_bytes_for_signature(context(), P::SIGNATURE.clone(), &tree)?;
         DbusCodec.decode(&bytes)
     }
+}
+
+/// Fidelity: `zbus::wire` deserialization of `order`, little endian.
+fn zbus_order_decode() -> Box<dyn FnMut()> {
+    let order: &Order = crate::payload::value_of("order").expect("order is an Order");
+    let context = Context::new(LE, 0);
+    let bytes = zbus::wire::to_bytes(context, order)
+        .expect("order encodes")
+        .to_vec();
+    Box::new(move || {
+        let data = Data::new(black_box(&bytes[..]), context);
+        black_box(data.deserialize::<Order>().expect("it decodes").0);
+    })
 }

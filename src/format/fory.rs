@@ -33,18 +33,45 @@
 
 use anyhow::{Context, Result};
 use fory::Fory;
+use std::hint::black_box;
 
-use super::Format;
-use crate::arm::{Backend, Codec, Registry};
+use super::{BackendDoc, Fidelity, Format, Registry};
+use crate::arm::{Backend, Codec, Operation};
 use crate::payload::{
     Address, CheckoutRequest, CheckoutResponse, Item, Items, Keyed, LineItem, MetricSample, Model, Order,
-    OrderStatus, Payload, PayloadVisitor, PaymentMethod, Reading, Readings, RequestMeta, ResponseMeta,
-    ServiceInfo, Shipment, TelemetryEvent, visit_all,
+    OrderStatus, Payload, PaymentMethod, Reading, Readings, RequestMeta, ResponseMeta, ServiceInfo, Shipment,
+    TelemetryEvent, Visit, visit_all,
 };
 
 pub static FORMAT: Format = Format {
     name: "fory",
-    about: "Apache Fory 1.7, native derive, schema-consistent: xlang and Rust-native modes",
+    about: "Apache Fory, native derive, schema-consistent: xlang and Rust-native modes",
+    colour: [0x1F, 0x9E, 0x89],
+    backends: &[
+        BackendDoc {
+            backend: "fory",
+            variant: "xlang",
+            crates: &["fory"],
+            crate_note: "",
+            schema: "types registered by id in code",
+            buffer_policy: "the cross-language format, schema-consistent mode; `serialize_to` into a reused `Vec`",
+        },
+        BackendDoc {
+            backend: "fory",
+            variant: "native",
+            crates: &["fory"],
+            crate_note: "",
+            schema: "types registered by id in code",
+            buffer_policy: "Rust-native mode, schema-consistent; `serialize_to` into a reused `Vec`",
+        },
+    ],
+    fidelity: &[Fidelity {
+        backend: "fory",
+        variant: "xlang",
+        payload: "order",
+        operation: Operation::Decode,
+        case: fory_xlang_order_decode,
+    }],
     register: |registry| visit_all(&mut ForyFormat(registry)),
 };
 
@@ -55,8 +82,8 @@ impl<T: ::fory::StructSerializer + ::fory::Serializer<Target = T>> Native for T 
 
 struct ForyFormat<'a>(&'a mut Registry);
 
-impl PayloadVisitor for ForyFormat<'_> {
-    fn payload<P: Model>(&mut self, payload: &Payload<P>) {
+impl<P: Model + Native> Visit<P> for ForyFormat<'_> {
+    fn payload(&mut self, payload: &Payload<P>) {
         self.0
             .codec(payload, Backend::new("fory").variant("xlang"), ForyCodec::xlang);
         self.0
@@ -128,7 +155,7 @@ impl ForyCodec {
     }
 }
 
-impl<P: Model> Codec<P> for ForyCodec {
+impl<P: Model + Native> Codec<P> for ForyCodec {
     fn encode<'a>(&'a mut self, value: &P, out: &'a mut Vec<u8>) -> Result<&'a [u8]> {
         self.fory
             .serialize_to(out, value)
@@ -143,11 +170,26 @@ impl<P: Model> Codec<P> for ForyCodec {
     }
 }
 
+/// Fidelity: a schema-consistent xlang `Fory` with `Order` registered, deserializing `order`.
+fn fory_xlang_order_decode() -> Box<dyn FnMut()> {
+    let order: &Order = crate::payload::value_of("order").expect("order is an Order");
+    let mut fory = Fory::builder()
+        .xlang(true)
+        .compatible(false)
+        .check_struct_version(true)
+        .build();
+    fory.register::<Order>(3).expect("Order registers");
+    let bytes = fory.serialize(order).expect("order encodes");
+    Box::new(move || {
+        black_box(fory.deserialize::<Order>(black_box(&bytes)).expect("it decodes"));
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn encode<P: Model>(codec: &mut ForyCodec, value: &P) -> Vec<u8> {
+    fn encode<P: Model + Native>(codec: &mut ForyCodec, value: &P) -> Vec<u8> {
         let mut out = Vec::new();
         Codec::<P>::encode(codec, value, &mut out).unwrap().to_vec()
     }
@@ -158,8 +200,8 @@ mod tests {
     #[test]
     fn bytes_are_deterministic_in_both_modes() {
         struct Check;
-        impl PayloadVisitor for Check {
-            fn payload<P: Model>(&mut self, payload: &Payload<P>) {
+        impl<P: Model + Native> Visit<P> for Check {
+            fn payload(&mut self, payload: &Payload<P>) {
                 let value = (payload.value)();
                 for mode in [WireMode::Xlang, WireMode::Native] {
                     let mut first = ForyCodec::new(mode);
@@ -185,8 +227,8 @@ mod tests {
     #[test]
     fn every_payload_round_trips_in_both_modes() {
         struct Check;
-        impl PayloadVisitor for Check {
-            fn payload<P: Model>(&mut self, payload: &Payload<P>) {
+        impl<P: Model + Native> Visit<P> for Check {
+            fn payload(&mut self, payload: &Payload<P>) {
                 let value = (payload.value)();
                 for mode in [WireMode::Xlang, WireMode::Native] {
                     let bytes = encode(&mut ForyCodec::new(mode), value);
@@ -203,8 +245,8 @@ mod tests {
     #[test]
     fn writer_and_reader_must_agree_on_the_mode() {
         struct Check;
-        impl PayloadVisitor for Check {
-            fn payload<P: Model>(&mut self, payload: &Payload<P>) {
+        impl<P: Model + Native> Visit<P> for Check {
+            fn payload(&mut self, payload: &Payload<P>) {
                 let value = (payload.value)();
                 let name = payload.spec.name;
                 let xlang_bytes = encode(&mut ForyCodec::xlang(), value);

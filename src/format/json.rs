@@ -18,15 +18,71 @@
 use anyhow::{Context, Result};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+use std::hint::black_box;
 
-use super::Format;
-use crate::arm::{Backend, Codec, Dynamic, Framing, Registry};
-use crate::payload::{Batch, Model, Payload, PayloadVisitor, visit_all};
+use super::{BackendDoc, Fidelity, Format, Registry};
+use crate::arm::{Backend, Codec, Dynamic, Framing, Operation};
+use crate::payload::{
+    Batch, Model, Order, Payload, TelemetryEvent, Visit, VisitBatch, visit_all, visit_batches,
+};
 
 pub static FORMAT: Format = Format {
     name: "json",
     about: "JSON: serde_json and simd-json; document, array and NDJSON framings",
-    register: |registry| visit_all(&mut Json(registry)),
+    colour: [0x4E, 0x79, 0xA7],
+    backends: &[
+        BackendDoc {
+            backend: "serde_json",
+            variant: "",
+            crates: &["serde_json"],
+            crate_note: "",
+            schema: "-",
+            buffer_policy: "encode into a reused, cleared `Vec`; decode from the borrowed bytes",
+        },
+        BackendDoc {
+            backend: "simd-json",
+            variant: "",
+            crates: &["simd-json"],
+            crate_note: "",
+            schema: "-",
+            buffer_policy: "encode into a reused `Vec`; decode copies the borrowed input into a reused scratch buffer (simd-json parses in place and clobbers it) and reuses its parser `Buffers`",
+        },
+        BackendDoc {
+            backend: "simd-json",
+            variant: "copy-only",
+            crates: &[],
+            crate_note: "a baseline, not a decoder",
+            schema: "-",
+            buffer_policy: "only the copy simd-json's decode starts with (per line for NDJSON), so you see what remains of its decode",
+        },
+    ],
+    fidelity: &[
+        Fidelity {
+            backend: "serde_json",
+            variant: "",
+            payload: "order",
+            operation: Operation::Decode,
+            case: serde_json_order_decode,
+        },
+        Fidelity {
+            backend: "simd-json",
+            variant: "",
+            payload: "order",
+            operation: Operation::Decode,
+            case: simd_json_order_decode,
+        },
+        Fidelity {
+            backend: "serde_json",
+            variant: "",
+            payload: "telemetry",
+            operation: Operation::Encode,
+            case: serde_json_telemetry_encode,
+        },
+    ],
+    register: |registry| {
+        visit_all(&mut Json(registry));
+        visit_batches(&mut Json(registry));
+    },
 };
 
 const SERDE_JSON: Backend = Backend::new("serde_json");
@@ -35,8 +91,8 @@ const COPY_ONLY: &str = "copy-only";
 
 struct Json<'a>(&'a mut Registry);
 
-impl PayloadVisitor for Json<'_> {
-    fn payload<P: Model>(&mut self, payload: &Payload<P>) {
+impl<P: Model> Visit<P> for Json<'_> {
+    fn payload(&mut self, payload: &Payload<P>) {
         let registry = &mut *self.0;
         registry.codec(payload, SERDE_JSON, Document::<SerdeJson>::default);
         registry.codec(payload, SIMD_JSON, Document::<SimdJson>::default);
@@ -55,9 +111,11 @@ impl PayloadVisitor for Json<'_> {
             Document::<SimdJson>::default,
         );
     }
+}
 
-    fn batch<B: Batch>(&mut self, payload: &Payload<B>) {
-        self.payload(payload);
+/// The batch payloads' records also as a top-level array and as NDJSON.
+impl<B: Batch> VisitBatch<B> for Json<'_> {
+    fn batch(&mut self, payload: &Payload<B>) {
         let registry = &mut *self.0;
         registry.codec(
             payload,
@@ -245,6 +303,43 @@ impl<P: Model> Dynamic<P> for SimdJsonTree {
     fn to_model(&mut self, tree: simd_json::OwnedValue) -> Result<P> {
         Ok(simd_json::serde::from_owned_value(tree)?)
     }
+}
+
+/// Fidelity: `serde_json::from_slice` of `order`.
+fn serde_json_order_decode() -> Box<dyn FnMut()> {
+    let order: &Order = crate::payload::value_of("order").expect("order is an Order");
+    let bytes = serde_json::to_vec(order).expect("order serializes");
+    Box::new(move || {
+        black_box(serde_json::from_slice::<Order>(black_box(&bytes)).expect("it decodes"));
+    })
+}
+
+/// Fidelity: simd-json's serde decode of `order`, copying the input into a reused scratch
+/// buffer and reusing its `Buffers`, as its documentation recommends.
+fn simd_json_order_decode() -> Box<dyn FnMut()> {
+    let order: &Order = crate::payload::value_of("order").expect("order is an Order");
+    let json = serde_json::to_vec(order).expect("order serializes");
+    let (mut scratch, mut buffers) = (Vec::new(), simd_json::Buffers::default());
+    Box::new(move || {
+        scratch.clear();
+        scratch.extend_from_slice(black_box(&json));
+        black_box(
+            simd_json::serde::from_slice_with_buffers::<Order>(&mut scratch, &mut buffers)
+                .expect("it decodes"),
+        );
+    })
+}
+
+/// Fidelity: `serde_json::to_writer` of `telemetry` into a reused `Vec`.
+fn serde_json_telemetry_encode() -> Box<dyn FnMut()> {
+    let event: &TelemetryEvent =
+        crate::payload::value_of("telemetry").expect("telemetry is a TelemetryEvent");
+    let mut out = Vec::new();
+    Box::new(move || {
+        out.clear();
+        serde_json::to_writer(&mut out, black_box(event)).expect("it encodes");
+        black_box(&out);
+    })
 }
 
 #[cfg(test)]

@@ -1,12 +1,15 @@
-//! The format registry: one file per format, one line per format in [`all`], one Cargo
-//! feature per format (named like the format; `default` in Cargo.toml lists them all).
+//! The registry: every arm, every encoder and decoder, and every combination that cannot
+//! exist with its reason, from one file per format, one line per format in [`all`] and one
+//! Cargo feature per format (named like the format; `default` in Cargo.toml lists them all).
 //!
 //! A format file exposes `pub static FORMAT: Format`, whose `register` adds the format's codecs
-//! for every payload to the [`Registry`](crate::arm::Registry), and lists what it cannot carry.
-//! A format that needs more of the model types than serde (a native derive) also exposes
-//! `pub trait Native`, which becomes a bound of [`Native`] here.
+//! for every payload to the [`Registry`] and lists what it cannot carry.
 
-use crate::arm::Registry;
+use crate::arm::{
+    Access, Arm, Backend, Codec, CodecArms, CodecId, Decoder, Dynamic, Encoder, Operation, Update, Value,
+};
+use crate::payload::fields::UpdateField;
+use crate::payload::{Model, Payload, PayloadSpec};
 
 #[cfg(feature = "avro")]
 pub mod avro;
@@ -31,11 +34,76 @@ pub mod postcard;
 #[cfg(feature = "protobuf")]
 pub mod protobuf;
 
-/// A format: its name (also its Cargo feature), one line about it, and its registration.
+/// A format: its name (also its Cargo feature), what it is, how reports draw it, what each of
+/// its backends is, and its registration.
 pub struct Format {
     pub name: &'static str,
+    /// One line about the format and its backends (no versions: [`BackendDoc::crates`] has
+    /// them).
     pub about: &'static str,
+    /// Its colour (RGB) in every chart, so a format looks the same across reports.
+    pub colour: [u8; 3],
+    /// One entry per backend and variant the format registers: the formats table in README
+    /// (`serbench list --formats --markdown`) is made from these.
+    pub backends: &'static [BackendDoc],
+    /// Independent benchmarks of some of its arms (at least one): the library called directly,
+    /// as its documentation shows, on the same data (`cargo bench --bench fidelity`).
+    pub fidelity: &'static [Fidelity],
     pub register: fn(&mut Registry),
+}
+
+/// One arm of a format measured without serbench's harness: `case` prepares everything the
+/// call needs (untimed) and returns the call, one operation per invocation, written straight
+/// against the library. `serbench fidelity` pairs criterion's mean of it with serbench's mean
+/// of the same arm (typed, document framing).
+pub struct Fidelity {
+    pub backend: &'static str,
+    pub variant: &'static str,
+    pub payload: &'static str,
+    pub operation: Operation,
+    pub case: fn() -> Box<dyn FnMut()>,
+}
+
+impl Format {
+    /// The criterion id of one of its fidelity cases: `format/backend[variant]/payload/operation`.
+    pub fn fidelity_id(&self, fidelity: &Fidelity) -> String {
+        let mut id = format!("{}/{}", self.name, fidelity.backend);
+        if !fidelity.variant.is_empty() {
+            id += &format!("[{}]", fidelity.variant);
+        }
+        id + &format!("/{}/{}", fidelity.payload, fidelity.operation.name())
+    }
+}
+
+/// What a backend (and variant) of a format is built on and how it treats buffers.
+pub struct BackendDoc {
+    pub backend: &'static str,
+    /// Empty for the backend's plain use, as in [`Backend::variant`].
+    pub variant: &'static str,
+    /// The crates it calls, by package name; their locked versions are shown
+    /// ([`crate_version`]). Empty for a baseline that calls no library.
+    pub crates: &'static [&'static str],
+    /// What else to know about those crates (features, maintenance state), or empty.
+    pub crate_note: &'static str,
+    /// The schema it uses, or `-`.
+    pub schema: &'static str,
+    /// What it reuses between calls and what it allocates: how it was set up for speed.
+    pub buffer_policy: &'static str,
+}
+
+include!(concat!(env!("OUT_DIR"), "/crate_versions.rs"));
+
+/// The version Cargo.lock resolves a direct dependency to.
+pub fn crate_version(name: &str) -> Option<&'static str> {
+    CRATE_VERSIONS
+        .iter()
+        .find(|(crate_name, _)| *crate_name == name)
+        .map(|(_, version)| *version)
+}
+
+/// The enabled format called `name`.
+pub fn by_name(name: &str) -> Option<&'static Format> {
+    all().into_iter().find(|format| format.name == name)
 }
 
 /// Every enabled format, in the order reports show them.
@@ -68,58 +136,167 @@ pub fn all() -> Vec<&'static Format> {
     formats
 }
 
-/// The traits the enabled formats need on every model type beyond serde: their native derives
-/// and their generated schema types.
-pub trait Native:
-    bincode::Native
-    + bitcode::Native
-    + dbus::Native
-    + protobuf::Native
-    + flatbuffers::Native
-    + fory::Native
-    + avro::Native
-{
-}
-impl<T> Native for T where
-    T: bincode::Native
-        + bitcode::Native
-        + dbus::Native
-        + protobuf::Native
-        + flatbuffers::Native
-        + fory::Native
-        + avro::Native
-{
+/// A (format, backend, payload) combination that cannot exist, and why.
+#[derive(Clone, Debug)]
+pub struct Unsupported {
+    pub format: &'static str,
+    /// `*` when no backend of the format can carry the payload.
+    pub backend: &'static str,
+    pub payload: &'static str,
+    /// `None`: the backend has no arm at all for the payload; otherwise only this operation
+    /// is missing.
+    pub operation: Option<Operation>,
+    pub reason: String,
 }
 
-/// The bound a disabled format leaves behind: satisfied by every type.
-pub trait Absent {}
-impl<T: ?Sized> Absent for T {}
+/// Every arm, every encoder and every unsupported combination of the enabled formats.
+#[derive(Default)]
+pub struct Registry {
+    pub arms: Vec<Arm>,
+    pub encoders: Vec<Encoder>,
+    pub decoders: Vec<Decoder>,
+    pub unsupported: Vec<Unsupported>,
+    /// The format whose `register` is running.
+    format: &'static str,
+}
 
-#[cfg(not(feature = "bincode"))]
-pub mod bincode {
-    pub use super::Absent as Native;
-}
-#[cfg(not(feature = "bitcode"))]
-pub mod bitcode {
-    pub use super::Absent as Native;
-}
-#[cfg(not(feature = "dbus"))]
-pub mod dbus {
-    pub use super::Absent as Native;
-}
-#[cfg(not(feature = "protobuf"))]
-pub mod protobuf {
-    pub use super::Absent as Native;
-}
-#[cfg(not(feature = "flatbuffers"))]
-pub mod flatbuffers {
-    pub use super::Absent as Native;
-}
-#[cfg(not(feature = "fory"))]
-pub mod fory {
-    pub use super::Absent as Native;
-}
-#[cfg(not(feature = "avro"))]
-pub mod avro {
-    pub use super::Absent as Native;
+impl Registry {
+    /// The registry of every enabled format, in registry order.
+    pub fn build() -> Registry {
+        Registry::of_formats(|_| true)
+    }
+
+    /// The registry of the enabled formats `keep` accepts (a worker process that needs one
+    /// format builds only that one, so nothing else touches its heap).
+    pub fn of_formats(keep: impl Fn(&str) -> bool) -> Registry {
+        let mut registry = Registry::default();
+        for format in all().into_iter().filter(|format| keep(format.name)) {
+            registry.format = format.name;
+            (format.register)(&mut registry);
+        }
+        registry
+    }
+
+    fn codec_id<P>(&self, payload: &Payload<P>, backend: Backend) -> CodecId {
+        CodecId {
+            format: self.format,
+            backend: backend.name,
+            variant: backend.variant,
+            framing: backend.framing,
+            payload: payload.spec,
+        }
+    }
+
+    /// Registers `backend` of the current format for `payload`: its encode, decode and
+    /// round-trip arms, its encoder and its decoder. `make` builds a fresh codec (and its
+    /// reused buffers).
+    pub fn codec<P: Model, C: Codec<P>>(&mut self, payload: &Payload<P>, backend: Backend, make: fn() -> C) {
+        self.wire_codec(payload, backend, P::clone, P::clone, make);
+    }
+
+    /// Like [`codec`](Self::codec) for a codec of the format's own types `W` (e.g. prost
+    /// messages), see [`Arm::codec`].
+    pub fn wire_codec<P: Model, W: Value, C: Codec<W>>(
+        &mut self,
+        payload: &Payload<P>,
+        backend: Backend,
+        to_wire: fn(&P) -> W,
+        to_model: fn(&W) -> P,
+        make: fn() -> C,
+    ) {
+        let codec = self.codec_id(payload, backend);
+        let CodecArms {
+            arms,
+            encoder,
+            decoder,
+        } = Arm::codec(codec, payload.value, to_wire, to_model, make);
+        self.arms.extend(arms);
+        self.encoders.push(encoder);
+        self.decoders.push(decoder);
+    }
+
+    /// Registers an in-place access arm (`AccessAll` or `AccessPartial`), see [`Arm::access`].
+    pub fn access<P: Model, C: Codec<P>, A: Access<P>>(
+        &mut self,
+        payload: &Payload<P>,
+        backend: Backend,
+        operation: Operation,
+        make_codec: fn() -> C,
+        make_access: fn() -> A,
+    ) {
+        let codec = self.codec_id(payload, backend);
+        let (arm, decoder) = Arm::access(codec, operation, payload.value, make_codec, make_access);
+        self.arms.push(arm);
+        self.decoders.push(decoder);
+    }
+
+    /// Registers an in-place update arm, see [`Arm::update`].
+    pub fn update<P: Model + UpdateField, C: Codec<P>, U: Update<P>>(
+        &mut self,
+        payload: &Payload<P>,
+        backend: Backend,
+        make_codec: fn() -> C,
+        make_update: fn() -> U,
+    ) {
+        let codec = self.codec_id(payload, backend);
+        let (arm, decoder) = Arm::update(codec, payload.value, make_codec, make_update);
+        self.arms.push(arm);
+        self.decoders.push(decoder);
+    }
+
+    /// Registers a dynamic decode arm into the format's value tree, see [`Arm::dynamic`].
+    pub fn dynamic<P: Model, C: Codec<P>, D: Dynamic<P>>(
+        &mut self,
+        payload: &Payload<P>,
+        backend: Backend,
+        make_codec: fn() -> C,
+        make_dynamic: fn() -> D,
+    ) {
+        let codec = self.codec_id(payload, backend);
+        let (arm, decoder) = Arm::dynamic(codec, payload.value, make_codec, make_dynamic);
+        self.arms.push(arm);
+        self.decoders.push(decoder);
+    }
+
+    /// Registers a copy-only baseline, see [`Arm::copy_baseline`].
+    pub fn copy_baseline<P: Model, C: Codec<P>>(
+        &mut self,
+        payload: &Payload<P>,
+        backend: Backend,
+        make_codec: fn() -> C,
+    ) {
+        let codec = self.codec_id(payload, backend);
+        self.arms
+            .push(Arm::copy_baseline(codec, payload.value, make_codec));
+    }
+
+    /// Records that `backend` (or `*`, every backend) of the current format cannot carry
+    /// `payload`.
+    pub fn unsupported(&mut self, payload: &PayloadSpec, backend: &'static str, reason: &str) {
+        self.unsupported.push(Unsupported {
+            format: self.format,
+            backend,
+            payload: payload.name,
+            operation: None,
+            reason: reason.to_string(),
+        });
+    }
+
+    /// Records that `backend` of the current format has no `operation` arm for `payload`
+    /// (it has its other arms).
+    pub fn unsupported_operation(
+        &mut self,
+        payload: &PayloadSpec,
+        backend: &'static str,
+        operation: Operation,
+        reason: &str,
+    ) {
+        self.unsupported.push(Unsupported {
+            format: self.format,
+            backend,
+            payload: payload.name,
+            operation: Some(operation),
+            reason: reason.to_string(),
+        });
+    }
 }

@@ -3,21 +3,38 @@
 //! Buffer policy: `postcard::to_io` appends to the harness's reused output buffer.
 
 use anyhow::Result;
+use std::hint::black_box;
 
-use super::Format;
-use crate::arm::{Backend, Codec, Registry};
-use crate::payload::{Model, Payload, PayloadVisitor, visit_all};
+use super::{BackendDoc, Fidelity, Format, Registry};
+use crate::arm::{Backend, Codec, Operation};
+use crate::payload::{Model, Order, Payload, Visit, visit_all};
 
 pub static FORMAT: Format = Format {
     name: "postcard",
-    about: "postcard 1, serde",
+    about: "postcard, serde",
+    colour: [0x76, 0xB7, 0xB2],
+    backends: &[BackendDoc {
+        backend: "postcard",
+        variant: "",
+        crates: &["postcard"],
+        crate_note: "",
+        schema: "-",
+        buffer_policy: "`to_io` into a reused `Vec`",
+    }],
+    fidelity: &[Fidelity {
+        backend: "postcard",
+        variant: "",
+        payload: "order",
+        operation: Operation::Decode,
+        case: postcard_order_decode,
+    }],
     register: |registry| visit_all(&mut Postcard(registry)),
 };
 
 struct Postcard<'a>(&'a mut Registry);
 
-impl PayloadVisitor for Postcard<'_> {
-    fn payload<P: Model>(&mut self, payload: &Payload<P>) {
+impl<P: Model> Visit<P> for Postcard<'_> {
+    fn payload(&mut self, payload: &Payload<P>) {
         self.0.codec(payload, Backend::new("postcard"), || PostcardCodec);
     }
 }
@@ -33,4 +50,13 @@ impl<P: Model> Codec<P> for PostcardCodec {
     fn decode(&mut self, bytes: &[u8]) -> Result<P> {
         Ok(::postcard::from_bytes(bytes)?)
     }
+}
+
+/// Fidelity: `postcard::from_bytes` of `order`.
+fn postcard_order_decode() -> Box<dyn FnMut()> {
+    let order: &Order = crate::payload::value_of("order").expect("order is an Order");
+    let bytes = ::postcard::to_allocvec(order).expect("order encodes");
+    Box::new(move || {
+        black_box(::postcard::from_bytes::<Order>(black_box(&bytes)).expect("it decodes"));
+    })
 }

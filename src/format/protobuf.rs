@@ -26,6 +26,7 @@
 //! time). Decode builds a fresh owned message from the borrowed bytes. The convert variant
 //! builds a fresh message per encode, as a real conversion does.
 
+use std::hint::black_box;
 use std::marker::PhantomData;
 use std::sync::OnceLock;
 
@@ -33,12 +34,12 @@ use anyhow::{Context, Result, bail};
 use prost::{Message, Name};
 use prost_reflect::{DescriptorPool, DynamicMessage, MessageDescriptor};
 
-use super::Format;
-use crate::arm::{Backend, Codec, Dynamic, Registry, Value};
+use super::{BackendDoc, Fidelity, Format, Registry};
+use crate::arm::{Backend, Codec, Dynamic, Operation, Value};
 use crate::payload::{
     Address, CheckoutRequest, CheckoutResponse, Item, Items, Keyed, LineItem, MetricSample, Model, Order,
-    OrderStatus, Payload, PayloadVisitor, PaymentMethod, Reading, Readings, RequestMeta, ResponseMeta,
-    ServiceInfo, Shipment, TelemetryEvent, visit_all,
+    OrderStatus, Payload, PaymentMethod, Reading, Readings, RequestMeta, ResponseMeta, ServiceInfo, Shipment,
+    TelemetryEvent, Visit, visit_all,
 };
 
 /// The prost types generated from `schemas/protobuf/serbench.proto` (package `serbench`).
@@ -48,7 +49,33 @@ pub mod proto {
 
 pub static FORMAT: Format = Format {
     name: "protobuf",
-    about: "Protocol Buffers: prost 0.14, schema compiled by protox; plain and model-converting",
+    about: "Protocol Buffers: prost, schema compiled by protox; plain and model-converting",
+    colour: [0xFF, 0x9D, 0xA7],
+    backends: &[
+        BackendDoc {
+            backend: "prost",
+            variant: "",
+            crates: &["prost", "prost-build", "protox", "prost-reflect"],
+            crate_note: "schema compiled by protox + prost-build at build time (no protoc); prost-reflect for the dynamic decode",
+            schema: "`schemas/protobuf/serbench.proto`",
+            buffer_policy: "encodes the generated message (built once, untimed) into a reused `Vec`; decode builds a fresh owned message",
+        },
+        BackendDoc {
+            backend: "prost",
+            variant: "convert",
+            crates: &["prost"],
+            crate_note: "",
+            schema: "`schemas/protobuf/serbench.proto`",
+            buffer_policy: "_populate + encode_ (a fresh message from the model each call, strings copied) and _decode + convert_ (moving fields into the model, an error for a missing submessage or unknown enum value): the price of keeping your own model types",
+        },
+    ],
+    fidelity: &[Fidelity {
+        backend: "prost",
+        variant: "",
+        payload: "order",
+        operation: Operation::Decode,
+        case: prost_order_decode,
+    }],
     register: |registry| visit_all(&mut Protobuf(registry)),
 };
 
@@ -66,8 +93,8 @@ pub trait Native: Sized {
 
 struct Protobuf<'a>(&'a mut Registry);
 
-impl PayloadVisitor for Protobuf<'_> {
-    fn payload<P: Model>(&mut self, payload: &Payload<P>) {
+impl<P: Model + Native> Visit<P> for Protobuf<'_> {
+    fn payload(&mut self, payload: &Payload<P>) {
         // Fully qualified: other formats' `Native` traits are supertraits of `Model` as well.
         self.0.wire_codec(
             payload,
@@ -104,7 +131,7 @@ pub struct Reflect<P> {
     model: PhantomData<fn() -> P>,
 }
 
-impl<P: Model> Default for Reflect<P> {
+impl<P: Model + Native> Default for Reflect<P> {
     fn default() -> Self {
         let name = <<P as Native>::Message as Name>::full_name();
         let descriptor = descriptor_pool()
@@ -117,7 +144,7 @@ impl<P: Model> Default for Reflect<P> {
     }
 }
 
-impl<P: Model> Dynamic<P> for Reflect<P> {
+impl<P: Model + Native> Dynamic<P> for Reflect<P> {
     type Tree = DynamicMessage;
 
     fn decode_tree(&mut self, bytes: &[u8]) -> Result<DynamicMessage> {
@@ -131,7 +158,7 @@ impl<P: Model> Dynamic<P> for Reflect<P> {
 
 /// The plain variant's proof that the message it times is the payload. Runs outside timing, on
 /// a message built by `to_message`, so a failure is a bug in this file (the tests cover it).
-fn message_to_model<P: Model>(message: &<P as Native>::Message) -> P {
+fn message_to_model<P: Model + Native>(message: &<P as Native>::Message) -> P {
     <P as Native>::from_message(message.clone())
         .expect("a message built from the model converts back to the model")
 }
@@ -153,7 +180,7 @@ impl<M: Message + Default + Value> Codec<M> for MessageCodec {
 /// Populate + encode, decode + convert: prost's cost plus the conversion from and to the model.
 pub struct ConvertCodec;
 
-impl<P: Model> Codec<P> for ConvertCodec {
+impl<P: Model + Native> Codec<P> for ConvertCodec {
     fn encode<'a>(&'a mut self, value: &P, out: &'a mut Vec<u8>) -> Result<&'a [u8]> {
         <P as Native>::to_message(value).encode(out)?;
         Ok(out)
@@ -632,6 +659,15 @@ impl Native for Keyed {
     }
 }
 
+/// Fidelity: `prost::Message::decode` of the generated `Order` message.
+fn prost_order_decode() -> Box<dyn FnMut()> {
+    let order: &Order = crate::payload::value_of("order").expect("order is an Order");
+    let bytes = Native::to_message(order).encode_to_vec();
+    Box::new(move || {
+        black_box(proto::Order::decode(black_box(&bytes[..])).expect("it decodes"));
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use std::any::Any;
@@ -657,8 +693,8 @@ mod tests {
             name: &'a str,
             value: Option<T>,
         }
-        impl<T: Clone + 'static> PayloadVisitor for Find<'_, T> {
-            fn payload<P: Model>(&mut self, payload: &Payload<P>) {
+        impl<T: Clone + 'static, P: Model + Native> Visit<P> for Find<'_, T> {
+            fn payload(&mut self, payload: &Payload<P>) {
                 if payload.spec.name == self.name {
                     let value: &dyn Any = (payload.value)();
                     self.value = value.downcast_ref::<T>().cloned();
@@ -674,8 +710,8 @@ mod tests {
     #[test]
     fn every_payload_round_trips_through_both_codecs() {
         struct Check;
-        impl PayloadVisitor for Check {
-            fn payload<P: Model>(&mut self, payload: &Payload<P>) {
+        impl<P: Model + Native> Visit<P> for Check {
+            fn payload(&mut self, payload: &Payload<P>) {
                 // The big payloads repeat the small ones' types (the harness proves them at run
                 // time); generating them would make this test slow.
                 if payload.spec.records > 1_000 {

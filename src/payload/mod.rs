@@ -3,12 +3,18 @@
 //!
 //! A payload is a value of a plain Rust model type plus a [`PayloadSpec`] that names it and
 //! states its record count (the unit of every per-record figure). Formats never see payloads
-//! one by one: they implement [`PayloadVisitor`] and [`visit_all`] hands them every payload with
-//! its concrete type, so a generic codec covers every workload and a schema codec gets the type
-//! it has generated code for.
+//! one by one: they implement [`Visit`] for the model types they can carry, and [`visit_all`]
+//! hands them every payload with its concrete type, so a generic codec covers every workload
+//! and a schema codec gets the type it has generated code for.
+//!
+//! This module knows no format. A format states what it needs of a model type (a native
+//! derive, a generated schema type) as the bounds of its own `Visit` impl, and the compiler
+//! checks at `visit_all` that every payload type meets them. The model types carry the derive
+//! lines of the crates that have one, each behind that format's Cargo feature.
 
 mod checkout;
 mod collections;
+pub mod fields;
 mod order;
 mod readings;
 mod rng;
@@ -30,25 +36,11 @@ pub use readings::{Reading, Readings};
 pub use rng::SplitMix64;
 pub use telemetry::{MetricSample, ServiceInfo, TelemetryEvent};
 
-/// Everything a model type must offer: serde for the serde formats, equality for the
-/// round-trip proof, and the native traits of the enabled formats ([`crate::format::Native`]).
-pub trait Model:
-    Clone + PartialEq + Debug + Serialize + DeserializeOwned + Send + Sync + 'static + crate::format::Native
-{
-}
+/// Everything every format may rely on: serde (the serde formats, the value-tree decodes) and
+/// equality (the round-trip proof).
+pub trait Model: Clone + PartialEq + Debug + Serialize + DeserializeOwned + Send + Sync + 'static {}
 
-impl<T> Model for T where
-    T: Clone
-        + PartialEq
-        + Debug
-        + Serialize
-        + DeserializeOwned
-        + Send
-        + Sync
-        + 'static
-        + crate::format::Native
-{
-}
+impl<T> Model for T where T: Clone + PartialEq + Debug + Serialize + DeserializeOwned + Send + Sync + 'static {}
 
 /// A payload that is a sequence of records; the JSON framings and CSV work record by record.
 pub trait Batch: Model {
@@ -85,29 +77,64 @@ pub struct Payload<P: 'static> {
     pub value: fn() -> &'static P,
 }
 
-/// Receives every payload with its concrete type. `record` and `batch` default to `payload`;
-/// a visitor overrides them only where the record structure matters to it.
-pub trait PayloadVisitor {
-    fn payload<P: Model>(&mut self, payload: &Payload<P>);
-
-    fn record<R: Model>(&mut self, payload: &Payload<R>) {
-        self.payload(payload)
-    }
-
-    fn batch<B: Batch>(&mut self, payload: &Payload<B>) {
-        self.payload(payload)
-    }
+/// Receives the payloads of model type `P`. A format implements it for every `P` it can carry
+/// (`impl<P: Model + bitcode::Encode + ...> Visit<P> for Bitcode`): that is how its bounds
+/// reach the payload types without this module naming the format.
+pub trait Visit<P: Model> {
+    fn payload(&mut self, payload: &Payload<P>);
 }
 
+/// Receives the batch payloads, for the formats that lay records out one by one (the JSON
+/// framings, CSV).
+pub trait VisitBatch<B: Batch> {
+    fn batch(&mut self, payload: &Payload<B>);
+}
+
+/// A visitor of every model type, as [`visit_all`] needs: any type with a [`Visit`] impl for
+/// each of them.
+pub trait Visitor:
+    Visit<Readings>
+    + Visit<Order>
+    + Visit<TelemetryEvent>
+    + Visit<CheckoutRequest>
+    + Visit<CheckoutResponse>
+    + Visit<Keyed>
+    + Visit<Items>
+{
+}
+
+impl<V> Visitor for V where
+    V: Visit<Readings>
+        + Visit<Order>
+        + Visit<TelemetryEvent>
+        + Visit<CheckoutRequest>
+        + Visit<CheckoutResponse>
+        + Visit<Keyed>
+        + Visit<Items>
+{
+}
+
+/// A visitor of every batch type, as [`visit_batches`] needs.
+pub trait BatchVisitor: VisitBatch<Readings> + VisitBatch<Items> {}
+
+impl<V> BatchVisitor for V where V: VisitBatch<Readings> + VisitBatch<Items> {}
+
 /// The one list of payloads, in the order reports show them.
-pub fn visit_all(visitor: &mut impl PayloadVisitor) {
-    visitor.batch(&readings::READINGS);
-    visitor.record(&order::ORDER);
+pub fn visit_all(visitor: &mut impl Visitor) {
+    visitor.payload(&readings::READINGS);
+    visitor.payload(&order::ORDER);
     visitor.payload(&telemetry::TELEMETRY);
     visitor.payload(&checkout::CHECKOUT_REQUEST);
     visitor.payload(&checkout::CHECKOUT_RESPONSE);
     visitor.payload(&collections::MAP_SMALL);
     visitor.payload(&collections::MAP_BIG);
+    visitor.payload(&collections::VEC_SMALL);
+    visitor.payload(&collections::VEC_BIG);
+}
+
+/// The payloads of [`visit_all`] whose shape is [`Shape::Batch`], in the same order.
+pub fn visit_batches(visitor: &mut impl BatchVisitor) {
+    visitor.batch(&readings::READINGS);
     visitor.batch(&collections::VEC_SMALL);
     visitor.batch(&collections::VEC_BIG);
 }
@@ -115,8 +142,8 @@ pub fn visit_all(visitor: &mut impl PayloadVisitor) {
 /// Every payload's spec, in registry order.
 pub fn specs() -> Vec<&'static PayloadSpec> {
     struct Specs(Vec<&'static PayloadSpec>);
-    impl PayloadVisitor for Specs {
-        fn payload<P: Model>(&mut self, payload: &Payload<P>) {
+    impl<P: Model> Visit<P> for Specs {
+        fn payload(&mut self, payload: &Payload<P>) {
             self.0.push(payload.spec);
         }
     }
@@ -125,14 +152,33 @@ pub fn specs() -> Vec<&'static PayloadSpec> {
     specs.0
 }
 
+/// The value of the payload `name`, when it is of type `P` (the input of a fidelity case).
+pub fn value_of<P: Model>(name: &str) -> Option<&'static P> {
+    struct Find<'a, P: 'static> {
+        name: &'a str,
+        found: Option<&'static P>,
+    }
+    impl<P: Model, Q: Model> Visit<Q> for Find<'_, P> {
+        fn payload(&mut self, payload: &Payload<Q>) {
+            if payload.spec.name == self.name {
+                let value: &'static dyn std::any::Any = (payload.value)();
+                self.found = value.downcast_ref::<P>();
+            }
+        }
+    }
+    let mut find = Find { name, found: None };
+    visit_all(&mut find);
+    find.found
+}
+
 /// The logical data of one payload as pretty JSON (`serbench dump --logical`).
 pub fn logical_json(name: &str) -> Option<String> {
     struct Find<'a> {
         name: &'a str,
         json: Option<String>,
     }
-    impl PayloadVisitor for Find<'_> {
-        fn payload<P: Model>(&mut self, payload: &Payload<P>) {
+    impl<P: Model> Visit<P> for Find<'_> {
+        fn payload(&mut self, payload: &Payload<P>) {
             if payload.spec.name == self.name {
                 self.json = serde_json::to_string_pretty((payload.value)()).ok();
             }
@@ -154,8 +200,8 @@ pub(crate) fn attributes(rng: &mut SplitMix64) -> BTreeMap<String, String> {
 /// The compact serde_json size of every payload: the reference for `ratio_to_json`.
 pub fn json_reference_bytes() -> BTreeMap<&'static str, usize> {
     struct Sizes(BTreeMap<&'static str, usize>);
-    impl PayloadVisitor for Sizes {
-        fn payload<P: Model>(&mut self, payload: &Payload<P>) {
+    impl<P: Model> Visit<P> for Sizes {
+        fn payload(&mut self, payload: &Payload<P>) {
             let bytes = serde_json::to_vec((payload.value)()).expect("model types serialize to JSON");
             self.0.insert(payload.spec.name, bytes.len());
         }
@@ -163,4 +209,27 @@ pub fn json_reference_bytes() -> BTreeMap<&'static str, usize> {
     let mut sizes = Sizes(BTreeMap::new());
     visit_all(&mut sizes);
     sizes.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn visit_batches_visits_exactly_the_batch_payloads_in_order() {
+        struct Names(Vec<&'static str>);
+        impl<B: Batch> VisitBatch<B> for Names {
+            fn batch(&mut self, payload: &Payload<B>) {
+                self.0.push(payload.spec.name);
+            }
+        }
+        let mut batches = Names(Vec::new());
+        visit_batches(&mut batches);
+        let expected: Vec<&str> = specs()
+            .into_iter()
+            .filter(|spec| matches!(spec.shape, Shape::Batch { .. }))
+            .map(|spec| spec.name)
+            .collect();
+        assert_eq!(batches.0, expected);
+    }
 }

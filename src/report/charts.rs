@@ -78,22 +78,14 @@ const BASELINE_COLOUR: RGBColor = RGBColor(0xA0, 0xA0, 0xA0);
 /// The shade behind every other row, which guides the eye across panels.
 const STRIPE_COLOUR: RGBColor = RGBColor(0xF3, 0xF3, 0xF3);
 
-/// The colour of a format, the same in every chart. Known formats have fixed, distinct colours
-/// (the Tableau 10 palette and three more); others get one picked by a hash of the name.
+/// The colour of a format, the same in every chart: its own ([`crate::format::Format::colour`])
+/// for an enabled format, otherwise (a results file from a build with other formats) one
+/// picked by a fixed hash of the name.
 pub fn format_colour(format: &str) -> RGBColor {
-    const KNOWN: [(&str, RGBColor); 11] = [
-        ("json", RGBColor(0x4E, 0x79, 0xA7)),
-        ("bincode", RGBColor(0xF2, 0x8E, 0x2B)),
-        ("bitcode", RGBColor(0xE1, 0x57, 0x59)),
-        ("postcard", RGBColor(0x76, 0xB7, 0xB2)),
-        ("bson", RGBColor(0x59, 0xA1, 0x4F)),
-        ("dbus", RGBColor(0xED, 0xC9, 0x48)),
-        ("csv", RGBColor(0xB0, 0x7A, 0xA1)),
-        ("protobuf", RGBColor(0xFF, 0x9D, 0xA7)),
-        ("flatbuffers", RGBColor(0x9C, 0x75, 0x5F)),
-        ("fory", RGBColor(0x1F, 0x9E, 0x89)),
-        ("avro", RGBColor(0x7B, 0x4F, 0xC9)),
-    ];
+    if let Some(format) = crate::format::by_name(format) {
+        let [red, green, blue] = format.colour;
+        return RGBColor(red, green, blue);
+    }
     const OTHERS: [RGBColor; 6] = [
         RGBColor(0xBA, 0xB0, 0xAC),
         RGBColor(0x3B, 0x8E, 0xD0),
@@ -102,9 +94,6 @@ pub fn format_colour(format: &str) -> RGBColor {
         RGBColor(0xC9, 0x6A, 0x2F),
         RGBColor(0x5F, 0x6B, 0x8C),
     ];
-    if let Some((_, colour)) = KNOWN.iter().find(|(name, _)| *name == format) {
-        return *colour;
-    }
     // FNV-1a: a fixed hash, so a format's colour never changes between runs or builds.
     let hash = format.bytes().fold(0xcbf2_9ce4_8422_2325u64, |hash, byte| {
         (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
@@ -694,19 +683,7 @@ mod tests {
 
     #[test]
     fn colours_are_stable_and_distinct_for_known_formats() {
-        let known = [
-            "json",
-            "bincode",
-            "bitcode",
-            "postcard",
-            "bson",
-            "dbus",
-            "csv",
-            "protobuf",
-            "flatbuffers",
-            "fory",
-            "avro",
-        ];
+        let known: Vec<&str> = crate::format::all().iter().map(|format| format.name).collect();
         let colours: Vec<RGBColor> = known.iter().map(|name| format_colour(name)).collect();
         for (index, colour) in colours.iter().enumerate() {
             assert!(
@@ -714,6 +691,7 @@ mod tests {
                 "{} repeats a colour",
                 known[index]
             );
+            assert_ne!(*colour, BASELINE_COLOUR, "{} has the baseline grey", known[index]);
         }
         assert_eq!(format_colour("newformat"), format_colour("newformat"));
     }

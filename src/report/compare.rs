@@ -20,6 +20,7 @@ use super::markdown::ns;
 use super::ratios::ratio_of;
 use super::results::{ResultRow, STATUS_OK};
 use super::table;
+use crate::stats::percentile;
 
 /// One arm both sides measured. Times are per record.
 #[derive(Clone, Debug, PartialEq)]
@@ -297,23 +298,6 @@ pub fn agreement(arms: &[ArmComparison]) -> Option<Agreement> {
         median_drift_without_shift: percentile(&drifts_without_shift, 0.5),
         p95_drift_without_shift: percentile(&drifts_without_shift, 0.95),
     })
-}
-
-/// The `q` quantile by linear interpolation between the closest ranks (the common default of
-/// numpy and R, type 7): the median of an even count is the mean of the middle two.
-pub fn percentile(values: &[f64], q: f64) -> f64 {
-    let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    match sorted.len() {
-        0 => f64::NAN,
-        1 => sorted[0],
-        len => {
-            let position = q.clamp(0.0, 1.0) * (len - 1) as f64;
-            let (below, fraction) = (position.floor() as usize, position.fract());
-            let above = (below + 1).min(len - 1);
-            sorted[below] + (sorted[above] - sorted[below]) * fraction
-        }
-    }
 }
 
 fn percent(fraction: f64) -> String {
@@ -616,15 +600,5 @@ mod tests {
         let text = comparison.text();
         assert!(text.contains("only in A (1):") && text.contains("readings decode json/a-only"));
         assert!(comparison.markdown().contains("## Only in B"));
-    }
-
-    #[test]
-    fn percentiles_interpolate_between_ranks() {
-        assert_eq!(percentile(&[3.0, 1.0, 2.0], 0.5), 2.0);
-        assert_eq!(percentile(&[4.0, 1.0, 2.0, 3.0], 0.5), 2.5);
-        assert_eq!(percentile(&[1.0, 2.0, 3.0, 4.0, 5.0], 0.95), 4.8);
-        assert_eq!(percentile(&[7.0], 0.95), 7.0);
-        assert!(percentile(&[], 0.5).is_nan());
-        assert_eq!(agreement(&[]), None);
     }
 }

@@ -697,22 +697,58 @@ fn escape(text: &str) -> String {
     text.replace('|', "\\|").replace(['\n', '\r'], " ")
 }
 
-/// A Markdown table; a header starting with `>` is a right-aligned column.
-fn table(header: &[String], rows: &[Vec<String>]) -> String {
-    let mut text = String::new();
-    let names: Vec<String> = header
+/// A Markdown table; a header starting with `>` is a right-aligned column. Cells are padded
+/// to their column's width as prettier pads them, so a formatter leaves the table as it is.
+pub fn table(header: &[String], rows: &[Vec<String>]) -> String {
+    let right: Vec<bool> = header.iter().map(|name| name.starts_with('>')).collect();
+    let mut lines: Vec<Vec<String>> = vec![
+        header
+            .iter()
+            .map(|name| escape(name.trim_start_matches('>')))
+            .collect(),
+    ];
+    lines.extend(
+        rows.iter()
+            .map(|row| row.iter().map(|cell| escape(cell)).collect()),
+    );
+    let width = |cell: &str| cell.chars().count();
+    let mut widths = vec![3; header.len()];
+    for line in &lines {
+        for (column, cell) in line.iter().enumerate() {
+            widths[column] = widths[column].max(width(cell));
+        }
+    }
+    let render = |cells: Vec<String>| -> String {
+        let cells: Vec<String> = cells
+            .iter()
+            .enumerate()
+            .map(|(column, cell)| {
+                let padding = " ".repeat(widths[column] - width(cell));
+                if right[column] {
+                    format!("{padding}{cell}")
+                } else {
+                    format!("{cell}{padding}")
+                }
+            })
+            .collect();
+        format!("| {} |\n", cells.join(" | "))
+    };
+    let rules: Vec<String> = widths
         .iter()
-        .map(|name| escape(name.trim_start_matches('>')))
+        .zip(&right)
+        .map(|(&width, &right)| {
+            if right {
+                "-".repeat(width - 1) + ":"
+            } else {
+                "-".repeat(width)
+            }
+        })
         .collect();
-    text += &format!("| {} |\n", names.join(" | "));
-    let rules: Vec<&str> = header
-        .iter()
-        .map(|name| if name.starts_with('>') { "---:" } else { "---" })
-        .collect();
+    let mut lines = lines.into_iter();
+    let mut text = render(lines.next().expect("a header line"));
     text += &format!("| {} |\n", rules.join(" | "));
-    for row in rows {
-        let cells: Vec<String> = row.iter().map(|cell| escape(cell)).collect();
-        text += &format!("| {} |\n", cells.join(" | "));
+    for line in lines {
+        text += &render(line);
     }
     text.push('\n');
     text
@@ -727,7 +763,7 @@ mod tests {
     #[test]
     fn table_aligns_numeric_columns_right_and_escapes_pipes() {
         let text = table(&["arm".into(), ">ns".into()], &[vec!["a|b".into(), "1.0".into()]]);
-        assert_eq!(text, "| arm | ns |\n| --- | ---: |\n| a\\|b | 1.0 |\n\n");
+        assert_eq!(text, "| arm  |  ns |\n| ---- | --: |\n| a\\|b | 1.0 |\n\n");
     }
 
     #[test]

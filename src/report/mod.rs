@@ -6,6 +6,7 @@ pub mod charts;
 pub mod compare;
 pub mod fidelity;
 pub mod files;
+pub mod formats;
 pub mod host;
 pub mod load;
 pub mod markdown;

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::SCHEMA_VERSION;
 use super::results::{ResultRow, STATUS_OK};
+use crate::stats;
 
 pub const FILE_NAME: &str = "ratios.csv";
 
@@ -28,31 +29,26 @@ pub struct Ratio {
     pub intervals_overlap: bool,
 }
 
-/// The ratio of two measured means and its approximate 95% interval: the delta method on the
-/// log scale, `exp(±sqrt(h_a² + h_b²))` with `h` each arm's relative half-width, treating the
-/// arms as independent. `None` when either arm has no figures.
+/// The ratio of two arms' mean time per record and its approximate 95% interval, treating
+/// the arms as independent ([`stats::independent_ratio`]), and whether the arms' own intervals
+/// overlap. `None` when either arm has no figures.
 pub fn ratio_of(numerator: &ResultRow, denominator: &ResultRow) -> Option<(f64, f64, f64, bool)> {
-    let (h_a, h_b) = (
+    let interval = stats::independent_ratio(
+        numerator.ns_per_record?,
         numerator.relative_half_width()?,
+        denominator.ns_per_record?,
         denominator.relative_half_width()?,
     );
-    let ratio = numerator.ns_per_record? / denominator.ns_per_record?;
-    let spread = (h_a * h_a + h_b * h_b).sqrt().exp();
     // Per record, so arms over different record counts compare.
-    let per_record = |row: &ResultRow, ns: Option<f64>| ns.map(|ns| ns / row.records as f64);
-    let (a_low, a_high) = (
-        per_record(numerator, numerator.ci95_low_ns)?,
-        per_record(numerator, numerator.ci95_high_ns)?,
-    );
-    let (b_low, b_high) = (
-        per_record(denominator, denominator.ci95_low_ns)?,
-        per_record(denominator, denominator.ci95_high_ns)?,
-    );
+    let per_record = |row: &ResultRow| -> Option<(f64, f64)> {
+        let records = row.records as f64;
+        Some((row.ci95_low_ns? / records, row.ci95_high_ns? / records))
+    };
     Some((
-        ratio,
-        ratio / spread,
-        ratio * spread,
-        a_low <= b_high && b_low <= a_high,
+        interval.ratio,
+        interval.low,
+        interval.high,
+        stats::overlap(per_record(numerator)?, per_record(denominator)?),
     ))
 }
 

@@ -8,7 +8,7 @@
 //! does not unwind) and so does a stack overflow, so no in-process harness survives the inputs
 //! that matter most. The parent ([`run`]) starts one worker process per decoder (the same
 //! executable, hidden `robustness-worker` subcommand, [`worker_main`]); the worker caps the
-//! allocator ([`crate::measure::cap_allocations`]), catches panics, and reports one line per
+//! allocator ([`crate::alloc::cap_allocations`]), catches panics, and reports one line per
 //! case; when it dies, the parent records the case it died in and starts a new worker from the
 //! next case ([`supervise`]). Deterministic for a given `--seed` and `--cases`: the plan
 //! depends on nothing else, and every decoder of the same bytes sees the same cases. The plan
@@ -32,7 +32,8 @@ pub use report::{CaseReport, Outcome, RobustnessRow, Tally, WorstCase, markdown_
 pub use worker::{DECODE_STACK_BYTES, WorkerArgs, worker, worker_main};
 
 use crate::UsageError;
-use crate::arm::{Decoder, Encoder, Operation, Registry};
+use crate::arm::{Decoder, Encoder, Operation};
+use crate::format::Registry;
 
 /// Random cases per kind (and the most truncation lengths; bombs get four times as many):
 /// about 1,160 cases per decoder and payload; every decoder of every format on the small
@@ -87,7 +88,9 @@ impl TargetId {
             variant: codec.variant.to_string(),
             // In-place access (zero-copy formats) reads untrusted bytes too: its own mode.
             mode: match decoder.id.operation {
-                Operation::AccessAll | Operation::AccessPartial => decoder.id.operation.name(),
+                Operation::AccessAll | Operation::AccessPartial | Operation::Update => {
+                    decoder.id.operation.name()
+                }
                 _ => decoder.id.mode.name(),
             }
             .to_string(),

@@ -12,8 +12,8 @@ use anyhow::{Context, Result, bail};
 use super::report::Outcome;
 use super::supervise::one_line;
 use super::{Target, cases, targets};
-use crate::arm::Registry;
-use crate::measure;
+use crate::alloc;
+use crate::format::Registry;
 
 /// The decode thread's stack: 8 MiB, the usual main-thread stack on Linux, so "overflows the
 /// stack" means what it would mean in a plain program (a tokio worker has only 2 MiB).
@@ -173,16 +173,16 @@ fn short_path(path: &str) -> &str {
 }
 
 fn run_cases(target: &Target, plan: cases::Plan, args: &WorkerArgs) -> Result<()> {
-    measure::cap_allocations(args.alloc_cap);
+    alloc::cap_allocations(args.alloc_cap);
     let stdout = std::io::stdout();
     for (index, mutation) in plan.enumerate().skip(args.start) {
         // stderr is unbuffered: this line is out before the case can kill the process.
         writeln!(std::io::stderr(), "START {index}")?;
         let input = mutation.apply(&target.original);
-        measure::reset_allocation_peak();
+        alloc::reset_allocation_peak();
         let result = catch_unwind(AssertUnwindSafe(|| (target.decode)(&input)));
-        let peak = measure::allocation_peak_bytes();
-        let refused = measure::allocation_cap_hits();
+        let peak = alloc::allocation_peak_bytes();
+        let refused = alloc::allocation_cap_hits();
         drop(input);
         let (outcome, detail) = match result {
             // A request over the cap that the decoder survived (a `try_reserve`) still means it

@@ -1,0 +1,190 @@
+//! The counting and capping global allocator (process-wide atomics), used in every serbench
+//! process ([`CountingAllocator`], installed in lib.rs).
+//!
+//! Counting: inside [`count`], every allocation and its size is counted, so the untimed
+//! allocation pass of an arm sees exactly what the arm allocates. Capping (the robustness
+//! worker, [`cap_allocations`]): live bytes and their peak are tracked, and a request that would
+//! take the live total over the cap gets null, so "a hostile length prefix asks for 4 GiB"
+//! becomes a recorded failure of one worker process instead of an OOM.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicBool, AtomicIsize, AtomicU8, AtomicU64, AtomicUsize, Ordering};
+
+/// What [`count`] saw: allocations (including reallocations) and the bytes they asked for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Counted {
+    pub allocations: u64,
+    pub bytes: u64,
+}
+
+/// Runs `work` with the counter on and returns its result with what it allocated. Other
+/// threads' allocations during the call are counted too: call it where nothing else runs.
+pub fn count<T>(work: impl FnOnce() -> T) -> (T, Counted) {
+    ALLOCATIONS.store(0, Ordering::Relaxed);
+    ALLOCATED_BYTES.store(0, Ordering::Relaxed);
+    MODE.fetch_or(COUNTING, Ordering::SeqCst);
+    let result = work();
+    MODE.fetch_and(!COUNTING, Ordering::SeqCst);
+    let counted = Counted {
+        allocations: ALLOCATIONS.load(Ordering::Relaxed),
+        bytes: ALLOCATED_BYTES.load(Ordering::Relaxed),
+    };
+    (result, counted)
+}
+
+/// What the allocator does besides allocating: a bit set of [`COUNTING`] and [`CAPPING`].
+/// Zero outside a counting pass or a robustness worker, so the common path is one relaxed
+/// load and a branch.
+static MODE: AtomicU8 = AtomicU8::new(0);
+const COUNTING: u8 = 1;
+const CAPPING: u8 = 2;
+static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
+static ALLOCATED_BYTES: AtomicU64 = AtomicU64::new(0);
+
+/// The system allocator plus counters that are only touched during a counting pass (or in a
+/// capped robustness worker): outside one, an allocation or a deallocation costs one relaxed
+/// load and a branch more than the system allocator.
+pub struct CountingAllocator;
+
+// SAFETY: every call is forwarded unchanged to the system allocator, except that a request
+// the capped mode refuses returns null, which `GlobalAlloc` allows for any failure.
+unsafe impl GlobalAlloc for CountingAllocator {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        if !admit(0, layout.size()) {
+            return std::ptr::null_mut();
+        }
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        if !admit(0, layout.size()) {
+            return std::ptr::null_mut();
+        }
+        unsafe { System.alloc_zeroed(layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        if !admit(layout.size(), new_size) {
+            return std::ptr::null_mut();
+        }
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        if MODE.load(Ordering::Relaxed) & CAPPING != 0 {
+            LIVE_BYTES.fetch_sub(layout.size() as isize, Ordering::Relaxed);
+        }
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+/// Counts a request of `new` bytes (replacing `old` bytes, for a realloc) and, when capped,
+/// decides whether it may be served.
+#[inline]
+fn admit(old: usize, new: usize) -> bool {
+    let mode = MODE.load(Ordering::Relaxed);
+    if mode == 0 {
+        return true;
+    }
+    if mode & COUNTING != 0 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        ALLOCATED_BYTES.fetch_add(new as u64, Ordering::Relaxed);
+    }
+    mode & CAPPING == 0 || admit_capped(old, new)
+}
+
+static CAP_BYTES: AtomicUsize = AtomicUsize::new(usize::MAX);
+/// Live bytes since the cap was turned on: memory allocated before and freed after makes it
+/// drift below the truth, never above.
+static LIVE_BYTES: AtomicIsize = AtomicIsize::new(0);
+static PEAK_BYTES: AtomicIsize = AtomicIsize::new(0);
+static PEAK_BASE: AtomicIsize = AtomicIsize::new(0);
+static CAP_HITS: AtomicU64 = AtomicU64::new(0);
+static REPORTING: AtomicBool = AtomicBool::new(false);
+
+#[cold]
+fn admit_capped(old: usize, new: usize) -> bool {
+    let cap = CAP_BYTES.load(Ordering::Relaxed);
+    let growth = new as isize - old as isize;
+    let live = LIVE_BYTES.fetch_add(growth, Ordering::Relaxed) + growth;
+    if new > cap || live > cap as isize {
+        LIVE_BYTES.fetch_sub(growth, Ordering::Relaxed);
+        CAP_HITS.fetch_add(1, Ordering::Relaxed);
+        report_cap_hit(new);
+        return false;
+    }
+    PEAK_BYTES.fetch_max(live, Ordering::Relaxed);
+    true
+}
+
+/// Writes `ALLOC-CAP requested=<bytes>` to stderr from a stack buffer: no allocation here,
+/// since this runs inside the allocator (std's stderr is unbuffered and its lock reentrant).
+fn report_cap_hit(requested: usize) {
+    if REPORTING.swap(true, Ordering::Relaxed) {
+        return;
+    }
+    const PREFIX: &[u8] = b"ALLOC-CAP requested=";
+    let mut line = [0u8; PREFIX.len() + 21];
+    line[..PREFIX.len()].copy_from_slice(PREFIX);
+    let mut digits = [0u8; 20];
+    let mut count = 0;
+    let mut rest = requested;
+    loop {
+        digits[count] = b'0' + (rest % 10) as u8;
+        count += 1;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    for (slot, digit) in line[PREFIX.len()..].iter_mut().zip(digits[..count].iter().rev()) {
+        *slot = *digit;
+    }
+    line[PREFIX.len() + count] = b'\n';
+    use std::io::Write;
+    let _ = std::io::stderr().write_all(&line[..PREFIX.len() + count + 1]);
+    REPORTING.store(false, Ordering::Relaxed);
+}
+
+/// Turns on the capped mode for the rest of the process (the robustness worker): live bytes
+/// are tracked from now on, and any request taking them over `cap_bytes` gets null (std then
+/// aborts the process, unless the caller used a fallible API such as `try_reserve`).
+pub fn cap_allocations(cap_bytes: usize) {
+    CAP_BYTES.store(cap_bytes, Ordering::Relaxed);
+    LIVE_BYTES.store(0, Ordering::Relaxed);
+    reset_allocation_peak();
+    MODE.fetch_or(CAPPING, Ordering::SeqCst);
+}
+
+/// Starts a new peak measurement (and a new count of refused requests) from the current live
+/// total.
+pub fn reset_allocation_peak() {
+    let live = LIVE_BYTES.load(Ordering::Relaxed);
+    PEAK_BASE.store(live, Ordering::Relaxed);
+    PEAK_BYTES.store(live, Ordering::Relaxed);
+    CAP_HITS.store(0, Ordering::Relaxed);
+}
+
+/// The highest live total since [`reset_allocation_peak`], above the live total at that reset.
+pub fn allocation_peak_bytes() -> u64 {
+    (PEAK_BYTES.load(Ordering::Relaxed) - PEAK_BASE.load(Ordering::Relaxed)).max(0) as u64
+}
+
+/// How many requests the cap refused since [`reset_allocation_peak`].
+pub fn allocation_cap_hits() -> u64 {
+    CAP_HITS.load(Ordering::Relaxed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_what_the_work_allocates() {
+        let (length, counted) = count(|| std::hint::black_box(vec![0u8; 100]).len());
+        assert_eq!(length, 100);
+        // Other test threads may allocate during the pass, so only a lower bound is exact.
+        assert!(counted.allocations >= 1, "{counted:?}");
+        assert!(counted.bytes >= 100, "{counted:?}");
+    }
+}

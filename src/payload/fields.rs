@@ -1,0 +1,569 @@
+//! The fields the in-place operations of the zero-copy formats touch, defined once per payload
+//! so that FlatBuffers, rkyv and Cap'n Proto measure the same work and line up in one chart:
+//!
+//! - `access-all` reads every field; `access-partial` reads only the fields a router needs
+//!   ([`Fields::fold_route`]): telemetry: service name, instance id, region, metric name and
+//!   the latest (last) sample; checkout-request: meta request id and customer id;
+//!   checkout-response: meta request id and order id; order: order id and customer id;
+//!   readings, vec-*, map-*: the record count and the first record's key field (a reading's
+//!   `valid` flag, an item's id; for a map also the first key).
+//! - `update` changes one scalar in place ([`UpdateField`]): readings: the first reading's
+//!   value; order: the quantity; telemetry: the timestamp; checkout-request: the meta
+//!   timestamp; checkout-response: the total; vec-*: the first item's stock; map-*: the first
+//!   entry's stock.
+//!
+//! What an access read is folded into a [`Digest`]; the harness compares it with the same fold
+//! over the owned value, so an access that read the wrong bytes cannot pass.
+
+use std::collections::BTreeMap;
+
+use super::{
+    Address, CheckoutRequest, CheckoutResponse, Item, Items, Keyed, LineItem, MetricSample, Order,
+    PaymentMethod, Reading, Readings, RequestMeta, ResponseMeta, ServiceInfo, Shipment, TelemetryEvent,
+};
+
+/// The fields an access read, folded in order into one number: integers, f64 bits, booleans,
+/// counts, and each string's length with its first byte (which touches the string).
+#[derive(Default)]
+pub struct Digest(u64);
+
+impl Digest {
+    pub fn int(&mut self, value: i64) {
+        self.mix(value as u64);
+    }
+
+    pub fn float(&mut self, value: f64) {
+        self.mix(value.to_bits());
+    }
+
+    pub fn flag(&mut self, value: bool) {
+        self.mix(u64::from(value));
+    }
+
+    pub fn count(&mut self, count: usize) {
+        self.mix(count as u64);
+    }
+
+    pub fn text(&mut self, value: &str) {
+        let first = value.as_bytes().first().copied().unwrap_or(0);
+        self.mix(((value.len() as u64) << 8) | u64::from(first));
+    }
+
+    /// A list of strings: its length, then each string.
+    pub fn texts<'a>(&mut self, values: impl ExactSizeIterator<Item = &'a str>) {
+        self.count(values.len());
+        values.for_each(|value| self.text(value));
+    }
+
+    /// String pairs in key order (the attributes maps): the count, then each key and value.
+    pub fn pairs<'a>(&mut self, pairs: impl ExactSizeIterator<Item = (&'a str, &'a str)>) {
+        self.count(pairs.len());
+        for (key, value) in pairs {
+            self.text(key);
+            self.text(value);
+        }
+    }
+
+    /// Order-sensitive, so reading two fields swapped does not fold to the same number.
+    fn mix(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+
+    pub fn finish(self) -> u64 {
+        self.0
+    }
+
+    fn attributes(&mut self, attributes: &BTreeMap<String, String>) {
+        self.pairs(
+            attributes
+                .iter()
+                .map(|(key, value)| (key.as_str(), value.as_str())),
+        );
+    }
+
+    fn strings(&mut self, values: &[String]) {
+        self.texts(values.iter().map(String::as_str));
+    }
+
+    fn records<T: Fields>(&mut self, records: &[T]) {
+        self.count(records.len());
+        records.iter().for_each(|record| record.fold_all(self));
+    }
+}
+
+/// Every field, and the routing subset, of a model value, folded from the owned value: what an
+/// in-place access of the same message must fold to.
+pub trait Fields {
+    /// Every field, in schema (declaration) order.
+    fn fold_all(&self, digest: &mut Digest);
+    /// The routing subset (see the module doc); record types that are never routed on their
+    /// own fold their key field.
+    fn fold_route(&self, digest: &mut Digest);
+}
+
+/// [`Fields::fold_all`] of a value, as one number.
+pub fn digest_all<T: Fields>(value: &T) -> u64 {
+    let mut digest = Digest::default();
+    value.fold_all(&mut digest);
+    digest.finish()
+}
+
+/// [`Fields::fold_route`] of a value, as one number.
+pub fn digest_route<T: Fields>(value: &T) -> u64 {
+    let mut digest = Digest::default();
+    value.fold_route(&mut digest);
+    digest.finish()
+}
+
+/// The scalar an `update` arm changes in place in an encoded payload (see the module doc).
+pub trait UpdateField: Sized {
+    type Scalar: Copy + PartialEq + std::fmt::Debug + Send + 'static;
+    /// The field's value now.
+    fn field(&self) -> Self::Scalar;
+    /// The value to write in round `round`: the field's own value and another, alternating, so
+    /// every round changes the bytes and the same size is written each time.
+    fn value_for_round(&self, round: u64) -> Self::Scalar;
+    /// This value with the field set: what decoding the updated bytes must give.
+    fn with_field(&self, value: Self::Scalar) -> Self;
+}
+
+/// An alternation of an integer field between its value and another one of the same width.
+fn alternate_int(value: i64, round: u64) -> i64 {
+    if round.is_multiple_of(2) { value } else { value ^ 1 }
+}
+
+impl Fields for Reading {
+    fn fold_all(&self, digest: &mut Digest) {
+        digest.flag(self.valid);
+        digest.float(self.value);
+        digest.strings(&self.labels);
+    }
+
+    fn fold_route(&self, digest: &mut Digest) {
+        digest.flag(self.valid);
+    }
+}
+
+impl Fields for Readings {
+    fn fold_all(&self, digest: &mut Digest) {
+        digest.records(&self.readings);
+    }
+
+    fn fold_route(&self, digest: &mut Digest) {
+        digest.count(self.readings.len());
+        if let Some(first) = self.readings.first() {
+            first.fold_route(digest);
+        }
+    }
+}
+
+impl UpdateField for Readings {
+    type Scalar = f64;
+
+    fn field(&self) -> f64 {
+        self.readings[0].value
+    }
+
+    fn value_for_round(&self, round: u64) -> f64 {
+        if round.is_multiple_of(2) {
+            self.field()
+        } else {
+            -self.field()
+        }
+    }
+
+    fn with_field(&self, value: f64) -> Self {
+        let mut updated = self.clone();
+        updated.readings[0].value = value;
+        updated
+    }
+}
+
+impl Fields for Order {
+    fn fold_all(&self, digest: &mut Digest) {
+        digest.int(self.order_id);
+        digest.int(self.customer_id);
+        digest.int(self.created_at_ms);
+        digest.int(self.quantity);
+        digest.float(self.unit_price);
+        digest.float(self.discount);
+        digest.float(self.tax_rate);
+        digest.float(self.total);
+        digest.text(&self.currency);
+        digest.text(&self.sku);
+        digest.text(&self.customer_email);
+        digest.text(&self.shipping_country);
+        digest.text(&self.status);
+        digest.flag(self.is_gift);
+        digest.flag(self.is_priority);
+    }
+
+    fn fold_route(&self, digest: &mut Digest) {
+        digest.int(self.order_id);
+        digest.int(self.customer_id);
+    }
+}
+
+impl UpdateField for Order {
+    type Scalar = i64;
+
+    fn field(&self) -> i64 {
+        self.quantity
+    }
+
+    fn value_for_round(&self, round: u64) -> i64 {
+        alternate_int(self.quantity, round)
+    }
+
+    fn with_field(&self, value: i64) -> Self {
+        Order {
+            quantity: value,
+            ..self.clone()
+        }
+    }
+}
+
+impl Fields for ServiceInfo {
+    fn fold_all(&self, digest: &mut Digest) {
+        digest.text(&self.name);
+        digest.text(&self.version);
+        digest.text(&self.instance_id);
+        digest.text(&self.region);
+    }
+
+    fn fold_route(&self, digest: &mut Digest) {
+        digest.text(&self.name);
+    }
+}
+
+impl Fields for MetricSample {
+    fn fold_all(&self, digest: &mut Digest) {
+        digest.int(self.timestamp_ms);
+        digest.float(self.value);
+        digest.int(self.count);
+    }
+
+    fn fold_route(&self, digest: &mut Digest) {
+        self.fold_all(digest);
+    }
+}
+
+impl Fields for TelemetryEvent {
+    fn fold_all(&self, digest: &mut Digest) {
+        digest.text(&self.event_id);
+        digest.int(self.timestamp_ms);
+        self.service.fold_all(digest);
+        digest.text(&self.metric);
+        digest.text(&self.unit);
+        digest.strings(&self.tags);
+        digest.attributes(&self.attributes);
+        digest.records(&self.samples);
+    }
+
+    fn fold_route(&self, digest: &mut Digest) {
+        digest.text(&self.service.name);
+        digest.text(&self.service.instance_id);
+        digest.text(&self.service.region);
+        digest.text(&self.metric);
+        if let Some(latest) = self.samples.last() {
+            latest.fold_all(digest);
+        }
+    }
+}
+
+impl UpdateField for TelemetryEvent {
+    type Scalar = i64;
+
+    fn field(&self) -> i64 {
+        self.timestamp_ms
+    }
+
+    fn value_for_round(&self, round: u64) -> i64 {
+        alternate_int(self.timestamp_ms, round)
+    }
+
+    fn with_field(&self, value: i64) -> Self {
+        TelemetryEvent {
+            timestamp_ms: value,
+            ..self.clone()
+        }
+    }
+}
+
+impl Fields for RequestMeta {
+    fn fold_all(&self, digest: &mut Digest) {
+        digest.text(&self.request_id);
+        digest.text(&self.trace_id);
+        digest.text(&self.client);
+        digest.int(self.timestamp_ms);
+    }
+
+    fn fold_route(&self, digest: &mut Digest) {
+        digest.text(&self.request_id);
+    }
+}
+
+impl Fields for LineItem {
+    fn fold_all(&self, digest: &mut Digest) {
+        digest.text(&self.product_id);
+        digest.text(&self.name);
+        digest.int(self.quantity);
+        digest.int(self.unit_price_cents);
+    }
+
+    fn fold_route(&self, digest: &mut Digest) {
+        digest.text(&self.product_id);
+    }
+}
+
+impl Fields for Address {
+    fn fold_all(&self, digest: &mut Digest) {
+        digest.text(&self.street);
+        digest.text(&self.city);
+        digest.text(&self.region);
+        digest.text(&self.postal_code);
+        digest.text(&self.country);
+    }
+
+    fn fold_route(&self, digest: &mut Digest) {
+        digest.text(&self.country);
+    }
+}
+
+impl Fields for PaymentMethod {
+    fn fold_all(&self, digest: &mut Digest) {
+        digest.text(&self.kind);
+        digest.text(&self.token);
+        digest.text(&self.card_last4);
+        digest.int(self.expiry_month);
+        digest.int(self.expiry_year);
+    }
+
+    fn fold_route(&self, digest: &mut Digest) {
+        digest.text(&self.kind);
+    }
+}
+
+impl Fields for CheckoutRequest {
+    fn fold_all(&self, digest: &mut Digest) {
+        self.meta.fold_all(digest);
+        digest.text(&self.customer_id);
+        digest.text(&self.session_id);
+        digest.text(&self.currency);
+        digest.records(&self.items);
+        self.shipping_address.fold_all(digest);
+        self.payment.fold_all(digest);
+        digest.strings(&self.coupon_codes);
+        digest.attributes(&self.attributes);
+    }
+
+    fn fold_route(&self, digest: &mut Digest) {
+        digest.text(&self.meta.request_id);
+        digest.text(&self.customer_id);
+    }
+}
+
+impl UpdateField for CheckoutRequest {
+    type Scalar = i64;
+
+    fn field(&self) -> i64 {
+        self.meta.timestamp_ms
+    }
+
+    fn value_for_round(&self, round: u64) -> i64 {
+        alternate_int(self.meta.timestamp_ms, round)
+    }
+
+    fn with_field(&self, value: i64) -> Self {
+        let mut updated = self.clone();
+        updated.meta.timestamp_ms = value;
+        updated
+    }
+}
+
+impl Fields for ResponseMeta {
+    fn fold_all(&self, digest: &mut Digest) {
+        digest.text(&self.request_id);
+        digest.text(&self.trace_id);
+        digest.text(&self.server);
+        digest.int(self.timestamp_ms);
+    }
+
+    fn fold_route(&self, digest: &mut Digest) {
+        digest.text(&self.request_id);
+    }
+}
+
+impl Fields for Shipment {
+    fn fold_all(&self, digest: &mut Digest) {
+        digest.text(&self.shipment_id);
+        digest.text(&self.carrier);
+        digest.text(&self.tracking_number);
+        digest.int(self.estimated_delivery_ms);
+        digest.strings(&self.product_ids);
+    }
+
+    fn fold_route(&self, digest: &mut Digest) {
+        digest.text(&self.shipment_id);
+    }
+}
+
+impl Fields for CheckoutResponse {
+    fn fold_all(&self, digest: &mut Digest) {
+        self.meta.fold_all(digest);
+        digest.text(&self.order_id);
+        // The variant's position in the model enum, whatever number a schema gives it.
+        digest.int(self.status as i64);
+        digest.int(self.subtotal_cents);
+        digest.int(self.discount_cents);
+        digest.int(self.tax_cents);
+        digest.int(self.shipping_cents);
+        digest.int(self.total_cents);
+        digest.records(&self.shipments);
+        digest.attributes(&self.attributes);
+    }
+
+    fn fold_route(&self, digest: &mut Digest) {
+        digest.text(&self.meta.request_id);
+        digest.text(&self.order_id);
+    }
+}
+
+impl UpdateField for CheckoutResponse {
+    type Scalar = i64;
+
+    fn field(&self) -> i64 {
+        self.total_cents
+    }
+
+    fn value_for_round(&self, round: u64) -> i64 {
+        alternate_int(self.total_cents, round)
+    }
+
+    fn with_field(&self, value: i64) -> Self {
+        CheckoutResponse {
+            total_cents: value,
+            ..self.clone()
+        }
+    }
+}
+
+impl Fields for Item {
+    fn fold_all(&self, digest: &mut Digest) {
+        digest.int(self.id);
+        digest.text(&self.name);
+        digest.text(&self.category);
+        digest.float(self.price);
+        digest.int(self.stock);
+        digest.flag(self.active);
+    }
+
+    fn fold_route(&self, digest: &mut Digest) {
+        digest.int(self.id);
+    }
+}
+
+impl Fields for Items {
+    fn fold_all(&self, digest: &mut Digest) {
+        digest.records(&self.items);
+    }
+
+    fn fold_route(&self, digest: &mut Digest) {
+        digest.count(self.items.len());
+        if let Some(first) = self.items.first() {
+            first.fold_route(digest);
+        }
+    }
+}
+
+impl UpdateField for Items {
+    type Scalar = i64;
+
+    fn field(&self) -> i64 {
+        self.items[0].stock
+    }
+
+    fn value_for_round(&self, round: u64) -> i64 {
+        alternate_int(self.field(), round)
+    }
+
+    fn with_field(&self, value: i64) -> Self {
+        let mut updated = self.clone();
+        updated.items[0].stock = value;
+        updated
+    }
+}
+
+impl Fields for Keyed {
+    fn fold_all(&self, digest: &mut Digest) {
+        digest.count(self.entries.len());
+        for (key, item) in &self.entries {
+            digest.text(key);
+            item.fold_all(digest);
+        }
+    }
+
+    fn fold_route(&self, digest: &mut Digest) {
+        digest.count(self.entries.len());
+        if let Some((key, item)) = self.entries.first_key_value() {
+            digest.text(key);
+            item.fold_route(digest);
+        }
+    }
+}
+
+impl UpdateField for Keyed {
+    type Scalar = i64;
+
+    fn field(&self) -> i64 {
+        self.first().stock
+    }
+
+    fn value_for_round(&self, round: u64) -> i64 {
+        alternate_int(self.field(), round)
+    }
+
+    fn with_field(&self, value: i64) -> Self {
+        let mut updated = self.clone();
+        if let Some(mut first) = updated.entries.first_entry() {
+            first.get_mut().stock = value;
+        }
+        updated
+    }
+}
+
+impl Keyed {
+    fn first(&self) -> &Item {
+        self.entries
+            .first_key_value()
+            .map(|(_, item)| item)
+            .expect("a map payload has entries")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::payload::{Payload, Visit, visit_all};
+
+    /// Every payload's update writes a different value in odd rounds and the original in even
+    /// ones, and `with_field` changes exactly that field.
+    #[test]
+    fn updates_alternate_and_change_one_field() {
+        struct Check;
+        impl<P: crate::payload::Model + UpdateField + Fields> Visit<P> for Check {
+            fn payload(&mut self, payload: &Payload<P>) {
+                let value = (payload.value)();
+                assert_eq!(value.value_for_round(0), value.field(), "{}", payload.spec.name);
+                let other = value.value_for_round(1);
+                assert_ne!(other, value.field(), "{}", payload.spec.name);
+                let updated = value.with_field(other);
+                assert_eq!(updated.field(), other);
+                assert_ne!(&updated, value);
+                assert_eq!(updated.with_field(value.field()), *value, "{}", payload.spec.name);
+                assert_ne!(digest_all(&updated), digest_all(value), "{}", payload.spec.name);
+            }
+        }
+        visit_all(&mut Check);
+    }
+}

@@ -1,0 +1,195 @@
+//! Every statistic serbench computes, as pure functions of numbers: Student-t quantiles,
+//! intervals over reps and over processes (cluster intervals), percentiles, and ratio
+//! intervals. No I/O, no globals, no knowledge of arms or files: the measuring and reporting
+//! stages call these with plain slices.
+
+use statrs::distribution::{ContinuousCDF, StudentsT};
+
+/// The two-sided 95% quantile of Student's t distribution (its 97.5% point) for `df` degrees
+/// of freedom; infinite for none.
+pub fn t_975(df: usize) -> f64 {
+    // Beyond this statrs' incomplete-beta inversion loses digits (1.95985 at 10^6, 1.827 at
+    // 10^7), while t itself is within 2·10^-5 of the normal quantile.
+    const NORMAL_BEYOND: usize = 100_000;
+    if df == 0 {
+        return f64::INFINITY;
+    }
+    if df > NORMAL_BEYOND {
+        return 1.959_964;
+    }
+    StudentsT::new(0.0, 1.0, df as f64)
+        .expect("a positive number of degrees of freedom is a valid t distribution")
+        .inverse_cdf(0.975)
+}
+
+/// Mean and Student-t 95% half-width of a set of samples.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Summary {
+    pub mean: f64,
+    pub half_width: f64,
+}
+
+impl Summary {
+    /// The mean and t interval of independent samples: NaN for none, an infinite half-width
+    /// for one.
+    pub fn of(samples: &[f64]) -> Summary {
+        let count = samples.len();
+        if count == 0 {
+            return Summary {
+                mean: f64::NAN,
+                half_width: f64::NAN,
+            };
+        }
+        let mean = samples.iter().sum::<f64>() / count as f64;
+        if count == 1 {
+            return Summary {
+                mean,
+                half_width: f64::INFINITY,
+            };
+        }
+        let variance = samples.iter().map(|sample| (sample - mean).powi(2)).sum::<f64>() / (count - 1) as f64;
+        let half_width = t_975(count - 1) * (variance / count as f64).sqrt();
+        Summary { mean, half_width }
+    }
+
+    /// The summary of samples taken in `units` independent units (processes), given as
+    /// `(unit, sample)` pairs. With one unit, that of the samples. With more, the units are
+    /// what is independent: the mean of their means, and the t interval of that mean over the
+    /// units (a cluster interval), which holds the spread between units as well as that within
+    /// each.
+    pub fn of_units(samples: &[(usize, f64)], units: usize) -> Summary {
+        if units <= 1 {
+            let values: Vec<f64> = samples.iter().map(|&(_, value)| value).collect();
+            return Summary::of(&values);
+        }
+        let means: Vec<f64> = (0..units)
+            .filter_map(|unit| {
+                let values: Vec<f64> = samples
+                    .iter()
+                    .filter(|&&(owner, _)| owner == unit)
+                    .map(|&(_, value)| value)
+                    .collect();
+                (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
+            })
+            .collect();
+        Summary::of(&means)
+    }
+
+    /// The half-width as a fraction of the mean.
+    pub fn relative_half_width(&self) -> f64 {
+        self.half_width / self.mean
+    }
+}
+
+/// The `q` quantile by linear interpolation between the closest ranks (the common default of
+/// numpy and R, type 7): the median of an even count is the mean of the middle two. NaN for
+/// no values.
+pub fn percentile(values: &[f64], q: f64) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    match sorted.len() {
+        0 => f64::NAN,
+        1 => sorted[0],
+        len => {
+            let position = q.clamp(0.0, 1.0) * (len - 1) as f64;
+            let (below, fraction) = (position.floor() as usize, position.fract());
+            let above = (below + 1).min(len - 1);
+            sorted[below] + (sorted[above] - sorted[below]) * fraction
+        }
+    }
+}
+
+/// A ratio of two means with its approximate 95% interval.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RatioInterval {
+    pub ratio: f64,
+    pub low: f64,
+    pub high: f64,
+}
+
+/// The ratio `a / b` of two independently measured means with relative half-widths `h_a` and
+/// `h_b`: the delta method on the log scale, `ratio · exp(±sqrt(h_a² + h_b²))`.
+pub fn independent_ratio(a: f64, h_a: f64, b: f64, h_b: f64) -> RatioInterval {
+    let ratio = a / b;
+    let spread = (h_a * h_a + h_b * h_b).sqrt().exp();
+    RatioInterval {
+        ratio,
+        low: ratio / spread,
+        high: ratio * spread,
+    }
+}
+
+/// Whether two intervals `[low, high]` share a point.
+pub fn overlap(a: (f64, f64), b: (f64, f64)) -> bool {
+    a.0 <= b.1 && b.0 <= a.1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn close(actual: f64, expected: f64, tolerance: f64) -> bool {
+        (actual - expected).abs() <= tolerance
+    }
+
+    #[test]
+    fn t_quantiles_match_the_published_table() {
+        // Student's t, two-sided 95% (e.g. NIST/SEMATECH e-Handbook, table 1.3.6.7.2).
+        for (df, expected) in [
+            (1, 12.706),
+            (2, 4.303),
+            (4, 2.776),
+            (9, 2.262),
+            (30, 2.042),
+            (120, 1.980),
+        ] {
+            assert!(close(t_975(df), expected, 0.0015), "df {df}: {}", t_975(df));
+        }
+        assert!(close(t_975(1_000_000), 1.959_964, 1e-4));
+        assert_eq!(t_975(0), f64::INFINITY);
+    }
+
+    #[test]
+    fn interval_matches_a_hand_computation() {
+        // mean 10, sample sd 1.5811 (values 8..12), n 5: half-width 2.776 * 1.5811 / sqrt(5)
+        let summary = Summary::of(&[8.0, 9.0, 10.0, 11.0, 12.0]);
+        assert_eq!(summary.mean, 10.0);
+        assert!(close(summary.half_width, 1.9630, 1e-3), "{summary:?}");
+        assert!(Summary::of(&[]).mean.is_nan());
+        assert_eq!(Summary::of(&[3.0]).half_width, f64::INFINITY);
+    }
+
+    #[test]
+    fn units_are_the_samples_of_a_cluster_interval() {
+        // Unit 0 reps 9, 11 (mean 10); unit 1 reps 19, 21 (mean 20): mean 15, and the interval
+        // of two means 10 and 20 (sd 7.071, n 2): 12.706 * 7.071 / sqrt(2) = 63.53.
+        let samples = [(0, 9.0), (1, 19.0), (0, 11.0), (1, 21.0)];
+        let summary = Summary::of_units(&samples, 2);
+        assert_eq!(summary.mean, 15.0);
+        assert!(close(summary.half_width, 63.53, 0.01), "{summary:?}");
+        assert_eq!(
+            Summary::of_units(&samples, 1),
+            Summary::of(&[9.0, 19.0, 11.0, 21.0])
+        );
+    }
+
+    #[test]
+    fn percentiles_interpolate_between_ranks() {
+        assert_eq!(percentile(&[3.0, 1.0, 2.0], 0.5), 2.0);
+        assert_eq!(percentile(&[4.0, 1.0, 2.0, 3.0], 0.5), 2.5);
+        assert_eq!(percentile(&[1.0, 2.0, 3.0, 4.0, 5.0], 0.95), 4.8);
+        assert_eq!(percentile(&[7.0], 0.95), 7.0);
+        assert!(percentile(&[], 0.5).is_nan());
+    }
+
+    #[test]
+    fn independent_ratio_widens_on_the_log_scale() {
+        // 200 ± 2% over 100 ± 1.5%: ratio 2, log half-width sqrt(0.02² + 0.015²) = 0.025.
+        let interval = independent_ratio(200.0, 0.02, 100.0, 0.015);
+        assert_eq!(interval.ratio, 2.0);
+        assert!(close(interval.low, 2.0 / 0.025f64.exp(), 1e-12));
+        assert!(close(interval.high, 2.0 * 0.025f64.exp(), 1e-12));
+        assert!(overlap((1.0, 2.0), (2.0, 3.0)));
+        assert!(!overlap((1.0, 2.0), (2.5, 3.0)));
+    }
+}
