@@ -7,6 +7,9 @@
 //! statics and buffers) and once with [`ITERATIONS`]. Collection is on only inside that function
 //! (`--toggle-collect`) and a profile is dumped after each call (`--dump-after`), so the second
 //! dump holds exactly the instructions of `ITERATIONS` warm operations.
+//!
+//! The counts go to instructions.csv (one row per arm, [`InstructionRow`], checked on reading
+//! like every serbench file).
 
 use std::path::Path;
 use std::process::Command;
@@ -17,6 +20,7 @@ use serde::{Deserialize, Serialize};
 use crate::arm::{Arm, Runner};
 use crate::format::Registry;
 use crate::report::SCHEMA_VERSION;
+use crate::report::files::{self, Record, in_range};
 
 /// Operations counted in the measured call.
 pub const ITERATIONS: u64 = 20;
@@ -45,7 +49,8 @@ pub fn worker(format: &str, arm_index: usize) -> Result<()> {
     serbench_counted_region(prepared.runner.as_mut(), ITERATIONS)
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// One arm's count; the counts are empty for an arm that failed.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct InstructionRow {
     pub schema_version: u32,
     pub format: String,
@@ -57,10 +62,44 @@ pub struct InstructionRow {
     pub framing: String,
     pub records: usize,
     pub iterations: u64,
-    pub instructions_per_op: f64,
-    pub instructions_per_record: f64,
+    pub instructions_per_op: Option<f64>,
+    pub instructions_per_record: Option<f64>,
     pub status: String,
     pub note: String,
+}
+
+impl Record for InstructionRow {
+    const ROW: &'static str = "arm";
+
+    /// An ok row has both counts, each finite and positive.
+    fn check(&self) -> Result<(), String> {
+        files::check_versioned(self.schema_version, self.records)?;
+        if self.iterations == 0 {
+            return Err("iterations 0: a count takes at least one".to_string());
+        }
+        for (column, value) in [
+            ("instructions_per_op", self.instructions_per_op),
+            ("instructions_per_record", self.instructions_per_record),
+        ] {
+            match value {
+                Some(value) => in_range(column, value, f64::MIN_POSITIVE, f64::MAX)?,
+                None if self.status == "ok" => return Err(format!("{column} is empty in an ok row")),
+                None => {}
+            }
+        }
+        Ok(())
+    }
+
+    fn key(&self) -> String {
+        let label = crate::report::load::arm_label(
+            &self.format,
+            &self.backend,
+            &self.variant,
+            &self.mode,
+            &self.framing,
+        );
+        format!("{} {} {label}", self.payload, self.operation)
+    }
 }
 
 /// The position of `arm` among the arms of its own format: how a worker that builds only that
@@ -91,15 +130,16 @@ pub fn count(registry: &Registry, arm: &Arm, scratch: &Path) -> InstructionRow {
         framing: codec.framing.name().to_string(),
         records: codec.payload.records,
         iterations: ITERATIONS,
-        instructions_per_op: f64::NAN,
-        instructions_per_record: f64::NAN,
+        instructions_per_op: None,
+        instructions_per_record: None,
         status: "ok".to_string(),
         note: String::new(),
     };
     match callgrind(codec.format, arm_index, scratch) {
         Ok(instructions) => {
-            row.instructions_per_op = instructions as f64 / ITERATIONS as f64;
-            row.instructions_per_record = row.instructions_per_op / row.records as f64;
+            let per_op = instructions as f64 / ITERATIONS as f64;
+            row.instructions_per_op = Some(per_op);
+            row.instructions_per_record = Some(per_op / row.records as f64);
         }
         Err(error) => {
             row.status = "failed".to_string();

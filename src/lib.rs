@@ -19,6 +19,26 @@ pub mod robustness;
 pub mod run;
 pub mod stats;
 
+/// A refusal: a bad command-line value, or a folder or file serbench will not use as it is (in
+/// use by another writer, holding another result set, failing validation). Nothing was
+/// changed; the command exits with status 2, as for clap's own usage errors.
+#[derive(Debug)]
+pub struct UsageError(pub String);
+
+impl UsageError {
+    pub fn error(message: impl Into<String>) -> anyhow::Error {
+        anyhow::Error::new(UsageError(message.into()))
+    }
+}
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
 /// Every allocation in a serbench process goes through the counting allocator, so the
 /// allocation pass of an arm sees exactly what the arm allocates.
 #[global_allocator]

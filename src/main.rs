@@ -1,4 +1,7 @@
-//! The serbench command line: list, run, sizes, dump.
+//! The serbench command line: list, run, sizes, report, compare, selfcheck, overhead, fidelity,
+//! robustness, dump. Every usage error (a bad name or number, a folder refused) exits with 2
+//! before any work; everything printed goes through [`print`], so a closed stdout (`| head`)
+//! ends the command quietly.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -8,11 +11,14 @@ use anyhow::{Context, Result, bail};
 use clap::builder::PossibleValuesParser;
 use clap::{Args, Parser, Subcommand};
 
+use serbench::UsageError;
 use serbench::arm::Operation;
 use serbench::format::Registry;
 use serbench::measure::{Profile, Schedule};
 use serbench::payload;
+use serbench::report::files::{OutDir, SetKind};
 use serbench::report::{host, table};
+use serbench::robustness::{MAX_ALLOC_CAP_MIB, MAX_CASE_TIMEOUT_SECS, MAX_CASES};
 use serbench::run::{RunOptions, Selection, run, write_sizes};
 
 #[derive(Parser)]
@@ -51,13 +57,17 @@ enum Command {
         operations: Vec<String>,
         #[arg(long, default_value = "quick", value_parser = PossibleValuesParser::new(Profile::ALL.map(|profile| profile.name)))]
         profile: String,
-        /// Results folder (default: results/<system>/).
+        /// Results folder (default: results/local/<system>/).
         #[arg(long)]
         out: Option<PathBuf>,
-        /// Keep the folder's results.csv and run only the arms it does not yet hold for this
-        /// commit and profile (after an interrupted run).
-        #[arg(long)]
+        /// Extend the folder's result set (after an interrupted run): measure only the selected
+        /// arms it does not hold yet, and again those that failed. The set must be of the same
+        /// machine, build, profile and schedule.
+        #[arg(long, conflicts_with = "replace")]
         resume: bool,
+        /// Move the result set the folder holds into its replaced/ folder and start anew.
+        #[arg(long)]
+        replace: bool,
         /// `time` (default) or `instructions`: deterministic instruction counts per operation
         /// under valgrind's callgrind (Linux only), written to instructions.csv.
         #[arg(long, default_value = "time", value_parser = ["time", "instructions"])]
@@ -71,9 +81,12 @@ enum Command {
     Sizes {
         #[command(flatten)]
         select: Select,
-        /// Output folder (default: results/<system>/).
+        /// Output folder (default: results/local/<system>/).
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Move the result set the folder holds into its replaced/ folder first.
+        #[arg(long)]
+        replace: bool,
     },
     /// Markdown report and SVG charts from one or more results folders (hosts side by side).
     Report {
@@ -105,6 +118,9 @@ enum Command {
         /// Where both runs go (default: a temporary folder).
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Move result sets already in OUT/a and OUT/b into their replaced/ folders first.
+        #[arg(long)]
+        replace: bool,
     },
     /// What the harness costs: the timed loop around a no-op, and copy bandwidth.
     Overhead {
@@ -155,20 +171,29 @@ enum Command {
         payloads: Vec<String>,
         #[arg(long = "backend")]
         backends: Vec<String>,
-        /// Random cases per kind of hostile input (bombs get four times as many).
-        #[arg(long, default_value_t = serbench::robustness::DEFAULT_CASES)]
-        cases: usize,
-        #[arg(long, default_value_t = serbench::robustness::DEFAULT_SEED)]
+        /// Random cases per kind of hostile input, 1 to 1000000000 (bombs get four times as
+        /// many); generated as they run, so memory does not grow with it.
+        #[arg(long, default_value_t = serbench::robustness::DEFAULT_CASES as u64,
+              value_parser = clap::value_parser!(u64).range(1..=MAX_CASES as u64))]
+        cases: u64,
+        /// The seed of the cases, decimal or 0x-hex (any 64-bit value).
+        #[arg(long, default_value = "0x5EED0B05", value_parser = parse_seed)]
         seed: u64,
-        /// Allocation cap of a worker, in MiB: a decoder asking for more is recorded over-cap.
-        #[arg(long, default_value_t = serbench::robustness::DEFAULT_ALLOC_CAP >> 20)]
-        alloc_cap_mib: usize,
-        /// Seconds without an answer before a case counts as a hang.
-        #[arg(long, default_value_t = serbench::robustness::DEFAULT_CASE_TIMEOUT.as_secs())]
+        /// Allocation cap of a worker, in MiB, 1 to 1048576: a decoder asking for more is
+        /// recorded over-cap.
+        #[arg(long, default_value_t = (serbench::robustness::DEFAULT_ALLOC_CAP >> 20) as u64,
+              value_parser = clap::value_parser!(u64).range(1..=MAX_ALLOC_CAP_MIB as u64))]
+        alloc_cap_mib: u64,
+        /// Seconds without an answer before a case counts as a hang, 1 to 86400.
+        #[arg(long, default_value_t = serbench::robustness::DEFAULT_CASE_TIMEOUT.as_secs(),
+              value_parser = clap::value_parser!(u64).range(1..=MAX_CASE_TIMEOUT_SECS))]
         case_timeout: u64,
-        /// Output folder (default: results/<system>/).
+        /// Output folder (default: results/local/<system>/).
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Move the robustness.csv the folder holds into its replaced/ folder first.
+        #[arg(long)]
+        replace: bool,
     },
     /// Write the exact encoded bytes of one payload, or its logical data as pretty JSON.
     Dump {
@@ -211,22 +236,11 @@ fn payload_names() -> PossibleValuesParser {
 
 impl Select {
     fn selection(self, operations: Vec<String>, registry: &Registry) -> Result<Selection> {
-        let known: Vec<&str> = registry
+        let known = registry
             .encoders
             .iter()
-            .map(|encoder| encoder.id.backend)
-            .collect();
-        for backend in &self.backends {
-            if !known.contains(&backend.as_str()) {
-                let mut valid = known.clone();
-                valid.dedup();
-                return Err(UsageError(format!(
-                    "unknown backend '{backend}' [possible values: {}]",
-                    valid.join(", ")
-                ))
-                .into());
-            }
-        }
+            .map(|encoder| encoder.id.backend.to_string());
+        check_names("backend", &self.backends, known)?;
         Ok(Selection {
             formats: self.formats,
             backends: self.backends,
@@ -236,20 +250,53 @@ impl Select {
     }
 }
 
-/// A bad name given on the command line: exit 2, like clap's own usage errors.
-#[derive(Debug)]
-struct UsageError(String);
-
-impl std::fmt::Display for UsageError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+/// Refuses a name that is not `known`, listing every valid one once, as clap does.
+fn check_names(what: &str, given: &[String], known: impl Iterator<Item = String>) -> Result<()> {
+    let mut valid: Vec<String> = Vec::new();
+    for name in known {
+        if !valid.contains(&name) {
+            valid.push(name);
+        }
+    }
+    match given.iter().find(|name| !valid.contains(name)) {
+        Some(name) => Err(UsageError::error(format!(
+            "unknown {what} '{name}' [possible values: {}]",
+            valid.join(", ")
+        ))),
+        None => Ok(()),
     }
 }
 
-impl std::error::Error for UsageError {}
+/// `--seed`: decimal, or hexadecimal after `0x` (as README writes the default, 0x5EED0B05).
+fn parse_seed(text: &str) -> Result<u64, String> {
+    let parsed = match text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
+        Some(hex) => u64::from_str_radix(hex, 16),
+        None => text.parse(),
+    };
+    parsed.map_err(|error| format!("{error}: a seed is a 64-bit number, decimal or 0x-hex"))
+}
 
+/// Writes to stdout; unlike `print!` it returns a closed pipe as an error instead of panicking.
+fn print(text: impl std::fmt::Display) -> Result<()> {
+    let mut stdout = std::io::stdout().lock();
+    write!(stdout, "{text}")?;
+    stdout.flush()?;
+    Ok(())
+}
+
+/// Whether `error` is a write to a stdout whose reader has gone (`serbench list | head`).
+fn is_broken_pipe(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|error| error.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+/// Where results go without `--out`: not results/<system>/, whose committed results a run
+/// must not touch unless told to in words.
 fn default_out() -> PathBuf {
-    PathBuf::from("results").join(host::system())
+    PathBuf::from("results").join("local").join(host::system())
 }
 
 fn main() -> ExitCode {
@@ -262,6 +309,8 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match execute(cli.command) {
         Ok(()) => ExitCode::SUCCESS,
+        // As standard tools do: the reader of our output has what it wanted.
+        Err(error) if is_broken_pipe(&error) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("serbench: {error:#}");
             if error.downcast_ref::<UsageError>().is_some() {
@@ -281,34 +330,32 @@ fn execute(command: Command) -> Result<()> {
     let registry = Registry::build();
     if let Command::BlockWorker { profile, arms, burst } = &command {
         let profile = Profile::by_name(profile).expect("clap checked the profile name");
-        let schedule = if *burst {
-            Schedule::Burst
-        } else {
-            Schedule::Interleaved
-        };
-        let reports = serbench::run::block_worker(&registry, arms, &profile, schedule)?;
-        println!("{}", serde_json::to_string(&reports)?);
-        return Ok(());
+        let reports = serbench::run::block_worker(&registry, arms, &profile, schedule(*burst))?;
+        return print(format_args!("{}\n", serde_json::to_string(&reports)?));
     }
     match command {
         Command::List {
             formats_table: true,
             markdown,
             ..
-        } => {
-            print!("{}", list_formats(markdown));
-            Ok(())
-        }
+        } => print(list_formats(markdown)),
         Command::List { select, json, .. } => list(&registry, select.selection(Vec::new(), &registry)?, json),
         Command::Run {
             select,
             operations,
             measure,
             out,
+            resume,
+            replace,
             ..
         } if measure == "instructions" => {
+            if resume {
+                return Err(UsageError::error(
+                    "--resume extends a timing run; instruction counts are taken whole (--replace to redo them)",
+                ));
+            }
             let selection = select.selection(operations, &registry)?;
-            count_instructions(&registry, &selection, &out.unwrap_or_else(default_out))
+            count_instructions(&registry, &selection, &out.unwrap_or_else(default_out), replace)
         }
         Command::InstructionsWorker { .. } => unreachable!("handled before the registry is built"),
         Command::BlockWorker { .. } => unreachable!("handled before the other commands"),
@@ -318,6 +365,7 @@ fn execute(command: Command) -> Result<()> {
             profile,
             out,
             resume,
+            replace,
             burst,
             ..
         } => {
@@ -325,41 +373,37 @@ fn execute(command: Command) -> Result<()> {
             let profile = Profile::by_name(&profile).expect("clap checked the profile name");
             let out = out.unwrap_or_else(default_out);
             let started = std::time::Instant::now();
-            let schedule = if burst {
-                Schedule::Burst
-            } else {
-                Schedule::Interleaved
-            };
             let options = RunOptions {
                 profile,
-                schedule,
+                schedule: schedule(burst),
                 out: out.clone(),
                 resume,
+                replace,
             };
-            let rows = run(&registry, &selection, &options)?;
-            print!("{}", table::summary(&rows));
-            let report = serbench::report::markdown::report(std::slice::from_ref(&out), &out)?;
-            let ratios = serbench::report::ratios::headline(&rows);
+            // Every file is written before anything is printed: a closed stdout loses no result.
+            let summary = run(&registry, &selection, &options)?;
+            let rows = &summary.rows;
+            let mut text = table::summary(rows);
+            let ratios = serbench::report::ratios::headline(rows);
             if !ratios.is_empty() {
-                println!("\nheadline ratios (time per record; below 1 means the first arm is faster):");
-                print!("{}", table::ratios(&ratios));
+                text += "\nheadline ratios (time per record; below 1 means the first arm is faster):\n";
+                text += &table::ratios(&ratios);
             }
             let failed = rows.iter().filter(|row| row.status != "ok").count();
-            println!(
-                "\n{} arms ({failed} failed) in {:.1} s, profile {}: results.csv, sizes.csv, ratios.csv in {}",
+            text += &format!(
+                "\n{} arms ({failed} failed) in {:.1} s, profile {}: results.csv, sizes.csv, ratios.csv in {}\nreport: {}\n",
                 rows.len(),
                 started.elapsed().as_secs_f64(),
                 profile.name,
-                out.display()
+                out.display(),
+                summary.report.display()
             );
-            println!("report: {}", report.report.display());
-            Ok(())
+            print(text)
         }
-        Command::Sizes { select, out } => {
+        Command::Sizes { select, out, replace } => {
             let selection = select.selection(Vec::new(), &registry)?;
-            let path = write_sizes(&registry, &selection, &out.unwrap_or_else(default_out))?;
-            println!("{}", path.display());
-            Ok(())
+            let path = write_sizes(&registry, &selection, &out.unwrap_or_else(default_out), replace)?;
+            print(format_args!("{}\n", path.display()))
         }
         Command::Robustness {
             formats,
@@ -370,46 +414,70 @@ fn execute(command: Command) -> Result<()> {
             alloc_cap_mib,
             case_timeout,
             out,
+            replace,
         } => {
             let options = serbench::robustness::RobustnessOptions {
                 formats,
                 payloads,
                 backends,
-                cases,
+                // clap checked the ranges: the values fit.
+                cases: cases as usize,
                 seed,
-                alloc_cap: alloc_cap_mib << 20,
+                alloc_cap: (alloc_cap_mib as usize) << 20,
                 case_timeout: std::time::Duration::from_secs(case_timeout),
                 progress: true,
                 ..Default::default()
             };
-            let out = out.unwrap_or_else(default_out);
-            std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
+            let known = serbench::robustness::backend_names(&registry, options.fault_injection);
+            check_names("backend", &options.backends, known.into_iter())?;
+            let targets = serbench::robustness::select(&registry, &options)?;
+            let out = OutDir::for_new_set(&out.unwrap_or_else(default_out), SetKind::Robustness, replace)?;
+            // The folder's report shows robustness.csv: with a results.csv there, the report is
+            // written again, so what it reads must be valid before the run.
+            let results = out.file(serbench::report::results::FILE_NAME);
+            let reported = results.exists();
+            if reported {
+                serbench::report::load::load(out.path())?;
+            }
             let started = std::time::Instant::now();
-            let rows = serbench::robustness::run(&registry, &options)?;
-            let path = out.join(serbench::robustness::FILE_NAME);
-            serbench::robustness::write_csv(&path, &rows)?;
-            print!("{}", serbench::robustness::markdown_table(&rows));
-            println!(
-                "\n{} rows in {:.1} s (seed {seed}, {cases} cases per kind): {}",
+            let rows = serbench::robustness::run_targets(&targets, &options)?;
+            let path = out.file(serbench::robustness::FILE_NAME);
+            out.write_file(serbench::robustness::FILE_NAME, |file| {
+                serbench::robustness::write_csv(file, &rows)
+            })?;
+            let mut text = serbench::robustness::markdown_table(&rows);
+            text += &format!(
+                "\n{} rows in {:.1} s (seed {seed:#x}, {cases} cases per kind): {}\n",
                 rows.len(),
                 started.elapsed().as_secs_f64(),
                 path.display()
             );
-            Ok(())
+            if reported {
+                let loaded = serbench::report::load::load(out.path())?;
+                let report = serbench::report::markdown::write(&[loaded], &out)?;
+                text += &format!("report: {}\n", report.report.display());
+            }
+            print(text)
         }
         Command::Report { dirs, out } => {
-            let out = out.unwrap_or_else(|| dirs[0].clone());
-            print!("{}", serbench::report::markdown::report(&dirs, &out)?);
-            Ok(())
+            // The first folder, also when it is given as its results.csv.
+            let first = &dirs[0];
+            let out = out.unwrap_or_else(|| {
+                if first.is_file() {
+                    first.parent().map_or_else(PathBuf::new, Path::to_path_buf)
+                } else {
+                    first.clone()
+                }
+            });
+            print(serbench::report::markdown::report(&dirs, &out)?)
         }
         Command::Compare { a, b, markdown } => {
             let comparison = serbench::report::compare::compare(&a, &b)?;
             if markdown {
-                print!("{}", comparison.markdown());
+                print(comparison.markdown())
             } else {
-                print!("{comparison}");
+                print(comparison)
             }
-            Ok(())
         }
         Command::Selfcheck {
             select,
@@ -417,52 +485,47 @@ fn execute(command: Command) -> Result<()> {
             profile,
             burst,
             out,
+            replace,
         } => {
             let selection = select.selection(operations, &registry)?;
             let profile = Profile::by_name(&profile).expect("clap checked the profile name");
-            let schedule = if burst {
-                Schedule::Burst
-            } else {
-                Schedule::Interleaved
-            };
             let out = out.unwrap_or_else(|| {
                 std::env::temp_dir().join(format!("serbench-selfcheck-{}", std::process::id()))
             });
+            // One selfcheck per folder; each run also holds its own.
+            let _out = OutDir::lock(&out)?;
             for run_name in ["a", "b"] {
                 let options = RunOptions {
                     profile,
-                    schedule,
+                    schedule: schedule(burst),
                     out: out.join(run_name),
                     resume: false,
+                    replace,
                 };
                 eprintln!("selfcheck: run {run_name} into {}", options.out.display());
                 run(&registry, &selection, &options)?;
             }
-            let comparison = serbench::report::compare::compare(&out.join("a"), &out.join("b"))?;
-            print!("{comparison}");
-            Ok(())
+            print(serbench::report::compare::compare(
+                &out.join("a"),
+                &out.join("b"),
+            )?)
         }
         Command::Overhead { profile } => {
             let profile = Profile::by_name(&profile).expect("clap checked the profile name");
             let overhead = serbench::measure::overhead(&profile)?;
             let noop = &overhead.noop;
-            println!(
-                "no-op loop: {:.3} ns per iteration (95% CI {:.3}-{:.3}), {} allocations and {} bytes per iteration",
+            print(format_args!(
+                "no-op loop: {:.3} ns per iteration (95% CI {:.3}-{:.3}), {} allocations and {} bytes per iteration\n\
+                 copy of 1 MiB (in cache, as the copy-only arms): {:.2} GB/s\n\
+                 copy of 256 MiB (memory bandwidth): {:.2} GB/s\n",
                 noop.mean_ns,
                 noop.ci95_low_ns,
                 noop.ci95_high_ns,
                 noop.allocs_per_op,
-                noop.alloc_bytes_per_op
-            );
-            println!(
-                "copy of 1 MiB (in cache, as the copy-only arms): {:.2} GB/s",
-                overhead.cached_copy_gb_per_s
-            );
-            println!(
-                "copy of 256 MiB (memory bandwidth): {:.2} GB/s",
+                noop.alloc_bytes_per_op,
+                overhead.cached_copy_gb_per_s,
                 overhead.memory_copy_gb_per_s
-            );
-            Ok(())
+            ))
         }
         Command::Fidelity {
             results,
@@ -470,7 +533,7 @@ fn execute(command: Command) -> Result<()> {
             bench_binary,
         } => {
             use serbench::report::fidelity;
-            let rows = serbench::report::results::read(&results.join(serbench::report::results::FILE_NAME))?;
+            let rows = serbench::report::load::load(&results)?.rows;
             let mut pairs = fidelity::pairs(&fidelity::criterion_means(&criterion)?, &rows);
             anyhow::ensure!(
                 !pairs.is_empty(),
@@ -521,23 +584,19 @@ fn execute(command: Command) -> Result<()> {
                     cells
                 })
                 .collect();
-            print!(
-                "{}",
-                table::render(
-                    &[
-                        "arm",
-                        ">criterion ns",
-                        ">serbench ns",
-                        ">ratio",
-                        "within ±3%",
-                        ">criterion instr/op",
-                        ">serbench instr/op",
-                        ">instr ratio",
-                    ],
-                    &cells
-                )
-            );
-            Ok(())
+            print(table::render(
+                &[
+                    "arm",
+                    ">criterion ns",
+                    ">serbench ns",
+                    ">ratio",
+                    "within ±3%",
+                    ">criterion instr/op",
+                    ">serbench instr/op",
+                    ">instr ratio",
+                ],
+                &cells,
+            ))
         }
         Command::Dump {
             format,
@@ -555,43 +614,83 @@ fn execute(command: Command) -> Result<()> {
                 let Some(format) = format else {
                     bail!(UsageError("dump needs --format F or --logical".into()))
                 };
-                let encoder = registry
-                    .encoders
-                    .iter()
-                    .filter(|encoder| encoder.id.format == format && encoder.id.payload.name == payload)
-                    .find(|encoder| {
-                        backend
-                            .as_ref()
-                            .is_none_or(|backend| encoder.id.backend == backend)
-                            && variant
-                                .as_ref()
-                                .is_none_or(|variant| encoder.id.variant == variant)
-                    });
-                match encoder {
-                    Some(encoder) => encoder.encode()?,
-                    None => {
-                        let reason = registry
-                            .unsupported
-                            .iter()
-                            .find(|unsupported| {
-                                unsupported.format == format && unsupported.payload == payload
-                            })
-                            .map_or(
-                                "no such backend or variant (see `serbench list`)".to_string(),
-                                |unsupported| unsupported.reason.clone(),
-                            );
-                        bail!(UsageError(format!("{format} cannot dump {payload}: {reason}")));
-                    }
-                }
+                dump_encoder(
+                    &registry,
+                    &format,
+                    &payload,
+                    backend.as_deref(),
+                    variant.as_deref(),
+                )?
+                .encode()?
             };
             match output {
                 Some(path) => std::fs::write(&path, bytes)
                     .with_context(|| format!("cannot write {}", path.display()))?,
-                None => std::io::stdout().write_all(&bytes)?,
+                None => {
+                    let mut stdout = std::io::stdout().lock();
+                    stdout.write_all(&bytes)?;
+                    stdout.flush()?;
+                }
             }
             Ok(())
         }
     }
+}
+
+fn schedule(burst: bool) -> Schedule {
+    if burst {
+        Schedule::Burst
+    } else {
+        Schedule::Interleaved
+    }
+}
+
+/// The encoder `dump` writes: of `format` and `payload`, and of `backend` and `variant` when
+/// given; a usage error listing the valid ones otherwise.
+fn dump_encoder<'r>(
+    registry: &'r Registry,
+    format: &str,
+    payload: &str,
+    backend: Option<&str>,
+    variant: Option<&str>,
+) -> Result<&'r serbench::arm::Encoder> {
+    let candidates: Vec<&serbench::arm::Encoder> = registry
+        .encoders
+        .iter()
+        .filter(|encoder| encoder.id.format == format && encoder.id.payload.name == payload)
+        .collect();
+    if candidates.is_empty() {
+        let reason = registry
+            .unsupported
+            .iter()
+            .find(|unsupported| unsupported.format == format && unsupported.payload == payload)
+            .map_or("no such codec (see `serbench list`)".to_string(), |unsupported| {
+                unsupported.reason.clone()
+            });
+        return Err(UsageError::error(format!(
+            "{format} cannot dump {payload}: {reason}"
+        )));
+    }
+    let backends: Vec<String> = backend.into_iter().map(str::to_string).collect();
+    check_names(
+        "backend",
+        &backends,
+        candidates.iter().map(|encoder| encoder.id.backend.to_string()),
+    )?;
+    let of_backend: Vec<&serbench::arm::Encoder> = candidates
+        .into_iter()
+        .filter(|encoder| backend.is_none_or(|backend| encoder.id.backend == backend))
+        .collect();
+    let variants: Vec<String> = variant.into_iter().map(str::to_string).collect();
+    check_names(
+        "variant",
+        &variants,
+        of_backend.iter().map(|encoder| encoder.id.variant.to_string()),
+    )?;
+    Ok(of_backend
+        .into_iter()
+        .find(|encoder| variant.is_none_or(|variant| encoder.id.variant == variant))
+        .expect("a checked backend and variant have an encoder"))
 }
 
 fn list(registry: &Registry, selection: Selection, json: bool) -> Result<()> {
@@ -624,8 +723,7 @@ fn list(registry: &Registry, selection: Selection, json: bool) -> Result<()> {
                 "reason": unsupported.reason,
             })).collect::<Vec<_>>(),
         });
-        println!("{}", serde_json::to_string_pretty(&value)?);
-        return Ok(());
+        return print(format_args!("{}\n", serde_json::to_string_pretty(&value)?));
     }
     let rows: Vec<Vec<String>> = arms
         .iter()
@@ -642,14 +740,11 @@ fn list(registry: &Registry, selection: Selection, json: bool) -> Result<()> {
             ]
         })
         .collect();
-    print!(
-        "{}",
-        table::render(
-            &["format", "backend", "variant", "payload", "op", "mode", "framing"],
-            &rows
-        )
+    let mut text = table::render(
+        &["format", "backend", "variant", "payload", "op", "mode", "framing"],
+        &rows,
     );
-    println!("\n{} arms", rows.len());
+    text += &format!("\n{} arms\n", rows.len());
     if !unsupported.is_empty() {
         let rows: Vec<Vec<String>> = unsupported
             .iter()
@@ -666,13 +761,10 @@ fn list(registry: &Registry, selection: Selection, json: bool) -> Result<()> {
                 ]
             })
             .collect();
-        println!("\nunsupported:");
-        print!(
-            "{}",
-            table::render(&["format", "backend", "payload", "op", "reason"], &rows)
-        );
+        text += "\nunsupported:\n";
+        text += &table::render(&["format", "backend", "payload", "op", "reason"], &rows);
     }
-    Ok(())
+    print(text)
 }
 
 /// The formats table, as Markdown or as text.
@@ -685,21 +777,33 @@ fn list_formats(markdown: bool) -> String {
     }
 }
 
-fn count_instructions(registry: &Registry, selection: &Selection, out: &Path) -> Result<()> {
-    std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
+/// `run --measure instructions`: counts the selected arms into OUT/instructions.csv, in a folder
+/// that holds no instruction counts (or, with `replace`, after moving them aside).
+fn count_instructions(registry: &Registry, selection: &Selection, out: &Path, replace: bool) -> Result<()> {
+    let arms = selection.arms(registry);
+    if arms.is_empty() {
+        return Err(UsageError::error(
+            "the selection matches no arm (see `serbench list`)",
+        ));
+    }
+    let out = OutDir::for_new_set(out, SetKind::Instructions, replace)?;
     let scratch = tempfile_dir()?;
     let mut rows = Vec::new();
-    for arm in registry.arms.iter().filter(|arm| selection.arm(&arm.id)) {
+    let count = |value: Option<f64>, decimals: usize| {
+        value.map_or("-".to_string(), |value| format!("{value:.decimals$}"))
+    };
+    for arm in arms {
         let row = serbench::instructions::count(registry, arm, &scratch);
         eprintln!(
-            "{}: {:.0} instructions/op {}",
-            arm.id, row.instructions_per_op, row.note
+            "{}: {} instructions/op {}",
+            arm.id,
+            count(row.instructions_per_op, 0),
+            row.note
         );
         rows.push(row);
     }
     std::fs::remove_dir_all(&scratch).ok();
-    let path = out.join(serbench::instructions::FILE_NAME);
-    serbench::report::results::write_rows(&path, &rows)?;
+    let path = out.write_csv(serbench::instructions::FILE_NAME, &rows)?;
     let cells: Vec<Vec<String>> = rows
         .iter()
         .map(|row| {
@@ -713,28 +817,25 @@ fn count_instructions(registry: &Registry, selection: &Selection, out: &Path) ->
                 ),
                 row.payload.clone(),
                 format!("{} {} {}", row.operation, row.mode, row.framing),
-                format!("{:.0}", row.instructions_per_op),
-                format!("{:.1}", row.instructions_per_record),
+                count(row.instructions_per_op, 0),
+                count(row.instructions_per_record, 1),
                 row.status.clone(),
             ]
         })
         .collect();
-    print!(
-        "{}",
-        table::render(
-            &[
-                "arm",
-                "payload",
-                "op",
-                ">instructions/op",
-                ">per record",
-                "status"
-            ],
-            &cells
-        )
+    let mut text = table::render(
+        &[
+            "arm",
+            "payload",
+            "op",
+            ">instructions/op",
+            ">per record",
+            "status",
+        ],
+        &cells,
     );
-    println!("{}", path.display());
-    Ok(())
+    text += &format!("{}\n", path.display());
+    print(text)
 }
 
 /// A private scratch folder for callgrind's dump files.
@@ -742,4 +843,29 @@ fn tempfile_dir() -> Result<PathBuf> {
     let dir = std::env::temp_dir().join(format!("serbench-callgrind-{}", std::process::id()));
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     Ok(dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seeds_are_decimal_or_hex_and_the_default_is_the_library_one() {
+        assert_eq!(parse_seed("0x5EED0B05"), Ok(serbench::robustness::DEFAULT_SEED));
+        assert_eq!(parse_seed("1592593157"), Ok(serbench::robustness::DEFAULT_SEED));
+        assert_eq!(parse_seed("0XFF"), Ok(255));
+        assert!(parse_seed("0x").is_err() && parse_seed("-1").is_err() && parse_seed("0x1g").is_err());
+        assert!(parse_seed("18446744073709551616").is_err());
+    }
+
+    #[test]
+    fn unknown_names_list_each_valid_name_once() {
+        let known = ["a", "b", "a", "c", "b"].map(String::from);
+        let error = check_names("backend", &["x".to_string()], known.into_iter()).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "unknown backend 'x' [possible values: a, b, c]"
+        );
+        assert!(check_names("backend", &["c".to_string()], ["c".to_string()].into_iter()).is_ok());
+    }
 }

@@ -1,24 +1,29 @@
-//! Drives the stages for one `serbench run`: select arms from the registry, prove and time
-//! them block by block (a block is every selected arm of one payload, measured round-robin),
-//! append each finished block's rows to results.csv, then write sizes.csv and the headline
-//! ratios (ratios.csv). A profile with [`Processes`] times each block in worker processes (this
-//! executable's hidden `block-worker` subcommand, [`block_worker`]) and combines their reps.
+//! Drives the stages for one `serbench run`: select arms from the registry, claim the output
+//! folder (its lock, then a fresh set, a `--replace`d one or a `--resume`d one, everything the
+//! run will read validated first), prove and time the arms block by block (a block is every
+//! selected arm of one payload, measured round-robin), append each finished block's rows to
+//! results.csv, then write what is derived from the whole results.csv: sizes.csv, the headline
+//! ratios (ratios.csv) and the report. A profile with [`Processes`] times each block in worker
+//! processes (this executable's hidden `block-worker` subcommand, [`block_worker`]) and
+//! combines their reps.
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::SystemTime;
 
 use anyhow::{Context, Result, anyhow, bail};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::{Deserialize, Serialize};
 
+use crate::UsageError;
 use crate::arm::{Arm, ArmId, CodecId, Encoder};
 use crate::format::Registry;
 use crate::measure::{Measurement, Processes, Profile, Sampled, Schedule, sample_block, unit_samples};
-use crate::report::host::Host;
-use crate::report::results::{ResultRow, ResultsWriter, write_rows};
-use crate::report::{ratios, sizes};
+use crate::report::files::{self, DERIVED_FILES, OutDir, Record, SetKind};
+use crate::report::host::{Host, utc_timestamp};
+use crate::report::results::{self, ResultRow, STATUS_OK};
+use crate::report::{load, markdown, ratios, sizes};
 
 /// Which part of the matrix to touch; an empty list selects everything on that axis.
 #[derive(Clone, Debug, Default)]
@@ -63,49 +68,76 @@ pub struct RunOptions {
     pub profile: Profile,
     pub schedule: Schedule,
     pub out: PathBuf,
-    /// Keep `out/results.csv` and skip the arms it holds for this commit and profile.
+    /// Extend the folder's result set, which must be of the same machine, build, profile and
+    /// schedule: measure the selected arms it does not hold yet, and again those that failed.
     pub resume: bool,
+    /// Move the result set the folder holds into `replaced/` and start anew.
+    pub replace: bool,
 }
 
-/// Measures the selected arms into `out/results.csv` and writes `out/sizes.csv` and
-/// `out/ratios.csv`. With `resume`, arms already recorded by the same commit and profile are
-/// skipped and the file is appended to; the returned rows are the whole file's.
-pub fn run(registry: &Registry, selection: &Selection, options: &RunOptions) -> Result<Vec<ResultRow>> {
+/// What a run leaves: every row of its results.csv, and its report.
+#[derive(Debug)]
+pub struct RunSummary {
+    pub rows: Vec<ResultRow>,
+    pub report: PathBuf,
+}
+
+/// Measures the selected arms into `out/results.csv`, then writes `out/sizes.csv`,
+/// `out/ratios.csv` and the report from the whole file. Without `resume` or `replace`, a folder
+/// that holds a result set is refused; with `resume`, the folder's set is extended (see
+/// [`RunOptions::resume`]).
+pub fn run(registry: &Registry, selection: &Selection, options: &RunOptions) -> Result<RunSummary> {
     let RunOptions {
-        profile,
-        schedule,
-        out,
-        resume,
+        profile, schedule, ..
     } = options;
-    let (profile, out, resume) = (profile, out.as_path(), *resume);
-    let host = Host::detect();
-    // Opening the file first proves the folder is writable before anything is measured.
-    let (mut writer, recorded) = ResultsWriter::open(out, resume)?;
-    let done: Vec<&ResultRow> = recorded
-        .iter()
-        .filter(|row| row.commit == host.commit && row.profile == profile.name)
-        .collect();
-    let arms: Vec<&Arm> = selection
-        .arms(registry)
-        .into_iter()
-        .filter(|arm| !done.iter().any(|row| row.is_arm(&arm.id)))
-        .collect();
-    if resume {
-        eprintln!(
-            "resuming: {} arms already recorded, {} to run",
-            done.len(),
-            arms.len()
-        );
+    let selected = selection.arms(registry);
+    if selected.is_empty() {
+        return Err(UsageError::error(
+            "the selection matches no arm (see `serbench list`)",
+        ));
+    }
+    let out = OutDir::lock(&options.out)?;
+    let this_run = ResultRow::of_run(
+        &Host::detect(),
+        profile.name,
+        *schedule,
+        &utc_timestamp(SystemTime::now()),
+    );
+    let kept = if options.resume {
+        resumed(&out, &this_run, &selected)?
     } else {
-        anyhow::ensure!(
-            !arms.is_empty(),
-            "the selection matches no arm (see `serbench list`)"
+        out.claim(SetKind::Run, options.replace)?;
+        Kept::default()
+    };
+    // The report at the end reads the folder's robustness.csv: it must be valid before anything
+    // is measured.
+    let robustness = out.file(crate::robustness::FILE_NAME);
+    if robustness.exists() {
+        crate::robustness::read_csv(&robustness)?;
+    }
+    let arms: Vec<&Arm> = selected
+        .into_iter()
+        .filter(|arm| !kept.rows.iter().any(|row| row.is_arm(&arm.id)))
+        .collect();
+    if options.resume {
+        eprintln!(
+            "resuming {}: {} arms kept; {} arms to run, {} of them failed before (resume retries failed arms)",
+            out.path().display(),
+            kept.rows.len(),
+            arms.len(),
+            kept.retried
         );
     }
-    let timestamp = utc_timestamp(SystemTime::now());
-    let progress = Progress::new(arms.len() as u64, profile);
-    let mut rows = recorded;
 
+    let mut results = if kept.rewrite {
+        out.start_csv(results::FILE_NAME, &kept.rows)?
+    } else {
+        out.append_csv(results::FILE_NAME)?
+    };
+    // Until they are written again from the whole results.csv, they would describe another one.
+    out.remove(&DERIVED_FILES)?;
+    let progress = Progress::new(arms.len() as u64, profile);
+    let mut rows = kept.rows;
     for payload in crate::payload::specs() {
         let block: Vec<&Arm> = arms
             .iter()
@@ -120,21 +152,92 @@ pub fn run(registry: &Registry, selection: &Selection, options: &RunOptions) -> 
             None => measure_here(&block, profile, *schedule, &progress),
             Some(processes) => measure_in_workers(registry, &block, profile, processes, *schedule, &progress),
         };
-        for (arm, outcome) in block.iter().zip(outcomes) {
-            let row = ResultRow::new(&arm.id, &host, profile.name, &timestamp).scheduled(*schedule);
-            let row = match outcome {
-                Ok((measurement, encoded_bytes)) => row.measured(encoded_bytes, &measurement),
-                Err(error) => row.failed(&error),
-            };
-            progress.finished(&arm.id, &row);
-            writer.append(&row)?;
-            rows.push(row);
-        }
+        let block_rows: Vec<ResultRow> = block
+            .iter()
+            .zip(outcomes)
+            .map(|(arm, outcome)| {
+                let row = this_run.for_arm(&arm.id);
+                let row = match outcome {
+                    Ok((measurement, encoded_bytes)) => row.measured(encoded_bytes, &measurement),
+                    Err(error) => row.failed(&error),
+                };
+                progress.finished(&arm.id, &row);
+                row
+            })
+            .collect();
+        results.append(&block_rows)?;
+        rows.extend(block_rows);
     }
     progress.done();
-    write_sizes(registry, selection, out)?;
-    write_rows(&out.join(ratios::FILE_NAME), &ratios::headline(&rows))?;
-    Ok(rows)
+
+    let codecs: Vec<&Encoder> = registry
+        .encoders
+        .iter()
+        .filter(|encoder| rows.iter().any(|row| row.is_codec(&encoder.id)))
+        .collect();
+    out.write_csv(sizes::FILE_NAME, &compute_sizes(&codecs))?;
+    out.write_csv(ratios::FILE_NAME, &ratios::headline(&rows))?;
+    let report = markdown::write(&[load::load(out.path())?], &out)?.report;
+    Ok(RunSummary { rows, report })
+}
+
+/// What a run keeps of the folder's results.csv, and whether the file must be written anew
+/// (without a torn last row or the rows of arms measured again) before rows are appended.
+struct Kept {
+    rows: Vec<ResultRow>,
+    /// Failed arms whose rows were dropped, to be measured again.
+    retried: usize,
+    rewrite: bool,
+}
+
+impl Default for Kept {
+    /// A new result set: a fresh results.csv.
+    fn default() -> Kept {
+        Kept {
+            rows: Vec::new(),
+            retried: 0,
+            rewrite: true,
+        }
+    }
+}
+
+/// The folder's set that `--resume` extends: validated, of the same machine, build, profile and
+/// schedule as `this_run`; its failed arms among `selected`, and a torn last row, are dropped to
+/// be measured again.
+fn resumed(out: &OutDir, this_run: &ResultRow, selected: &[&Arm]) -> Result<Kept> {
+    if !out.holds(results::FILE_NAME) {
+        out.claim(SetKind::Run, false)?;
+        eprintln!("nothing to resume in {}: a new result set", out.path().display());
+        return Ok(Kept::default());
+    }
+    let table = files::read::<ResultRow>(&out.file(results::FILE_NAME))?;
+    if let Some(first) = table.rows.first() {
+        for ((column, theirs), (_, ours)) in first.set().into_iter().zip(this_run.set()) {
+            if theirs != ours {
+                return Err(UsageError::error(format!(
+                    "{}: cannot resume a set of {column} {theirs:?} with this run's {ours:?}: --resume \
+                     extends only the same set (machine, build, profile, schedule); pass --replace to \
+                     move it aside and start anew, or choose another --out",
+                    table.path.display()
+                )));
+            }
+        }
+    }
+    let (retried, rows): (Vec<ResultRow>, Vec<ResultRow>) = table
+        .rows
+        .into_iter()
+        .partition(|row| row.status != STATUS_OK && selected.iter().any(|arm| row.is_arm(&arm.id)));
+    if let Some(line) = table.torn_line {
+        eprintln!(
+            "{}:{line}: a torn last row (an interrupted write) is dropped; its arm is measured again",
+            table.path.display()
+        );
+    }
+    Ok(Kept {
+        rows,
+        retried: retried.len(),
+        rewrite: table.torn_line.is_some() || !retried.is_empty(),
+    })
 }
 
 /// What measuring one arm gave: its measurement and encoded size, or why it has none.
@@ -334,16 +437,22 @@ pub fn block_worker(
         .collect())
 }
 
-/// Writes `out/sizes.csv` for the selected codecs.
-pub fn write_sizes(registry: &Registry, selection: &Selection, out: &Path) -> Result<PathBuf> {
-    std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
-    let rows = sizes::compute(
-        &selection.encoders(registry),
-        &crate::payload::json_reference_bytes(),
-    );
-    let path = out.join(sizes::FILE_NAME);
-    write_rows(&path, &rows)?;
-    Ok(path)
+/// The sizes of `codecs`, against the compact JSON of each payload.
+fn compute_sizes(codecs: &[&Encoder]) -> Vec<sizes::SizeRow> {
+    sizes::compute(codecs, &crate::payload::json_reference_bytes())
+}
+
+/// `serbench sizes`: writes `out/sizes.csv` for the selected codecs, in a folder that holds no
+/// result set (or, with `replace`, after moving it aside).
+pub fn write_sizes(registry: &Registry, selection: &Selection, out: &Path, replace: bool) -> Result<PathBuf> {
+    let codecs = selection.encoders(registry);
+    if codecs.is_empty() {
+        return Err(UsageError::error(
+            "the selection matches no codec (see `serbench list`)",
+        ));
+    }
+    let out = OutDir::for_new_set(out, SetKind::Sizes, replace)?;
+    out.write_csv(sizes::FILE_NAME, &compute_sizes(&codecs))
 }
 
 /// A progress bar on a terminal (one step per rep, at most `max_reps` per arm); otherwise one
@@ -407,43 +516,5 @@ impl Progress {
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
         }
-    }
-}
-
-/// `YYYY-MM-DDTHH:MM:SSZ` without a date-time dependency (days-to-civil, Howard Hinnant).
-pub fn utc_timestamp(time: SystemTime) -> String {
-    let seconds = time.duration_since(UNIX_EPOCH).map_or(0, |since| since.as_secs()) as i64;
-    let (days, second_of_day) = (seconds.div_euclid(86_400), seconds.rem_euclid(86_400));
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let day_of_era = z.rem_euclid(146_097);
-    let year_of_era = (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
-    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
-    let month_index = (5 * day_of_year + 2) / 153;
-    let day = day_of_year - (153 * month_index + 2) / 5 + 1;
-    let month = if month_index < 10 {
-        month_index + 3
-    } else {
-        month_index - 9
-    };
-    let year = year_of_era + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        second_of_day / 3600,
-        second_of_day / 60 % 60,
-        second_of_day % 60
-    )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::time::Duration;
-
-    #[test]
-    fn timestamps_are_utc_calendar_dates() {
-        assert_eq!(utc_timestamp(UNIX_EPOCH), "1970-01-01T00:00:00Z");
-        let leap_day = UNIX_EPOCH + Duration::from_secs(951_782_400 + 3_661);
-        assert_eq!(utc_timestamp(leap_day), "2000-02-29T01:01:01Z");
     }
 }

@@ -3,6 +3,7 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
+use serbench::report::files;
 use serbench::report::results::{self, ResultRow};
 use serbench::report::sizes::SizeRow;
 
@@ -83,7 +84,7 @@ fn a_run_writes_one_row_per_selected_arm_and_both_files_parse_back() {
     let header = std::fs::read_to_string(out.join("results.csv")).unwrap();
     assert_eq!(header.lines().next().unwrap(), results::header().join(","));
 
-    let sizes: Vec<SizeRow> = results::read_rows(&out.join("sizes.csv")).unwrap();
+    let sizes: Vec<SizeRow> = files::read_complete(&out.join("sizes.csv")).unwrap();
     assert!(!sizes.is_empty());
     assert!(
         sizes
@@ -171,10 +172,10 @@ fn refuses_a_results_folder_of_another_schema_version() {
     let old = "schema_version,host,format\n0,old-host,json\n";
     std::fs::write(&path, old).unwrap();
     let output = serbench(&["run", "--payload", "order", "--out", dir.path().to_str().unwrap()]);
-    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(output.status.code(), Some(2));
     let message = stderr(&output);
     assert!(
-        message.contains("refusing to overwrite") && message.contains("schema version"),
+        message.contains("already holds a result set") && message.contains("schema version \"0\""),
         "{message}"
     );
     assert_eq!(std::fs::read_to_string(&path).unwrap(), old);
@@ -217,7 +218,7 @@ fn dump_writes_the_encoded_bytes_and_the_logical_data() {
         "--out",
         sizes_dir.to_str().unwrap(),
     ]);
-    let sizes: Vec<SizeRow> = results::read_rows(&sizes_dir.join("sizes.csv")).unwrap();
+    let sizes: Vec<SizeRow> = files::read_complete(&sizes_dir.join("sizes.csv")).unwrap();
     assert_eq!(
         Some(std::fs::metadata(&file).unwrap().len() as usize),
         sizes[0].encoded_bytes
@@ -280,12 +281,13 @@ fn instruction_counts_are_identical_on_rerun() {
         );
         assert!(output.status.success(), "{}", stderr(&output));
         let rows: Vec<serbench::instructions::InstructionRow> =
-            results::read_rows(&out.join("instructions.csv")).unwrap();
+            files::read_complete(&out.join("instructions.csv")).unwrap();
         assert!(
             !rows.is_empty()
                 && rows
                     .iter()
-                    .all(|row| row.status == "ok" && row.instructions_per_op > 100.0),
+                    .all(|row| row.status == "ok"
+                        && row.instructions_per_op.is_some_and(|count| count > 100.0)),
             "{rows:?}"
         );
         counts.push(rows.iter().map(|row| row.instructions_per_op).collect::<Vec<_>>());

@@ -10,6 +10,9 @@
 //!
 //! Every data bar, and nothing else, is a filled rectangle with opacity [`BAR_OPACITY`]: tests
 //! count bars by it.
+//!
+//! Charts are drawn only from finite values on a finite axis ([`scale`] refuses others): the
+//! axis code of plotters never ends on an infinite range.
 
 use anyhow::{Result, anyhow};
 use plotters::coord::Shift;
@@ -201,8 +204,41 @@ fn bars_with_fastest<'a>(
 
 /// The x axis: linear from zero unless logs are allowed and the codec bars span more than
 /// [`LOG_SCALE_SPREAD`];
-/// its end leaves room right of every bar and whisker for the bar's value label.
+/// its end leaves room right of every bar and whisker for the bar's value label. An error when
+/// a value, or the axis the values need, is not finite.
 fn scale(
+    panels: &[Panel],
+    baselines: &[bool],
+    plot_width: u32,
+    value_label: impl Fn(&Bar, bool) -> String,
+    allow_log: bool,
+) -> Result<Scale> {
+    let finite = |bar: &Bar| {
+        bar.value.is_finite()
+            && bar
+                .interval
+                .is_none_or(|(low, high)| low.is_finite() && high.is_finite())
+    };
+    if let Some(bar) = panels
+        .iter()
+        .flat_map(|panel| panel.bars.iter().flatten())
+        .find(|bar| !finite(bar))
+    {
+        return Err(anyhow!(
+            "cannot chart the value {} (interval {:?})",
+            bar.value,
+            bar.interval
+        ));
+    }
+    let scale = unchecked_scale(panels, baselines, plot_width, value_label, allow_log);
+    let (floor, max) = (scale.floor(), scale.max());
+    if !(floor.is_finite() && max.is_finite() && floor < max) {
+        return Err(anyhow!("cannot chart an axis from {floor} to {max}"));
+    }
+    Ok(scale)
+}
+
+fn unchecked_scale(
     panels: &[Panel],
     baselines: &[bool],
     plot_width: u32,
@@ -289,7 +325,7 @@ pub fn bar_chart(chart: &BarChart) -> Result<String> {
         PANEL_PLOT_WIDTH,
         value_label,
         true,
-    );
+    )?;
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (width, height)).into_drawing_area();
@@ -529,7 +565,7 @@ pub fn size_chart(chart: &SizeChart) -> Result<String> {
         PANEL_PLOT_WIDTH,
         |bar, _| short_number(bar.value),
         false,
-    )
+    )?
     .max();
     let mut svg = String::new();
     {
@@ -675,13 +711,13 @@ mod tests {
         };
         let linear = [panel(vec![bar(100.0), bar(2000.0), bar(1.0)])];
         let baselines = [false, false, true];
-        let chosen = scale(&linear, &baselines, 560, value_label, true);
+        let chosen = scale(&linear, &baselines, 560, value_label, true).unwrap();
         assert!(
             matches!(chosen, Scale::Linear { max } if max > 2200.0),
             "{chosen:?}"
         );
         let wide = [panel(vec![bar(20.0), bar(2000.0), bar(1.0)])];
-        let chosen = scale(&wide, &baselines, 560, value_label, true);
+        let chosen = scale(&wide, &baselines, 560, value_label, true).unwrap();
         // From the power of ten below the baseline's whisker (0.9), past the widest whisker.
         assert!(
             matches!(chosen, Scale::Log { min, max } if min == 0.1 && max > 2200.0),
@@ -689,8 +725,16 @@ mod tests {
         );
         assert!(matches!(
             scale(&wide, &baselines, 560, value_label, false),
-            Scale::Linear { .. }
+            Ok(Scale::Linear { .. })
         ));
+        // What would have no end on an axis is refused, not drawn.
+        for unbounded in [f64::INFINITY, f64::NAN, f64::MAX] {
+            let bars = [panel(vec![bar(20.0), bar(unbounded)])];
+            assert!(
+                scale(&bars, &[false, false], 560, value_label, true).is_err(),
+                "{unbounded}"
+            );
+        }
     }
 
     #[test]

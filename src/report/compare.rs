@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Result, bail};
+use anyhow::Result;
 
 use super::SCHEMA_VERSION;
 use super::load::{self, ArmKey, ResultsDir};
@@ -162,16 +162,17 @@ fn check_same_schema(a: &Path, b: &Path) -> Result<()> {
         return Ok(());
     }
     let version = |path: &Path| -> Result<String> {
-        Ok(load::schema_version(path)?.map_or_else(|| SCHEMA_VERSION.to_string(), |(_, version)| version))
+        Ok(super::files::schema_version(path)?
+            .map_or_else(|| SCHEMA_VERSION.to_string(), |(_, version)| version))
     };
     let (version_a, version_b) = (version(&a)?, version(&b)?);
     if version_a != version_b {
-        bail!(
+        return Err(crate::UsageError::error(format!(
             "schema version mismatch: {} has version {version_a}, {} has version {version_b}; \
              compare needs two results of one schema (this serbench reads version {SCHEMA_VERSION})",
             a.display(),
             b.display()
-        );
+        )));
     }
     Ok(())
 }

@@ -1,7 +1,8 @@
 //! The fidelity check: serbench's mean for an arm next to an independent, minimal criterion
 //! benchmark of the same library call on the same bytes (`cargo bench --bench fidelity`).
 //! Criterion writes `<id>/new/benchmark.json` (the id) and `new/estimates.json` (the mean in
-//! ns) under `target/criterion`; the ids are `format/backend[variant]/payload/operation`.
+//! ns) under `target/criterion`; the ids are `format/backend[variant]/payload/operation`. A mean
+//! outside serbench's own range of times is refused, naming its file.
 
 use std::path::{Path, PathBuf};
 
@@ -99,7 +100,15 @@ pub fn criterion_means(dir: &Path) -> Result<Vec<(String, f64)>> {
                     serde_json::from_str(&read(&estimates_path)?).with_context(|| {
                         format!("{}: not a criterion estimates.json", estimates_path.display())
                     })?;
-                found.push((benchmark.full_id, estimates.mean.point_estimate));
+                let mean = estimates.mean.point_estimate;
+                super::files::in_range(
+                    "mean.point_estimate",
+                    mean,
+                    super::results::MIN_NS,
+                    super::results::MAX_NS,
+                )
+                .map_err(|why| crate::UsageError::error(format!("{}: {why}", estimates_path.display())))?;
+                found.push((benchmark.full_id, mean));
             }
         }
     }
@@ -171,5 +180,14 @@ mod tests {
             criterion_means(dir.path()).unwrap(),
             vec![("json/serde_json/order/decode".to_string(), 812.5)]
         );
+        for bad in ["0", "-812.5", "1e300"] {
+            let estimates = format!(r#"{{"mean":{{"point_estimate":{bad}}}}}"#);
+            std::fs::write(new.join("estimates.json"), estimates).unwrap();
+            let error = criterion_means(dir.path()).unwrap_err();
+            assert!(
+                error.to_string().contains("estimates.json: mean.point_estimate"),
+                "{error:#}"
+            );
+        }
     }
 }

@@ -2,6 +2,7 @@
 //! hosts can be put side by side.
 
 use std::process::Command;
+use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Host and build metadata.
 #[derive(Clone, Debug)]
@@ -82,5 +83,43 @@ fn os_release() -> String {
             .map_or(kernel.clone(), |version| format!("macOS {version} ({kernel})")),
         (Some(pretty), None) => pretty,
         (None, None) => std::env::consts::OS.to_string(),
+    }
+}
+
+/// `YYYY-MM-DDTHH:MM:SSZ` without a date-time dependency (days-to-civil, Howard Hinnant).
+pub fn utc_timestamp(time: SystemTime) -> String {
+    let seconds = time.duration_since(UNIX_EPOCH).map_or(0, |since| since.as_secs()) as i64;
+    let (days, second_of_day) = (seconds.div_euclid(86_400), seconds.rem_euclid(86_400));
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let day_of_era = z.rem_euclid(146_097);
+    let year_of_era = (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let month_index = (5 * day_of_year + 2) / 153;
+    let day = day_of_year - (153 * month_index + 2) / 5 + 1;
+    let month = if month_index < 10 {
+        month_index + 3
+    } else {
+        month_index - 9
+    };
+    let year = year_of_era + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        second_of_day / 3600,
+        second_of_day / 60 % 60,
+        second_of_day % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn timestamps_are_utc_calendar_dates() {
+        assert_eq!(utc_timestamp(UNIX_EPOCH), "1970-01-01T00:00:00Z");
+        let leap_day = UNIX_EPOCH + Duration::from_secs(951_782_400 + 3_661);
+        assert_eq!(utc_timestamp(leap_day), "2000-02-29T01:01:01Z");
     }
 }

@@ -1,16 +1,17 @@
-//! Reading a results folder back for `report` and `compare`: results.csv (required), sizes.csv
-//! (optional), each checked in full (schema version, every row, duplicate arms) before anything
-//! is written, so a bad file stops the command with one line naming the file and the line.
+//! Reading a results folder back for `report`, `compare` and `fidelity`: results.csv
+//! (required), sizes.csv and robustness.csv (optional), each validated completely by
+//! [`files::read_complete`] before anything is written, so a bad file stops the command with one
+//! line naming the file and the line.
 
-use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, bail};
+use anyhow::Result;
 
-use super::SCHEMA_VERSION;
+use super::files;
 use super::results::{self, ResultRow, STATUS_OK};
 use super::sizes::{self, SizeRow};
+use crate::UsageError;
 
 /// An arm by its coordinates, as every report and comparison keys it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -173,7 +174,8 @@ pub fn labels(dirs: &[ResultsDir]) -> Vec<String> {
     labels
 }
 
-/// Reads a results folder (or a results.csv path) and its sizes.csv if there is one.
+/// Reads a results folder (or a results.csv path), and its sizes.csv and robustness.csv if it
+/// has them, each completely validated.
 pub fn load(path: &Path) -> Result<ResultsDir> {
     let (dir, results_path) = if path.is_dir() {
         (path.to_path_buf(), path.join(results::FILE_NAME))
@@ -183,31 +185,31 @@ pub fn load(path: &Path) -> Result<ResultsDir> {
             path.to_path_buf(),
         )
     } else {
-        bail!("{}: no such results folder", path.display());
+        return Err(UsageError::error(format!(
+            "{}: no such results folder",
+            path.display()
+        )));
     };
     if !results_path.is_file() {
-        bail!(
+        return Err(UsageError::error(format!(
             "{}: not found (a results folder holds the results.csv that `serbench run` writes)",
             results_path.display()
-        );
+        )));
     }
-    let rows = read_checked::<ResultRow>(&results_path)?;
+    let rows = files::read_complete::<ResultRow>(&results_path)?;
     if rows.is_empty() {
-        bail!("{}: no result rows", results_path.display());
+        return Err(UsageError::error(format!(
+            "{}: no result rows",
+            results_path.display()
+        )));
     }
-    check_unique_arms(&results_path, &rows)?;
-    let sizes_path = dir.join(sizes::FILE_NAME);
-    let sizes = if sizes_path.is_file() {
-        Some(read_checked::<SizeRow>(&sizes_path)?)
-    } else {
-        None
-    };
-    let robustness_path = dir.join(crate::robustness::FILE_NAME);
-    let robustness = if robustness_path.is_file() {
-        Some(crate::robustness::read_csv(&robustness_path)?)
-    } else {
-        None
-    };
+    let optional = |name: &str| dir.join(name).is_file().then(|| dir.join(name));
+    let sizes = optional(sizes::FILE_NAME)
+        .map(|path| files::read_complete::<SizeRow>(&path))
+        .transpose()?;
+    let robustness = optional(crate::robustness::FILE_NAME)
+        .map(|path| crate::robustness::read_csv(&path))
+        .transpose()?;
     Ok(ResultsDir {
         dir,
         results_path,
@@ -215,84 +217,6 @@ pub fn load(path: &Path) -> Result<ResultsDir> {
         sizes,
         robustness,
     })
-}
-
-/// The schema version of a serbench CSV file: the first field of its first data row (`None`
-/// for a file with a header only). Checked before the rows are parsed, because a file of
-/// another schema may not parse at all and the version is the useful thing to say then.
-pub fn schema_version(path: &Path) -> Result<Option<(usize, String)>> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let mut lines = text.lines().enumerate();
-    match lines.next() {
-        Some((_, header)) if header.starts_with("schema_version,") => {}
-        _ => bail!(
-            "{}:1: not a serbench CSV file (the header does not start with schema_version)",
-            path.display()
-        ),
-    }
-    Ok(lines
-        .find(|(_, line)| !line.trim().is_empty())
-        .map(|(index, line)| (index + 1, line.split(',').next().unwrap_or_default().to_string())))
-}
-
-/// Reads every row of a serbench CSV file of this schema version.
-fn read_checked<T: serde::de::DeserializeOwned + HasSchemaVersion>(path: &Path) -> Result<Vec<T>> {
-    if let Some((line, version)) = schema_version(path)?
-        && version != SCHEMA_VERSION.to_string()
-    {
-        bail!(
-            "{}:{line}: schema version {version:?}, this serbench reads version {SCHEMA_VERSION}",
-            path.display()
-        );
-    }
-    let rows: Vec<T> = results::read_rows(path)?;
-    // Rows are one line each (notes are written on one line), so the line is the index + 2.
-    if let Some((index, row)) = rows
-        .iter()
-        .enumerate()
-        .find(|(_, row)| row.schema_version() != SCHEMA_VERSION)
-    {
-        bail!(
-            "{}:{}: schema version {}, this serbench reads version {SCHEMA_VERSION}",
-            path.display(),
-            index + 2,
-            row.schema_version()
-        );
-    }
-    Ok(rows)
-}
-
-trait HasSchemaVersion {
-    fn schema_version(&self) -> u32;
-}
-
-impl HasSchemaVersion for ResultRow {
-    fn schema_version(&self) -> u32 {
-        self.schema_version
-    }
-}
-
-impl HasSchemaVersion for SizeRow {
-    fn schema_version(&self) -> u32 {
-        self.schema_version
-    }
-}
-
-/// One row per arm: a file with an arm twice is two runs mixed, which no figure can be
-/// taken from.
-fn check_unique_arms(path: &Path, rows: &[ResultRow]) -> Result<()> {
-    let mut first_line: BTreeMap<ArmKey, usize> = BTreeMap::new();
-    for (index, row) in rows.iter().enumerate() {
-        let line = index + 2;
-        if let Some(first) = first_line.insert(ArmKey::of(row), line) {
-            bail!(
-                "{}:{line}: arm {} appears a second time (first on line {first})",
-                path.display(),
-                ArmKey::of(row)
-            );
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]

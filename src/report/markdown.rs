@@ -5,21 +5,24 @@
 //! per payload and operation a timing chart with its data table, and per payload a sizes chart
 //! with its table. Several folders (hosts, or runs) share each chart as side-by-side panels.
 //!
-//! Every input is read and checked, and every chart rendered in memory, before OUT is created:
-//! a bad input writes nothing. The output is a pure function of the inputs (no clock), so the
-//! same folders give the same bytes.
+//! Every input is read and checked, and every chart rendered in memory, before anything is
+//! written: a bad input writes nothing. Then charts/ is replaced whole (no chart of an older
+//! report remains) and report.md atomically, under OUT's lock. The output is a pure function of
+//! the inputs (no clock), so the same folders give the same bytes.
 
 use std::collections::BTreeMap;
 use std::fmt::{self, Write as _};
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, bail};
+use anyhow::Result;
 
 use super::charts::{self, Bar, BarChart, Panel, SizeChart};
+use super::files::OutDir;
 use super::load::{self, ArmKey, ResultsDir, arm_label, operation_rank, payload_rank};
 use super::ratios;
-use super::results::{ResultRow, STATUS_OK};
+use super::results::{self, ResultRow, STATUS_OK};
 use super::sizes::SizeRow;
+use crate::UsageError;
 
 pub const REPORT_FILE: &str = "report.md";
 pub const CHARTS_DIR: &str = "charts";
@@ -68,29 +71,53 @@ pub struct Rendered {
     pub absent: Vec<String>,
 }
 
-/// Reads every folder, renders the report, and only then writes OUT/report.md and
-/// OUT/charts/*.svg.
+/// `serbench report`: takes OUT's lock, reads and checks every folder, renders the report, and
+/// only then writes OUT/charts/ and OUT/report.md.
 pub fn report(dirs: &[PathBuf], out: &Path) -> Result<ReportSummary> {
     if dirs.is_empty() {
-        bail!("report needs at least one results folder");
+        return Err(UsageError::error("report needs at least one results folder"));
     }
+    let out_dir = OutDir::lock(out)?;
     let loaded = dirs
         .iter()
         .map(|dir| load::load(dir))
         .collect::<Result<Vec<_>>>()?;
-    let rendered = render(&loaded)?;
-    let charts_dir = out.join(CHARTS_DIR);
-    std::fs::create_dir_all(&charts_dir)
-        .with_context(|| format!("cannot create {}", charts_dir.display()))?;
-    let mut charts = Vec::new();
-    for chart in &rendered.charts {
-        let path = charts_dir.join(&chart.file_name);
-        std::fs::write(&path, &chart.svg).with_context(|| format!("cannot write {}", path.display()))?;
-        charts.push(path);
+    // The report beside a results.csv describes that results.csv: never other folders alone.
+    if out_dir.holds(results::FILE_NAME) && !loaded.iter().any(|dir| same_folder(&dir.dir, out)) {
+        return Err(UsageError::error(format!(
+            "{} holds its own results.csv, which a report there must describe: add the folder to \
+             the ones to report, or choose another --out",
+            out.display()
+        )));
     }
-    let report = out.join(REPORT_FILE);
-    std::fs::write(&report, &rendered.markdown)
-        .with_context(|| format!("cannot write {}", report.display()))?;
+    write(&loaded, &out_dir)
+}
+
+fn same_folder(a: &Path, b: &Path) -> bool {
+    let canonical = |path: &Path| {
+        let path = if path.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            path
+        };
+        path.canonicalize().ok()
+    };
+    canonical(a).is_some_and(|a| Some(a) == canonical(b))
+}
+
+/// Renders the report of `dirs` into `out`, which the caller holds: the whole charts/ folder
+/// replaced first, then report.md.
+pub fn write(dirs: &[ResultsDir], out: &OutDir) -> Result<ReportSummary> {
+    let rendered = render(dirs)?;
+    let files: Vec<(&str, &[u8])> = rendered
+        .charts
+        .iter()
+        .map(|chart| (chart.file_name.as_str(), chart.svg.as_bytes()))
+        .collect();
+    let charts = out.write_dir(CHARTS_DIR, &files)?;
+    let report = out.write_file(REPORT_FILE, |file| {
+        Ok(file.write_all(rendered.markdown.as_bytes())?)
+    })?;
     Ok(ReportSummary {
         report,
         charts,
@@ -730,6 +757,8 @@ pub fn table(header: &[String], rows: &[Vec<String>]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+    use proptest::test_runner::Config;
 
     #[test]
     fn table_aligns_numeric_columns_right_and_escapes_pipes() {
@@ -757,5 +786,107 @@ mod tests {
     fn chart_file_names_are_safe() {
         assert_eq!(file_name(&["map-small", "decode"]), "map-small-decode.svg");
         assert_eq!(file_name(&["a/b c", "x"]), "a_b_c-x.svg");
+    }
+
+    /// The values a hand-edited or corrupted file may hold where a figure belongs.
+    fn hostile() -> impl Strategy<Value = f64> {
+        prop_oneof![
+            Just(f64::NAN),
+            Just(f64::INFINITY),
+            Just(f64::NEG_INFINITY),
+            Just(0.0),
+            Just(-1.0),
+            Just(1e308),
+            Just(1e-300),
+            Just(f64::MIN_POSITIVE),
+            any::<f64>(),
+        ]
+    }
+
+    /// A plausible row, with its figures anywhere in their ranges (1e-2 to 1e15 ns), or one
+    /// field of it replaced by a hostile value (a quarter of the rows).
+    fn row() -> impl Strategy<Value = ResultRow> {
+        (
+            prop::sample::select(vec!["order", "readings", "vec-big"]),
+            prop::sample::select(vec!["encode", "decode"]),
+            prop::sample::select(vec!["postcard", "json", "bincode"]),
+            prop::sample::select(vec![1usize, 50, 10_000]),
+            any::<bool>(),
+            -2.0..15.0f64,
+            0.0..0.5f64,
+            prop::option::weighted(0.25, (0..9usize, hostile())),
+        )
+            .prop_map(
+                |(payload, operation, format, records, baseline, exponent, spread, damage)| {
+                    let mean = 10f64.powf(exponent);
+                    let mut row = ResultRow {
+                        schema_version: super::super::SCHEMA_VERSION,
+                        format: format.into(),
+                        backend: format.into(),
+                        variant: if baseline {
+                            "copy-only".into()
+                        } else {
+                            String::new()
+                        },
+                        payload: payload.into(),
+                        operation: operation.into(),
+                        mode: "typed".into(),
+                        framing: "document".into(),
+                        records,
+                        status: STATUS_OK.into(),
+                        encoded_bytes: Some(100),
+                        reps: Some(3),
+                        mean_ns: Some(mean),
+                        ci95_low_ns: Some(mean * (1.0 - spread)),
+                        ci95_high_ns: Some(mean * (1.0 + spread)),
+                        ns_per_record: Some(mean / records as f64),
+                        records_per_s: Some(records as f64 * 1e9 / mean),
+                        mb_per_s: Some(1e5 / mean),
+                        allocs_per_op: Some(1.0),
+                        alloc_bytes_per_op: Some(64.0),
+                        ..ResultRow::default()
+                    };
+                    if let Some((field, value)) = damage {
+                        match field {
+                            0 => row.mean_ns = Some(value),
+                            1 => row.ci95_low_ns = Some(value),
+                            2 => row.ci95_high_ns = Some(value),
+                            3 => row.ns_per_record = Some(value),
+                            4 => row.records_per_s = Some(value),
+                            5 => row.allocs_per_op = Some(value),
+                            6 => row.records = 0,
+                            7 => row.status = "odd".into(),
+                            _ => row.mean_ns = None,
+                        }
+                    }
+                    row
+                },
+            )
+    }
+
+    proptest! {
+        #![proptest_config(Config { cases: 64, ..Config::default() })]
+
+        /// Whatever numbers results.csv holds, load -> report ends (with a report or a refusal)
+        /// within a bound per row: no hostile figure reaches plotters' axis code unchecked.
+        #[test]
+        fn load_and_report_end_on_any_rows(rows in prop::collection::vec(row(), 1..8)) {
+            let dir = tempfile::tempdir().unwrap();
+            let mut writer = csv::Writer::from_path(dir.path().join("results.csv")).unwrap();
+            for row in &rows {
+                writer.serialize(row).unwrap();
+            }
+            writer.flush().unwrap();
+            drop(writer);
+            let path = dir.path().to_path_buf();
+            let (done, ended) = std::sync::mpsc::channel();
+            std::thread::spawn(move || {
+                // A report or a refusal: either ends the case.
+                let _ = done.send(load::load(&path).and_then(|loaded| render(&[loaded])).is_ok());
+            });
+            let bound = std::time::Duration::from_secs(2) + rows.len() as u32 * std::time::Duration::from_millis(250);
+            let outcome = ended.recv_timeout(bound);
+            prop_assert!(outcome.is_ok(), "load -> report ran past {bound:?} on {rows:?}");
+        }
     }
 }

@@ -1,9 +1,11 @@
 //! Everything written down: the versioned results.csv and sizes.csv schemas, the host
-//! metadata every row carries, and the tables printed after a run.
+//! metadata every row carries, the file safety every writer shares ([`files`]), and the tables
+//! printed after a run.
 
 pub mod charts;
 pub mod compare;
 pub mod fidelity;
+pub mod files;
 pub mod formats;
 pub mod host;
 pub mod load;

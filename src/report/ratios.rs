@@ -14,7 +14,7 @@ use crate::stats;
 pub const FILE_NAME: &str = "ratios.csv";
 
 /// `numerator / denominator` of two arms' mean time per record, with its interval.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Ratio {
     pub schema_version: u32,
     pub comparison: String,

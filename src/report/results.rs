@@ -1,17 +1,19 @@
-//! results.csv: one row per arm, `schema_version` first, appended and flushed as each block
-//! of arms finishes, so an interrupted run keeps every finished row.
+//! results.csv: one row per arm, `schema_version` first, appended and synced as each block
+//! of arms finishes (through [`super::files::Appender`]), so an interrupted run keeps every
+//! finished row; and what a valid row is ([`ResultRow`]'s [`Record`] checks), for writers and
+//! readers alike.
 
-use std::fs::{File, OpenOptions};
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
 use super::SCHEMA_VERSION;
+use super::files::{self, Record, in_range};
 use super::host::Host;
-use crate::arm::ArmId;
-use crate::measure::Measurement;
+use super::load::ArmKey;
+use crate::arm::{ArmId, CodecId};
+use crate::measure::{Measurement, Schedule};
 
 pub const FILE_NAME: &str = "results.csv";
 
@@ -59,9 +61,8 @@ pub const STATUS_OK: &str = "ok";
 pub const STATUS_FAILED: &str = "failed";
 
 impl ResultRow {
-    /// A row with the arm's coordinates and no figures yet.
-    pub fn new(id: &ArmId, host: &Host, profile: &str, timestamp: &str) -> ResultRow {
-        let codec = &id.codec;
+    /// The metadata of one run's rows, without an arm: what [`Record::set`] of its rows is.
+    pub fn of_run(host: &Host, profile: &str, schedule: Schedule, timestamp: &str) -> ResultRow {
         ResultRow {
             schema_version: SCHEMA_VERSION,
             host: host.host.clone(),
@@ -72,8 +73,17 @@ impl ResultRow {
             rustc: host.rustc.clone(),
             commit: host.commit.clone(),
             profile: profile.to_string(),
-            schedule: "interleaved".to_string(),
+            schedule: schedule.name().to_string(),
             timestamp: timestamp.to_string(),
+            status: STATUS_FAILED.to_string(),
+            ..ResultRow::default()
+        }
+    }
+
+    /// This run's row of the arm `id`, with no figures yet.
+    pub fn for_arm(&self, id: &ArmId) -> ResultRow {
+        let codec = &id.codec;
+        ResultRow {
             format: codec.format.to_string(),
             backend: codec.backend.to_string(),
             variant: codec.variant.to_string(),
@@ -82,26 +92,8 @@ impl ResultRow {
             mode: id.mode.name().to_string(),
             framing: codec.framing.name().to_string(),
             records: codec.payload.records,
-            encoded_bytes: None,
-            reps: None,
-            batch: None,
-            target_met: None,
-            mean_ns: None,
-            ci95_low_ns: None,
-            ci95_high_ns: None,
-            ns_per_record: None,
-            records_per_s: None,
-            mb_per_s: None,
-            allocs_per_op: None,
-            alloc_bytes_per_op: None,
-            status: STATUS_FAILED.to_string(),
-            note: String::new(),
+            ..self.clone()
         }
-    }
-
-    pub fn scheduled(mut self, schedule: crate::measure::Schedule) -> ResultRow {
-        self.schedule = schedule.name().to_string();
-        self
     }
 
     pub fn failed(mut self, reason: &anyhow::Error) -> ResultRow {
@@ -133,14 +125,16 @@ impl ResultRow {
 
     /// Whether this row records the arm `id`.
     pub fn is_arm(&self, id: &ArmId) -> bool {
-        let codec = &id.codec;
-        self.format == codec.format
-            && self.backend == codec.backend
-            && self.variant == codec.variant
-            && self.payload == codec.payload.name
-            && self.operation == id.operation.name()
-            && self.mode == id.mode.name()
-            && self.framing == codec.framing.name()
+        self.is_codec(&id.codec) && self.operation == id.operation.name() && self.mode == id.mode.name()
+    }
+
+    /// Whether this row records an arm of the codec `id`.
+    pub fn is_codec(&self, id: &CodecId) -> bool {
+        self.format == id.format
+            && self.backend == id.backend
+            && self.variant == id.variant
+            && self.payload == id.payload.name
+            && self.framing == id.framing.name()
     }
 
     /// The CI half-width as a fraction of the mean.
@@ -149,156 +143,80 @@ impl ResultRow {
     }
 }
 
-/// An open results.csv that rows are appended to and flushed one by one.
-pub struct ResultsWriter {
-    writer: csv::Writer<File>,
-    pub path: PathBuf,
-}
+/// The longest time per operation or record a row may hold: 10^15 ns, over eleven days.
+pub const MAX_NS: f64 = 1e15;
+/// The shortest: a femtosecond (the harness's own loop costs a fifth of a nanosecond).
+pub const MIN_NS: f64 = 1e-6;
 
-impl ResultsWriter {
-    /// Opens `dir/results.csv` for this run: a fresh file, or with `resume` the existing one,
-    /// appended to. An existing file must be a valid results.csv of this schema version, or it
-    /// is refused (with the file and line) before anything is measured and left untouched.
-    /// Returns the writer and, when resuming, the rows already recorded.
-    pub fn open(dir: &Path, resume: bool) -> Result<(ResultsWriter, Vec<ResultRow>)> {
-        std::fs::create_dir_all(dir)
-            .with_context(|| format!("cannot create the results folder {}", dir.display()))?;
-        let path = dir.join(FILE_NAME);
-        let existing = existing_rows(&path)?;
-        let append = resume && existing.is_some();
-        let file = OpenOptions::new()
-            .write(true)
-            .create(true)
-            .append(append)
-            .truncate(!append)
-            .open(&path)
-            .with_context(|| format!("cannot write {}", path.display()))?;
-        // The header is written here, once, so rows go through the header-less path.
-        let mut writer = ResultsWriter {
-            writer: csv::WriterBuilder::new().has_headers(false).from_writer(file),
-            path,
-        };
-        if !append {
-            writer.write(|csv| csv.write_record(header()))?;
+impl Record for ResultRow {
+    const ROW: &'static str = "arm";
+
+    /// An ok row has every figure, each finite and in range (times within
+    /// [`MIN_NS`]..=[`MAX_NS`], `ci95_low_ns <= mean_ns <= ci95_high_ns`, counts and rates not
+    /// negative); a failed row's figures are empty or in range too.
+    fn check(&self) -> Result<(), String> {
+        files::check_versioned(self.schema_version, self.records)?;
+        if self.status != STATUS_OK && self.status != STATUS_FAILED {
+            return Err(format!(
+                "status {:?}: {STATUS_OK} or {STATUS_FAILED}",
+                self.status
+            ));
         }
-        Ok((
-            writer,
-            if resume {
-                existing.unwrap_or_default()
-            } else {
-                Vec::new()
-            },
-        ))
+        let figures = [
+            ("mean_ns", self.mean_ns, MIN_NS, MAX_NS),
+            ("ci95_low_ns", self.ci95_low_ns, -MAX_NS, MAX_NS),
+            ("ci95_high_ns", self.ci95_high_ns, MIN_NS, MAX_NS),
+            ("ns_per_record", self.ns_per_record, MIN_NS, MAX_NS),
+            ("records_per_s", self.records_per_s, 0.0, f64::MAX),
+            ("mb_per_s", self.mb_per_s, 0.0, f64::MAX),
+            ("allocs_per_op", self.allocs_per_op, 0.0, f64::MAX),
+            ("alloc_bytes_per_op", self.alloc_bytes_per_op, 0.0, f64::MAX),
+        ];
+        for (column, value, low, high) in figures {
+            match value {
+                Some(value) => in_range(column, value, low, high)?,
+                None if self.status == STATUS_OK => return Err(format!("{column} is empty in an ok row")),
+                None => {}
+            }
+        }
+        if self.status == STATUS_OK
+            && (self.encoded_bytes.is_none() || self.reps.is_none_or(|reps| reps == 0))
+        {
+            return Err("an ok row needs encoded_bytes and reps (at least 1)".to_string());
+        }
+        if let (Some(low), Some(mean), Some(high)) = (self.ci95_low_ns, self.mean_ns, self.ci95_high_ns)
+            && !(low <= mean && mean <= high)
+        {
+            return Err(format!(
+                "the interval [{low}, {high}] does not hold its mean {mean}"
+            ));
+        }
+        Ok(())
     }
 
-    pub fn append(&mut self, row: &ResultRow) -> Result<()> {
-        self.write(|csv| csv.serialize(row))
+    fn key(&self) -> String {
+        ArmKey::of(self).to_string()
     }
 
-    /// Writes, flushes and syncs, so a full disk is reported here (at the header, before any
-    /// measuring) rather than lost in a buffer, and a killed run keeps every appended row.
-    fn write(&mut self, write: impl FnOnce(&mut csv::Writer<File>) -> csv::Result<()>) -> Result<()> {
-        write(&mut self.writer)
-            .map_err(anyhow::Error::from)
-            .and_then(|()| Ok(self.writer.flush()?))
-            .and_then(|()| Ok(self.writer.get_ref().sync_data()?))
-            .with_context(|| format!("cannot write {}", self.path.display()))
+    /// One run: one machine, build, profile and schedule.
+    fn set(&self) -> Vec<(&'static str, &str)> {
+        vec![
+            ("host", &self.host),
+            ("system", &self.system),
+            ("rustc", &self.rustc),
+            ("commit", &self.commit),
+            ("profile", &self.profile),
+            ("schedule", &self.schedule),
+        ]
     }
 }
 
 /// The column names, in order, as serde writes them for [`ResultRow`].
 pub fn header() -> Vec<String> {
-    let mut writer = csv::Writer::from_writer(Vec::new());
-    writer.serialize(ResultRow::default()).expect("a row serializes");
-    let bytes = writer.into_inner().expect("an in-memory writer cannot fail");
-    let first_line = bytes.split(|&byte| byte == b'\n').next().unwrap_or_default();
-    String::from_utf8_lossy(first_line)
-        .split(',')
-        .map(str::to_string)
-        .collect()
+    files::header::<ResultRow>()
 }
 
-/// The rows of an existing results.csv, `None` when there is none (or it is not a regular
-/// file, e.g. a device the user points the output at). Anything that is not a valid results.csv
-/// of this schema version is an error naming the file and line.
-fn existing_rows(path: &Path) -> Result<Option<Vec<ResultRow>>> {
-    match std::fs::metadata(path) {
-        Ok(metadata) if metadata.is_file() => {}
-        _ => return Ok(None),
-    }
-    let refuse = |line: usize, why: String| {
-        anyhow::anyhow!(
-            "refusing to overwrite {}:{line}: {why}; move it away or pick another --out",
-            path.display()
-        )
-    };
-    let text = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-    if text.is_empty() {
-        return Ok(Some(Vec::new()));
-    }
-    let mut lines = text.split(|&byte| byte == b'\n');
-    if !lines.next().unwrap_or_default().starts_with(b"schema_version,") {
-        return Err(refuse(1, "not a serbench results header".to_string()));
-    }
-    if let Some(line) = lines.next().filter(|line| !line.is_empty()) {
-        let version =
-            String::from_utf8_lossy(line.split(|&byte| byte == b',').next().unwrap_or_default()).into_owned();
-        if version != SCHEMA_VERSION.to_string() {
-            return Err(refuse(
-                2,
-                format!("schema version {version:?}, this serbench writes version {SCHEMA_VERSION}"),
-            ));
-        }
-    }
-    let rows = read(path).map_err(|error| {
-        anyhow::anyhow!("refusing to overwrite a results.csv that does not parse: {error:#}")
-    })?;
-    Ok(Some(rows))
-}
-
-/// Reads a results.csv back; an error names the file and the line.
+/// Reads a complete results.csv back; a refusal names the file and the line.
 pub fn read(path: &Path) -> Result<Vec<ResultRow>> {
-    read_rows(path)
-}
-
-/// Reads any of serbench's CSV files into rows of `T`, naming file and line on error.
-pub fn read_rows<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Vec<T>> {
-    let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
-    let mut reader = csv::Reader::from_reader(file);
-    let mut rows = Vec::new();
-    for row in reader.deserialize::<T>() {
-        let row = row.map_err(|error| {
-            let line = error.position().map_or(0, |position| position.line());
-            anyhow::anyhow!("{}:{line}: {}", path.display(), csv_error_text(&error))
-        })?;
-        rows.push(row);
-    }
-    Ok(rows)
-}
-
-fn csv_error_text(error: &csv::Error) -> String {
-    match error.kind() {
-        csv::ErrorKind::Deserialize { err, .. } => match err.field() {
-            Some(field) => format!("field {}: {}", field + 1, err.kind()),
-            None => err.kind().to_string(),
-        },
-        csv::ErrorKind::UnequalLengths {
-            expected_len, len, ..
-        } => {
-            format!("{len} fields where the header has {expected_len} (truncated or corrupt row)")
-        }
-        _ => error.to_string(),
-    }
-}
-
-/// Writes rows of `T` to a fresh CSV file at `path` (used for sizes.csv).
-pub fn write_rows<T: Serialize>(path: &Path, rows: &[T]) -> Result<()> {
-    let mut writer =
-        csv::Writer::from_path(path).with_context(|| format!("cannot write {}", path.display()))?;
-    for row in rows {
-        writer.serialize(row)?;
-    }
-    writer.flush()?;
-    writer.into_inner()?.flush()?;
-    Ok(())
+    files::read_complete(path)
 }

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::SCHEMA_VERSION;
+use super::files::{self, Record, in_range};
 use crate::arm::Encoder;
 
 pub const FILE_NAME: &str = "sizes.csv";
@@ -78,4 +79,36 @@ pub fn compute(encoders: &[&Encoder], json_bytes: &BTreeMap<&str, usize>) -> Vec
 /// Four decimals keep the file readable; the exact figures are the byte columns.
 fn round4(value: f64) -> f64 {
     (value * 10_000.0).round() / 10_000.0
+}
+
+impl Record for SizeRow {
+    const ROW: &'static str = "codec";
+
+    /// An ok row has its sizes; every per-record figure and ratio is finite and not negative.
+    fn check(&self) -> Result<(), String> {
+        files::check_versioned(self.schema_version, self.records)?;
+        match self.status.as_str() {
+            "ok" if self.encoded_bytes.is_none() || self.bytes_per_record.is_none() => {
+                return Err("an ok row needs encoded_bytes and bytes_per_record".to_string());
+            }
+            "ok" | "failed" => {}
+            other => return Err(format!("status {other:?}: ok or failed")),
+        }
+        for (column, value) in [
+            ("bytes_per_record", self.bytes_per_record),
+            ("zstd_bytes_per_record", self.zstd_bytes_per_record),
+            ("ratio_to_json", self.ratio_to_json),
+        ] {
+            if let Some(value) = value {
+                in_range(column, value, 0.0, f64::MAX)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn key(&self) -> String {
+        let label =
+            super::load::arm_label(&self.format, &self.backend, &self.variant, "typed", &self.framing);
+        format!("{} {label}", self.payload)
+    }
 }

@@ -248,66 +248,119 @@ impl Mutation {
 
 const SHORT_GARBAGE: usize = 64;
 
-/// Plans every case for a payload of `len` bytes of `format`: `cases` per random kind, at most
-/// `cases` truncation lengths, at most `4 * cases` bombs, and the format's nesting inputs.
-pub fn plan(len: usize, format: &str, cases: usize, seed: u64) -> Vec<Mutation> {
-    let mut rng = SplitMix64::new(seed ^ 0x0B5E_55ED_CA5E_5EED);
-    let mut plan = Vec::new();
-    plan.extend(spread(len, cases).map(|len| Mutation::Truncate { len }));
-    if len > 0 {
-        for _ in 0..cases {
-            let offset = rng.next_u64() as usize % len;
-            plan.push(Mutation::FlipBit {
-                offset,
-                bit: (rng.next_u64() % 8) as u8,
-            });
-        }
-        // Half the replacements use the values that most often mean something to a parser.
-        const TELLING: [u8; 12] = [
-            0x00, 0xFF, 0x7F, 0x80, 0x01, b'"', b'\\', b'{', b'[', b',', b'\n', b'e',
-        ];
-        for index in 0..cases {
-            let offset = rng.next_u64() as usize % len;
-            let byte = if index % 2 == 0 {
-                TELLING[rng.next_u64() as usize % TELLING.len()]
-            } else {
-                rng.next_u64() as u8
-            };
-            plan.push(Mutation::Replace { offset, byte });
-        }
-    }
+/// Every case for a payload of `len` bytes of `format`, generated one at a time so that a plan
+/// of any length takes no memory: `cases` per random kind, at most `cases` truncation lengths,
+/// at most `4 * cases` bombs, and the format's nesting inputs.
+pub fn plan(len: usize, format: &str, cases: usize, seed: u64) -> Plan {
+    let truncations = cases.min(len);
+    let random = if len > 0 { cases } else { 0 };
     // Same-length garbage longer than the short kind's limit, so the two kinds never mix.
-    if len > SHORT_GARBAGE {
-        for _ in 0..cases {
-            plan.push(Mutation::Garbage {
-                len,
-                seed: rng.next_u64(),
-            });
-        }
+    let garbage = if len > SHORT_GARBAGE { cases } else { 0 };
+    let bomb_offsets = (4 * cases).div_ceil(BOMBS.len()).min(len);
+    let nests = Nest::for_format(format);
+    Plan {
+        len,
+        nests,
+        counts: [
+            truncations,
+            random,
+            random,
+            garbage,
+            cases,
+            bomb_offsets * BOMBS.len(),
+            nests.len() * NEST_DEPTHS.len(),
+        ],
+        phase: 0,
+        index: 0,
+        rng: SplitMix64::new(seed ^ 0x0B5E_55ED_CA5E_5EED),
     }
-    for _ in 0..cases {
-        let short = rng.next_u64() as usize % (SHORT_GARBAGE + 1);
-        plan.push(Mutation::Garbage {
-            len: short,
-            seed: rng.next_u64(),
-        });
-    }
-    let offsets = (4 * cases).div_ceil(BOMBS.len());
-    for offset in spread(len, offsets) {
-        plan.extend(BOMBS.iter().map(|&bomb| Mutation::Bomb { offset, bomb }));
-    }
-    for &nest in Nest::for_format(format) {
-        plan.extend(NEST_DEPTHS.iter().map(|&depth| Mutation::Nest { nest, depth }));
-    }
-    plan
 }
 
-/// `0..len` when it has at most `count` values, otherwise `count` values evenly spread over
-/// it, always starting at 0.
-fn spread(len: usize, count: usize) -> impl Iterator<Item = usize> {
-    let count = count.min(len);
-    (0..count).map(move |index| index * len / count)
+/// The cases of one decoder in plan order: truncations, bit flips, byte replacements, garbage,
+/// short garbage, bombs, nesting. The random kinds draw from one generator in that order, so
+/// the plan depends on the seed, `cases`, the payload's length and the format alone.
+pub struct Plan {
+    len: usize,
+    nests: &'static [Nest],
+    /// Cases of each phase, in the order above.
+    counts: [usize; 7],
+    phase: usize,
+    /// The next case's index within its phase.
+    index: usize,
+    rng: SplitMix64,
 }
+
+impl Iterator for Plan {
+    type Item = Mutation;
+
+    fn next(&mut self) -> Option<Mutation> {
+        while self
+            .counts
+            .get(self.phase)
+            .is_some_and(|&count| self.index == count)
+        {
+            self.phase += 1;
+            self.index = 0;
+        }
+        let count = *self.counts.get(self.phase)?;
+        let (index, len) = (self.index, self.len);
+        self.index += 1;
+        let rng = &mut self.rng;
+        Some(match self.phase {
+            // `count` lengths evenly spread over 0..len, starting at 0 (every length when few).
+            0 => Mutation::Truncate {
+                len: index * len / count,
+            },
+            1 => {
+                let offset = rng.next_u64() as usize % len;
+                Mutation::FlipBit {
+                    offset,
+                    bit: (rng.next_u64() % 8) as u8,
+                }
+            }
+            2 => {
+                // Half the replacements use the values that most often mean something to a parser.
+                const TELLING: [u8; 12] = [
+                    0x00, 0xFF, 0x7F, 0x80, 0x01, b'"', b'\\', b'{', b'[', b',', b'\n', b'e',
+                ];
+                let offset = rng.next_u64() as usize % len;
+                let byte = if index % 2 == 0 {
+                    TELLING[rng.next_u64() as usize % TELLING.len()]
+                } else {
+                    rng.next_u64() as u8
+                };
+                Mutation::Replace { offset, byte }
+            }
+            3 => Mutation::Garbage {
+                len,
+                seed: rng.next_u64(),
+            },
+            4 => {
+                let short = rng.next_u64() as usize % (SHORT_GARBAGE + 1);
+                Mutation::Garbage {
+                    len: short,
+                    seed: rng.next_u64(),
+                }
+            }
+            // Every bomb at each of the offsets evenly spread over the payload.
+            5 => Mutation::Bomb {
+                offset: index / BOMBS.len() * len / (count / BOMBS.len()),
+                bomb: BOMBS[index % BOMBS.len()],
+            },
+            _ => Mutation::Nest {
+                nest: self.nests[index / NEST_DEPTHS.len()],
+                depth: NEST_DEPTHS[index % NEST_DEPTHS.len()],
+            },
+        })
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let left = self.counts.iter().skip(self.phase).sum::<usize>() - self.index;
+        (left, Some(left))
+    }
+}
+
+impl ExactSizeIterator for Plan {}
 
 fn nested(nest: Nest, depth: usize) -> Vec<u8> {
     match nest {
@@ -368,9 +421,10 @@ mod tests {
 
     #[test]
     fn the_plan_is_deterministic_and_covers_every_kind() {
-        let first = plan(300, "json", 16, 7);
-        assert_eq!(first, plan(300, "json", 16, 7));
-        assert_ne!(first, plan(300, "json", 16, 8));
+        let first: Vec<Mutation> = plan(300, "json", 16, 7).collect();
+        assert_eq!(first, plan(300, "json", 16, 7).collect::<Vec<_>>());
+        assert_ne!(first, plan(300, "json", 16, 8).collect::<Vec<_>>());
+        assert_eq!(plan(300, "json", 16, 7).len(), first.len());
         for kind in CaseKind::ALL {
             assert!(first.iter().any(|case| case.kind() == kind), "{kind:?}");
         }
@@ -385,9 +439,8 @@ mod tests {
     #[test]
     fn small_payloads_are_truncated_at_every_length() {
         let lengths: Vec<usize> = plan(10, "bincode", 16, 1)
-            .iter()
             .filter_map(|case| match case {
-                Mutation::Truncate { len } => Some(*len),
+                Mutation::Truncate { len } => Some(len),
                 _ => None,
             })
             .collect();
@@ -396,7 +449,6 @@ mod tests {
         // would be indistinguishable from the short kind.
         assert!(
             plan(10, "bincode", 16, 1)
-                .iter()
                 .all(|case| case.kind() != CaseKind::Nesting && case.kind() != CaseKind::Garbage)
         );
     }

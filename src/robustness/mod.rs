@@ -11,7 +11,9 @@
 //! allocator ([`crate::alloc::cap_allocations`]), catches panics, and reports one line per
 //! case; when it dies, the parent records the case it died in and starts a new worker from the
 //! next case ([`supervise`]). Deterministic for a given `--seed` and `--cases`: the plan
-//! depends on nothing else, and every decoder of the same bytes sees the same cases.
+//! depends on nothing else, and every decoder of the same bytes sees the same cases. The plan
+//! is generated case by case and the outcomes are counted as they arrive, so memory does not
+//! grow with `--cases`.
 
 pub mod cases;
 mod faults;
@@ -23,12 +25,13 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 
-pub use cases::{CaseKind, Mutation};
-pub use report::{CaseReport, Outcome, RobustnessRow, WorstCase, markdown_table, read_csv, rows, write_csv};
+pub use cases::{CaseKind, Mutation, Plan};
+pub use report::{CaseReport, Outcome, RobustnessRow, Tally, WorstCase, markdown_table, read_csv, write_csv};
 pub use worker::{DECODE_STACK_BYTES, WorkerArgs, worker, worker_main};
 
+use crate::UsageError;
 use crate::arm::{Decoder, Encoder, Operation};
 use crate::format::Registry;
 
@@ -38,11 +41,17 @@ use crate::format::Registry;
 /// The file a robustness run writes into its output folder.
 pub const FILE_NAME: &str = "robustness.csv";
 pub const DEFAULT_CASES: usize = 128;
+/// `--cases` is 1 to this: a billion per kind already takes days per decoder.
+pub const MAX_CASES: usize = 1_000_000_000;
 pub const DEFAULT_SEED: u64 = 0x5EED_0B05;
 /// 256 MiB: more than a thousand times the largest default payload, far below the machine.
 pub const DEFAULT_ALLOC_CAP: usize = 256 << 20;
+/// `--alloc-cap-mib` is 1 to this (1 TiB).
+pub const MAX_ALLOC_CAP_MIB: usize = 1 << 20;
 /// A decode of a few KiB takes microseconds; ten seconds without an answer is a hang.
 pub const DEFAULT_CASE_TIMEOUT: Duration = Duration::from_secs(10);
+/// `--case-timeout` is 1 to this many seconds (a day).
+pub const MAX_CASE_TIMEOUT_SECS: u64 = 86_400;
 /// The small payloads: the 10,000-record ones only make every case slower, not different.
 pub const DEFAULT_PAYLOADS: [&str; 7] = [
     "readings",
@@ -192,6 +201,27 @@ pub fn format_names() -> Vec<&'static str> {
     names
 }
 
+/// The backend names `--backend` accepts, each once, in registry order (and the fakes' when
+/// `fault_injection`).
+pub fn backend_names(registry: &Registry, fault_injection: bool) -> Vec<String> {
+    let fakes = faults::FAULTS
+        .iter()
+        .filter(|_| fault_injection)
+        .map(|fault| fault.id().backend);
+    let mut names: Vec<String> = Vec::new();
+    for name in registry
+        .decoders
+        .iter()
+        .map(|decoder| decoder.id.codec.backend.to_string())
+        .chain(fakes)
+    {
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    names
+}
+
 pub fn fault_injection_enabled() -> bool {
     std::env::var_os(FAULT_INJECTION_ENV).is_some_and(|value| value == "1")
 }
@@ -315,11 +345,27 @@ impl RobustnessOptions {
     }
 }
 
-/// Runs every selected decoder's cases, each decoder in its own worker processes, and returns
-/// one row per decoder and case kind.
-pub fn run(registry: &Registry, options: &RobustnessOptions) -> Result<Vec<RobustnessRow>> {
-    if options.cases == 0 {
-        bail!("the robustness run needs at least one case per kind");
+/// The decoders a run of `options` tests, after checking its options: the ranges of the
+/// numbers, and that the selection holds at least one decoder (a refusal otherwise, before any
+/// work).
+pub fn select<'a>(registry: &'a Registry, options: &RobustnessOptions) -> Result<Vec<Target<'a>>> {
+    if !(1..=MAX_CASES).contains(&options.cases) {
+        return Err(UsageError::error(format!(
+            "--cases {} is outside its range 1..={MAX_CASES}",
+            options.cases
+        )));
+    }
+    if !((1 << 20)..=(MAX_ALLOC_CAP_MIB << 20)).contains(&options.alloc_cap) {
+        return Err(UsageError::error(format!(
+            "the allocation cap of {} bytes is outside its range 1 MiB..={MAX_ALLOC_CAP_MIB} MiB",
+            options.alloc_cap
+        )));
+    }
+    if !(1..=MAX_CASE_TIMEOUT_SECS).contains(&options.case_timeout.as_secs()) {
+        return Err(UsageError::error(format!(
+            "the case timeout of {:?} is outside its range 1..={MAX_CASE_TIMEOUT_SECS} s",
+            options.case_timeout
+        )));
     }
     if options
         .formats
@@ -327,25 +373,41 @@ pub fn run(registry: &Registry, options: &RobustnessOptions) -> Result<Vec<Robus
         .any(|format| format == FAULT_INJECTION_FORMAT)
         && !options.fault_injection
     {
-        bail!("the {FAULT_INJECTION_FORMAT} format needs {FAULT_INJECTION_ENV}=1");
+        return Err(UsageError::error(format!(
+            "the {FAULT_INJECTION_FORMAT} format needs {FAULT_INJECTION_ENV}=1"
+        )));
     }
+    let targets = targets(registry, options.fault_injection, &|id| options.selects(id))?;
+    if targets.is_empty() {
+        return Err(UsageError::error("no decoder matches the selection"));
+    }
+    Ok(targets)
+}
+
+/// Runs every selected decoder's cases, each decoder in its own worker processes, and returns
+/// one row per decoder and case kind.
+pub fn run(registry: &Registry, options: &RobustnessOptions) -> Result<Vec<RobustnessRow>> {
+    run_targets(&select(registry, options)?, options)
+}
+
+/// [`run`] of the decoders [`select`] chose.
+pub fn run_targets(targets: &[Target], options: &RobustnessOptions) -> Result<Vec<RobustnessRow>> {
     let worker = match &options.worker {
         Some(worker) => worker.clone(),
         None => WorkerCommand::current_exe()?,
     };
-    let targets = targets(registry, options.fault_injection, &|id| options.selects(id))?;
-    if targets.is_empty() {
-        bail!("no decoder matches the selection");
-    }
     let mut rows = Vec::new();
     for (number, target) in targets.iter().enumerate() {
         let started = Instant::now();
-        let plan = cases::plan(
-            target.original.len(),
-            &target.id.format,
-            options.cases,
-            options.seed,
-        );
+        let plan = || {
+            cases::plan(
+                target.original.len(),
+                &target.id.format,
+                options.cases,
+                options.seed,
+            )
+        };
+        let cases = plan().len();
         let mut spawn = |start: usize| -> Result<Box<dyn supervise::Worker>> {
             let args = WorkerArgs {
                 target: target.id.key(),
@@ -357,21 +419,23 @@ pub fn run(registry: &Registry, options: &RobustnessOptions) -> Result<Vec<Robus
             };
             Ok(Box::new(supervise::ProcessWorker::spawn(worker.command(&args))?))
         };
-        let reports = supervise::supervise(plan.len(), options.case_timeout, &mut spawn)
-            .with_context(|| format!("robustness of {}", target.id.key()))?;
-        let target_rows = report::rows(&target.id, target.original.len(), &plan, &reports);
+        let mut tally = Tally::new(&target.id, target.original.len(), plan());
+        supervise::supervise(cases, options.case_timeout, &mut spawn, &mut |report| {
+            tally.add(&report)
+        })
+        .with_context(|| format!("robustness of {}", target.id.key()))?;
+        let target_rows = tally.rows();
         if options.progress {
             let failures: usize = target_rows
                 .iter()
                 .map(|row| row.panic + row.over_cap + row.crash + row.timeout)
                 .sum();
             eprintln!(
-                "[{}/{}] {} {}: {} cases, {failures} failures, {:.1} s",
+                "[{}/{}] {} {}: {cases} cases, {failures} failures, {:.1} s",
                 number + 1,
                 targets.len(),
                 target.id.label(),
                 target.id.payload,
-                plan.len(),
                 started.elapsed().as_secs_f64()
             );
         }

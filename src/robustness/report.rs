@@ -1,14 +1,17 @@
-//! Outcomes, their per-(decoder, case kind) counts, `robustness.csv`, and the Markdown
-//! section of the report.
+//! Outcomes, their per-(decoder, case kind) counts (tallied as the cases stream in),
+//! `robustness.csv` and what a valid row of it is, and the Markdown section of the report.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+
 use std::path::Path;
 
-use anyhow::{Context, Result, bail};
+use anyhow::Result;
+use serde::{Deserialize, Serialize};
 
 use super::TargetId;
 use super::cases::{CaseKind, Mutation};
+use crate::report::files::{self, Record};
 
 /// What one hostile input did to one decoder, from harmless to worst.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
@@ -163,142 +166,208 @@ impl RobustnessRow {
     }
 }
 
-/// The rows of one decoder: one per case kind its plan has, in [`CaseKind`] order.
-pub fn rows(
-    id: &TargetId,
+/// One decoder's rows, counted case by case as the reports arrive (in plan order), so that
+/// neither the plan nor the reports are ever held whole.
+pub struct Tally<P> {
+    id: TargetId,
     input_bytes: usize,
-    plan: &[Mutation],
-    reports: &[CaseReport],
-) -> Vec<RobustnessRow> {
-    let mut rows: BTreeMap<CaseKind, RobustnessRow> = BTreeMap::new();
-    for report in reports {
-        let mutation = &plan[report.index];
-        rows.entry(mutation.kind())
-            .or_insert_with(|| RobustnessRow::new(id, mutation.kind(), input_bytes))
-            .add(mutation, report);
-    }
-    rows.into_values().collect()
+    plan: P,
+    rows: BTreeMap<CaseKind, RobustnessRow>,
 }
 
-const CSV_HEADER: [&str; 20] = [
-    "format",
-    "backend",
-    "variant",
-    "mode",
-    "framing",
-    "payload",
-    "case_kind",
-    "cases",
-    "ok_equal",
-    "ok_different",
-    "error",
-    "panic",
-    "over_cap",
-    "crash",
-    "timeout",
-    "peak_alloc_bytes",
-    "input_bytes",
-    "worst_outcome",
-    "worst_case",
-    "worst_detail",
-];
+impl<P: Iterator<Item = Mutation>> Tally<P> {
+    pub fn new(id: &TargetId, input_bytes: usize, plan: P) -> Self {
+        Tally {
+            id: id.clone(),
+            input_bytes,
+            plan,
+            rows: BTreeMap::new(),
+        }
+    }
 
-/// Writes `robustness.csv`: one line per decoder and case kind; `worst_case` is
-/// `#<index>: <input>` for the row's first case of its most severe outcome.
-pub fn write_csv(path: &Path, rows: &[RobustnessRow]) -> Result<()> {
-    let mut writer =
-        csv::Writer::from_path(path).with_context(|| format!("cannot write {}", path.display()))?;
-    writer.write_record(CSV_HEADER)?;
-    for row in rows {
-        let id = &row.id;
+    /// Counts the next case of the plan.
+    pub fn add(&mut self, report: &CaseReport) {
+        let mutation = self.plan.next().expect("a report per planned case");
+        let kind = mutation.kind();
+        self.rows
+            .entry(kind)
+            .or_insert_with(|| RobustnessRow::new(&self.id, kind, self.input_bytes))
+            .add(&mutation, report);
+    }
+
+    /// One row per case kind the plan has, in [`CaseKind`] order.
+    pub fn rows(self) -> Vec<RobustnessRow> {
+        self.rows.into_values().collect()
+    }
+}
+
+/// One line of robustness.csv: a [`RobustnessRow`] as flat columns, in file order.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CsvRow {
+    pub format: String,
+    pub backend: String,
+    pub variant: String,
+    pub mode: String,
+    pub framing: String,
+    pub payload: String,
+    pub case_kind: String,
+    pub cases: usize,
+    pub ok_equal: usize,
+    pub ok_different: usize,
+    pub error: usize,
+    pub panic: usize,
+    pub over_cap: usize,
+    pub crash: usize,
+    pub timeout: usize,
+    pub peak_alloc_bytes: u64,
+    pub input_bytes: usize,
+    pub worst_outcome: String,
+    /// `#<index>: <input>` for the row's first case of its most severe outcome.
+    pub worst_case: String,
+    pub worst_detail: String,
+}
+
+impl CsvRow {
+    fn of(row: &RobustnessRow) -> CsvRow {
+        let id = row.id.clone();
         let (worst_outcome, worst_case, worst_detail) = match &row.worst {
             Some(worst) => (
-                worst.outcome.name(),
+                worst.outcome.name().to_string(),
                 format!("#{}: {}", worst.case, worst.input),
-                worst.detail.as_str(),
+                worst.detail.clone(),
             ),
-            None => ("", String::new(), ""),
+            None => Default::default(),
         };
-        writer.write_record([
-            id.format.as_str(),
-            &id.backend,
-            &id.variant,
-            &id.mode,
-            &id.framing,
-            &id.payload,
-            row.case_kind.name(),
-            &row.cases.to_string(),
-            &row.ok_equal.to_string(),
-            &row.ok_different.to_string(),
-            &row.error.to_string(),
-            &row.panic.to_string(),
-            &row.over_cap.to_string(),
-            &row.crash.to_string(),
-            &row.timeout.to_string(),
-            &row.peak_alloc_bytes.to_string(),
-            &row.input_bytes.to_string(),
+        CsvRow {
+            format: id.format,
+            backend: id.backend,
+            variant: id.variant,
+            mode: id.mode,
+            framing: id.framing,
+            payload: id.payload,
+            case_kind: row.case_kind.name().to_string(),
+            cases: row.cases,
+            ok_equal: row.ok_equal,
+            ok_different: row.ok_different,
+            error: row.error,
+            panic: row.panic,
+            over_cap: row.over_cap,
+            crash: row.crash,
+            timeout: row.timeout,
+            peak_alloc_bytes: row.peak_alloc_bytes,
+            input_bytes: row.input_bytes,
             worst_outcome,
-            &worst_case,
+            worst_case,
             worst_detail,
-        ])?;
+        }
+    }
+
+    /// The row this line holds, or why it holds none.
+    fn row(&self) -> Result<RobustnessRow, String> {
+        let case_kind = CaseKind::ALL
+            .into_iter()
+            .find(|kind| kind.name() == self.case_kind)
+            .ok_or_else(|| format!("unknown case_kind {:?}", self.case_kind))?;
+        let worst = match self.worst_outcome.as_str() {
+            "" => None,
+            name => {
+                let outcome =
+                    Outcome::by_name(name).ok_or_else(|| format!("unknown worst_outcome {name:?}"))?;
+                let (case, input) = self
+                    .worst_case
+                    .strip_prefix('#')
+                    .and_then(|rest| rest.split_once(": "))
+                    .and_then(|(case, input)| Some((case.parse().ok()?, input)))
+                    .ok_or_else(|| format!("worst_case {:?} is not `#<case>: <input>`", self.worst_case))?;
+                Some(WorstCase {
+                    outcome,
+                    case,
+                    input: input.to_string(),
+                    detail: self.worst_detail.clone(),
+                })
+            }
+        };
+        Ok(RobustnessRow {
+            id: TargetId {
+                format: self.format.clone(),
+                backend: self.backend.clone(),
+                variant: self.variant.clone(),
+                mode: self.mode.clone(),
+                framing: self.framing.clone(),
+                payload: self.payload.clone(),
+            },
+            case_kind,
+            cases: self.cases,
+            ok_equal: self.ok_equal,
+            ok_different: self.ok_different,
+            error: self.error,
+            panic: self.panic,
+            over_cap: self.over_cap,
+            crash: self.crash,
+            timeout: self.timeout,
+            peak_alloc_bytes: self.peak_alloc_bytes,
+            input_bytes: self.input_bytes,
+            worst,
+        })
+    }
+}
+
+/// Writes `robustness.csv`: one line per decoder and case kind.
+pub fn write_csv(out: &mut dyn std::io::Write, rows: &[RobustnessRow]) -> Result<()> {
+    let mut writer = csv::Writer::from_writer(out);
+    for row in rows {
+        writer.serialize(CsvRow::of(row))?;
     }
     writer.flush()?;
     Ok(())
 }
 
-/// Reads `robustness.csv` back (the report builder reads results from disk).
+/// Reads a complete, valid robustness.csv back (see [`files::read_complete`]).
 pub fn read_csv(path: &Path) -> Result<Vec<RobustnessRow>> {
-    let mut reader =
-        csv::Reader::from_path(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let mut rows = Vec::new();
-    for record in reader.records() {
-        let record = record?;
-        let field = |index: usize| record.get(index).unwrap_or("").to_string();
-        let number = |index: usize| -> Result<usize> {
-            field(index)
-                .parse()
-                .with_context(|| format!("{}: bad {}", path.display(), CSV_HEADER[index]))
-        };
-        let Some(case_kind) = CaseKind::ALL.into_iter().find(|kind| kind.name() == field(6)) else {
-            bail!("{}: unknown case kind {}", path.display(), field(6));
-        };
-        let worst = Outcome::by_name(&field(17)).map(|outcome| {
-            let case_field = field(18);
-            let (case, input) = case_field
-                .trim_start_matches('#')
-                .split_once(": ")
-                .unwrap_or(("0", ""));
-            WorstCase {
-                outcome,
-                case: case.parse().unwrap_or(0),
-                input: input.to_string(),
-                detail: field(19),
-            }
-        });
-        rows.push(RobustnessRow {
-            id: TargetId {
-                format: field(0),
-                backend: field(1),
-                variant: field(2),
-                mode: field(3),
-                framing: field(4),
-                payload: field(5),
-            },
-            case_kind,
-            cases: number(7)?,
-            ok_equal: number(8)?,
-            ok_different: number(9)?,
-            error: number(10)?,
-            panic: number(11)?,
-            over_cap: number(12)?,
-            crash: number(13)?,
-            timeout: number(14)?,
-            peak_alloc_bytes: number(15)? as u64,
-            input_bytes: number(16)?,
-            worst,
-        });
+    let lines: Vec<CsvRow> = files::read_complete(path)?;
+    Ok(lines
+        .iter()
+        .map(|line| line.row().expect("a checked line holds a row"))
+        .collect())
+}
+
+/// The most cases one row may count: far beyond `--cases`, and low enough that adding up every
+/// row of a file cannot overflow.
+pub const MAX_ROW_CASES: usize = 1_000_000_000_000;
+
+impl Record for CsvRow {
+    const ROW: &'static str = "decoder and case kind";
+
+    /// Names that exist, every case with exactly one outcome, and a worst case named.
+    fn check(&self) -> Result<(), String> {
+        let row = self.row()?;
+        if !(1..=MAX_ROW_CASES).contains(&row.cases) {
+            return Err(format!(
+                "cases {} is outside its range 1..={MAX_ROW_CASES}",
+                row.cases
+            ));
+        }
+        let classified = Outcome::ALL
+            .into_iter()
+            .try_fold(0usize, |sum, outcome| sum.checked_add(row.count(outcome)));
+        if classified != Some(row.cases) {
+            return Err(format!(
+                "the outcome counts do not add up to its {} cases",
+                row.cases
+            ));
+        }
+        if row.worst.is_none() {
+            return Err("worst_outcome is empty in a row with cases".to_string());
+        }
+        Ok(())
     }
-    Ok(rows)
+
+    fn key(&self) -> String {
+        format!(
+            "{}/{}/{}/{}/{}/{} {}",
+            self.format, self.backend, self.variant, self.mode, self.framing, self.payload, self.case_kind
+        )
+    }
 }
 
 /// The report's robustness section: one table line per decoder (every payload and case kind
@@ -447,14 +516,16 @@ mod tests {
             Mutation::Truncate { len: 2 },
             Mutation::Truncate { len: 3 },
         ];
-        let reports = vec![
+        let reports = [
             report(0, Outcome::Error),
             report(1, Outcome::Panic),
             report(2, Outcome::OkDifferent),
             report(3, Outcome::Panic),
             report(4, Outcome::OkEqual),
         ];
-        let rows = rows(&id("b"), 9, &plan, &reports);
+        let mut tally = Tally::new(&id("b"), 9, plan.into_iter());
+        reports.iter().for_each(|report| tally.add(report));
+        let rows = tally.rows();
         assert_eq!(rows.len(), 2);
         let truncate = &rows[0];
         assert_eq!(truncate.case_kind, CaseKind::Truncate);
@@ -474,21 +545,20 @@ mod tests {
     #[test]
     fn csv_round_trips_and_markdown_names_the_worst_case() {
         let plan = vec![Mutation::Truncate { len: 0 }, Mutation::Truncate { len: 1 }];
-        let mut all = rows(
-            &id("good"),
-            2,
-            &plan,
-            &[report(0, Outcome::Error), report(1, Outcome::OkEqual)],
-        );
-        all.extend(rows(
-            &id("bad"),
-            2,
-            &plan,
-            &[report(0, Outcome::Error), report(1, Outcome::OverCap)],
-        ));
+        let rows = |backend: &str, outcomes: [Outcome; 2]| {
+            let mut tally = Tally::new(&id(backend), 2, plan.clone().into_iter());
+            for (index, outcome) in outcomes.into_iter().enumerate() {
+                tally.add(&report(index, outcome));
+            }
+            tally.rows()
+        };
+        let mut all = rows("good", [Outcome::Error, Outcome::OkEqual]);
+        all.extend(rows("bad", [Outcome::Error, Outcome::OverCap]));
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("robustness.csv");
-        write_csv(&path, &all).unwrap();
+        let mut bytes = Vec::new();
+        write_csv(&mut bytes, &all).unwrap();
+        std::fs::write(&path, bytes).unwrap();
         assert_eq!(read_csv(&path).unwrap(), all);
         let table = markdown_table(&all);
         assert!(

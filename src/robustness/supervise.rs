@@ -49,18 +49,19 @@ pub trait Worker {
 }
 
 /// Runs cases `0..cases` through workers started by `spawn(first_case)`, one worker after the
-/// other, until every case has a report. Fails only when a worker cannot run at all (it dies
+/// other, handing each case's report to `on_case` in case order (nothing is kept here, so any
+/// number of cases takes the same memory). Fails only when a worker cannot run at all (it dies
 /// three times in a row before starting a case), or speaks out of turn.
 pub fn supervise(
     cases: usize,
     timeout: Duration,
     spawn: &mut dyn FnMut(usize) -> Result<Box<dyn Worker>>,
-) -> Result<Vec<CaseReport>> {
-    let mut reports = Vec::with_capacity(cases);
+    on_case: &mut dyn FnMut(CaseReport),
+) -> Result<()> {
+    let mut done = 0;
     let mut failed_starts = 0;
-    while reports.len() < cases {
-        let next = reports.len();
-        let mut worker = spawn(next)?;
+    while done < cases {
+        let mut worker = spawn(done)?;
         loop {
             match worker.next_event(timeout) {
                 Event::Ready { cases: planned } => {
@@ -70,28 +71,28 @@ pub fn supervise(
                     }
                 }
                 Event::Case(report) => {
-                    if report.index != reports.len() {
+                    if report.index != done {
                         worker.kill();
                         bail!(
-                            "the worker reported case {} while case {} was due",
-                            report.index,
-                            reports.len()
+                            "the worker reported case {} while case {done} was due",
+                            report.index
                         );
                     }
-                    reports.push(report);
+                    on_case(report);
+                    done += 1;
                     failed_starts = 0;
                 }
                 Event::Exited(exit) => {
-                    let due = reports.len();
-                    if due < cases {
-                        if exit.last_start == Some(due) {
-                            reports.push(death(due, &exit));
+                    if done < cases {
+                        if exit.last_start == Some(done) {
+                            on_case(death(done, &exit));
+                            done += 1;
                             failed_starts = 0;
                         } else {
                             failed_starts += 1;
                             if failed_starts >= 3 {
                                 bail!(
-                                    "the worker died before case {due} three times: {} {}",
+                                    "the worker died before case {done} three times: {} {}",
                                     exit.status,
                                     exit.stderr_tail.trim()
                                 );
@@ -102,25 +103,25 @@ pub fn supervise(
                 }
                 Event::Silent => {
                     let exit = worker.kill();
-                    let due = reports.len();
-                    if exit.last_start != Some(due) {
+                    if exit.last_start != Some(done) {
                         bail!(
-                            "the worker fell silent before case {due}: {}",
+                            "the worker fell silent before case {done}: {}",
                             exit.stderr_tail.trim()
                         );
                     }
-                    reports.push(CaseReport {
-                        index: due,
+                    on_case(CaseReport {
+                        index: done,
                         outcome: Outcome::Timeout,
                         peak_bytes: 0,
                         detail: format!("no answer within {} s", timeout.as_secs_f64()),
                     });
+                    done += 1;
                     break;
                 }
             }
         }
     }
-    Ok(reports)
+    Ok(())
 }
 
 /// The case a worker died in: over the cap when the allocator said so (or std reported a
@@ -426,7 +427,11 @@ mod tests {
                 events: events.into(),
             }))
         };
-        let reports = supervise(6, Duration::from_secs(1), &mut spawn).unwrap();
+        let mut reports = Vec::new();
+        supervise(6, Duration::from_secs(1), &mut spawn, &mut |report| {
+            reports.push(report)
+        })
+        .unwrap();
         assert_eq!(spawned, vec![0, 3, 4, 5]);
         let outcomes: Vec<Outcome> = reports.iter().map(|report| report.outcome).collect();
         assert_eq!(
@@ -465,7 +470,7 @@ mod tests {
                 events: vec![Event::Exited(exit)].into(),
             }))
         };
-        let error = supervise(2, Duration::from_secs(1), &mut spawn).unwrap_err();
+        let error = supervise(2, Duration::from_secs(1), &mut spawn, &mut |_| {}).unwrap_err();
         assert!(format!("{error:#}").contains("no such decoder"), "{error:#}");
     }
 
@@ -476,7 +481,7 @@ mod tests {
                 events: vec![Event::Ready { cases: 9 }].into(),
             }))
         };
-        assert!(supervise(2, Duration::from_secs(1), &mut spawn).is_err());
+        assert!(supervise(2, Duration::from_secs(1), &mut spawn, &mut |_| {}).is_err());
     }
 
     #[test]

@@ -139,7 +139,7 @@ pub fn worker(args: &[String]) -> Result<()> {
         std::thread::Builder::new()
             .name("decode".to_string())
             .stack_size(DECODE_STACK_BYTES)
-            .spawn_scoped(scope, || run_cases(&target, &plan, &args))
+            .spawn_scoped(scope, || run_cases(&target, plan, &args))
             .context("cannot start the decode thread")?
             .join()
             .map_err(|_| anyhow::anyhow!("the decode thread panicked outside a case"))?
@@ -172,10 +172,10 @@ fn short_path(path: &str) -> &str {
     }
 }
 
-fn run_cases(target: &Target, plan: &[cases::Mutation], args: &WorkerArgs) -> Result<()> {
+fn run_cases(target: &Target, plan: cases::Plan, args: &WorkerArgs) -> Result<()> {
     alloc::cap_allocations(args.alloc_cap);
     let stdout = std::io::stdout();
-    for (index, mutation) in plan.iter().enumerate().skip(args.start) {
+    for (index, mutation) in plan.enumerate().skip(args.start) {
         // stderr is unbuffered: this line is out before the case can kill the process.
         writeln!(std::io::stderr(), "START {index}")?;
         let input = mutation.apply(&target.original);

@@ -1,0 +1,877 @@
+//! What every command that writes shares, so that a user's results are never lost or mixed,
+//! and the one validated reading of serbench's CSV files that writers and readers both use:
+//!
+//! - [`OutDir`]: an output folder held by one process at a time (an exclusive lock on
+//!   [`LOCK_FILE`] inside it, for the whole command; a second writer is refused at once).
+//! - Rewritten files are written to a temporary file in the same folder, synced and renamed into
+//!   place ([`OutDir::write_file`]); a rewritten folder (charts/) is built beside it and swapped
+//!   in ([`OutDir::write_dir`]).
+//! - results.csv grows through an [`Appender`]: whole rows per write, synced, and cut back to the
+//!   last complete row when a write fails (a full disk).
+//! - [`read`]: a file parses completely or is refused with file and line: this version's exact
+//!   header, every row well-formed with every number finite and in range ([`Record::check`]), no
+//!   row twice, one result set per file. A torn last line (no newline: an interrupted append) is
+//!   reported, for `run --resume` to drop and redo.
+//! - [`SetKind`] and [`OutDir::claim`]: a folder holding a result set is not written over unless
+//!   the user asked, and `--replace` moves the old set into `replaced/<time>/` first.
+
+use std::collections::BTreeMap;
+use std::fs::{File, OpenOptions};
+use std::io::{BufWriter, Write};
+use std::marker::PhantomData;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, anyhow};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use super::SCHEMA_VERSION;
+use super::results::ResultRow;
+use crate::UsageError;
+
+/// The lock file inside an output folder; it holds the writer's process id.
+pub const LOCK_FILE: &str = ".serbench.lock";
+/// Where `--replace` moves a previous result set, one folder per replacement.
+pub const REPLACED_DIR: &str = "replaced";
+/// Temporary files and folders start with this; a writer removes the leftovers of a crashed one.
+const TEMP_PREFIX: &str = ".serbench-tmp-";
+
+/// One kind of row of a serbench CSV file: its columns are its fields, in order (serde), and
+/// what makes a row valid is its own.
+pub trait Record: Serialize + DeserializeOwned + Default {
+    /// What one row stands for, in messages ("arm", "codec").
+    const ROW: &'static str;
+
+    /// Whether the row is well-formed: every number finite and in its range.
+    fn check(&self) -> Result<(), String>;
+
+    /// What no two rows of one file may share.
+    fn key(&self) -> String;
+
+    /// What every row of one file shares, as `(column, value)`: nothing, unless the file holds
+    /// one run.
+    fn set(&self) -> Vec<(&'static str, &str)> {
+        Vec::new()
+    }
+}
+
+/// The exact header this version writes for `T`: its field names, in order.
+pub fn header<T: Serialize + Default>() -> Vec<String> {
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    writer.serialize(T::default()).expect("a default row serializes");
+    let bytes = writer.into_inner().expect("an in-memory writer cannot fail");
+    let first_line = bytes.split(|&byte| byte == b'\n').next().unwrap_or_default();
+    String::from_utf8_lossy(first_line)
+        .split(',')
+        .map(str::to_string)
+        .collect()
+}
+
+/// One row from its fields (in header order); the error names the column.
+fn parse<T: DeserializeOwned>(record: &csv::StringRecord, header: &csv::StringRecord) -> Result<T, String> {
+    record
+        .deserialize(Some(header))
+        .map_err(|error| match error.kind() {
+            csv::ErrorKind::Deserialize { err, .. } => match err.field() {
+                Some(field) => format!(
+                    "field {} ({}): {}",
+                    field + 1,
+                    header.get(field as usize).unwrap_or("?"),
+                    err.kind()
+                ),
+                None => err.kind().to_string(),
+            },
+            _ => error.to_string(),
+        })
+}
+
+/// What every row of a versioned file (results, sizes, instructions) is checked for first:
+/// this schema version, and at least one record.
+pub fn check_versioned(schema_version: u32, records: usize) -> Result<(), String> {
+    if schema_version != SCHEMA_VERSION {
+        return Err(format!(
+            "schema version {schema_version}, this serbench reads version {SCHEMA_VERSION}"
+        ));
+    }
+    if records == 0 {
+        return Err("records 0: an operation or payload handles at least one record".to_string());
+    }
+    Ok(())
+}
+
+/// `value` is finite and in `low..=high`, or why not.
+pub fn in_range(column: &str, value: f64, low: f64, high: f64) -> Result<(), String> {
+    if value.is_finite() && (low..=high).contains(&value) {
+        return Ok(());
+    }
+    // Short numbers: 1e-6, not 0.000001; no 309-digit f64::MAX.
+    let short = |number: f64| match number.abs() {
+        0.0 => "0".to_string(),
+        magnitude if (1e-3..1e6).contains(&magnitude) || !number.is_finite() => number.to_string(),
+        _ => format!("{number:e}"),
+    };
+    let range = if high == f64::MAX {
+        format!("finite, at least {}", short(low))
+    } else {
+        format!("{}..={}", short(low), short(high))
+    };
+    Err(format!("{column} {} is outside its range {range}", short(value)))
+}
+
+/// A refusal naming the file and line.
+fn refused(path: &Path, line: u64, why: impl std::fmt::Display) -> anyhow::Error {
+    UsageError::error(format!("{}:{line}: {why}", path.display()))
+}
+
+/// A serbench CSV file, read completely and checked.
+#[derive(Debug)]
+pub struct Table<T> {
+    pub path: PathBuf,
+    pub rows: Vec<T>,
+    /// The line of a torn last row (the file does not end with a newline), which is not in
+    /// `rows`.
+    pub torn_line: Option<u64>,
+}
+
+/// Reads and checks a whole file; a torn last line is left out of the rows and reported in
+/// [`Table::torn_line`], anything else that does not validate is a refusal with file and line.
+pub fn read<T: Record>(path: &Path) -> Result<Table<T>> {
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let complete = bytes
+        .iter()
+        .rposition(|&byte| byte == b'\n')
+        .map_or(0, |last| last + 1);
+    if complete == 0 {
+        let why = if bytes.is_empty() {
+            "an empty file, without the header serbench writes"
+        } else {
+            "the header line is incomplete"
+        };
+        return Err(refused(path, 1, why));
+    }
+    let torn_line = (complete < bytes.len())
+        .then(|| bytes[..complete].iter().filter(|&&byte| byte == b'\n').count() as u64 + 1);
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(&bytes[..complete]);
+    let mut records = reader.records();
+    let line_of = |record: &csv::StringRecord| record.position().map_or(0, csv::Position::line);
+    let read_error = |error: csv::Error| {
+        let line = error.position().map_or(0, csv::Position::line);
+        refused(path, line, error)
+    };
+    let header = records
+        .next()
+        .transpose()
+        .map_err(read_error)?
+        .unwrap_or_default();
+    let expected = csv::StringRecord::from(self::header::<T>());
+    if header != expected {
+        // A file of another schema version may have other columns: its version is what to say.
+        if expected.get(0) == Some("schema_version") && header.get(0) == Some("schema_version") {
+            let first = records.next().transpose().map_err(read_error)?;
+            if let Some(version) = first.as_ref().and_then(|row| row.get(0))
+                && version != SCHEMA_VERSION.to_string()
+            {
+                return Err(refused(
+                    path,
+                    2,
+                    format!("schema version {version:?}, this serbench reads version {SCHEMA_VERSION}"),
+                ));
+            }
+        }
+        let why = match header
+            .iter()
+            .zip(&expected)
+            .position(|(found, want)| found != want)
+        {
+            Some(column) => format!(
+                "column {} is {:?} where this version's header has {:?}",
+                column + 1,
+                &header[column],
+                &expected[column]
+            ),
+            None => format!(
+                "{} columns where this version's header has {}",
+                header.len(),
+                expected.len()
+            ),
+        };
+        return Err(refused(path, 1, format!("not this serbench's header: {why}")));
+    }
+    let mut rows: Vec<T> = Vec::new();
+    let mut first_line: BTreeMap<String, u64> = BTreeMap::new();
+    let mut set_line = 0;
+    for record in records {
+        let record = record.map_err(read_error)?;
+        let line = line_of(&record);
+        if record.len() != header.len() {
+            return Err(refused(
+                path,
+                line,
+                format!(
+                    "{} fields where the header has {} (a truncated or corrupt row)",
+                    record.len(),
+                    header.len()
+                ),
+            ));
+        }
+        let row: T = parse(&record, &header).map_err(|why| refused(path, line, why))?;
+        row.check().map_err(|why| refused(path, line, why))?;
+        if let Some(first) = first_line.insert(row.key(), line) {
+            return Err(refused(
+                path,
+                line,
+                format!(
+                    "{} {} appears a second time (first on line {first}): two runs mixed",
+                    T::ROW,
+                    row.key()
+                ),
+            ));
+        }
+        if let Some(first) = rows.first() {
+            for ((column, value), (_, first_value)) in row.set().into_iter().zip(first.set()) {
+                if value != first_value {
+                    return Err(refused(
+                        path,
+                        line,
+                        format!(
+                            "a row of another run ({column} {value:?}, line {set_line} has {first_value:?}): \
+                             one file holds one run"
+                        ),
+                    ));
+                }
+            }
+        } else {
+            set_line = line;
+        }
+        rows.push(row);
+    }
+    Ok(Table {
+        path: path.to_path_buf(),
+        rows,
+        torn_line,
+    })
+}
+
+/// Reads a file that must be complete: a torn last line is refused too, with how to repair it.
+pub fn read_complete<T: Record>(path: &Path) -> Result<Vec<T>> {
+    let table = read::<T>(path)?;
+    match table.torn_line {
+        Some(line) => Err(refused(
+            path,
+            line,
+            "a torn last row (an interrupted write); `serbench run --resume` drops it and measures its arm again",
+        )),
+        None => Ok(table.rows),
+    }
+}
+
+/// The schema version of a serbench CSV file: the first field of its first data row (`None`
+/// for a file with a header only), read without parsing the rows (a file of another schema
+/// may not parse at all).
+pub fn schema_version(path: &Path) -> Result<Option<(usize, String)>> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let mut lines = text.lines().enumerate();
+    match lines.next() {
+        Some((_, header)) if header.starts_with("schema_version,") => {}
+        _ => {
+            return Err(refused(
+                path,
+                1,
+                "not a serbench CSV file (the header does not start with schema_version)",
+            ));
+        }
+    }
+    Ok(lines
+        .find(|(_, line)| !line.trim().is_empty())
+        .map(|(index, line)| (index + 1, line.split(',').next().unwrap_or_default().to_string())))
+}
+
+/// Rows as CSV bytes, after `header` when given.
+fn csv_bytes<T: Serialize>(header: Option<&[String]>, rows: &[T]) -> Result<Vec<u8>> {
+    let mut writer = csv::WriterBuilder::new()
+        .has_headers(false)
+        .from_writer(Vec::new());
+    if let Some(header) = header {
+        writer.write_record(header)?;
+    }
+    for row in rows {
+        writer.serialize(row)?;
+    }
+    writer
+        .into_inner()
+        .map_err(|error| anyhow!("cannot serialize rows: {}", error.error()))
+}
+
+/// The result sets a command writes: the files that make up one, and so what a folder must not
+/// hold already unless the user asked to resume or replace it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SetKind {
+    /// `run`: results.csv and what is derived from it.
+    Run,
+    /// `sizes`: sizes.csv, which in a run's folder belongs to that run.
+    Sizes,
+    /// `robustness`: robustness.csv.
+    Robustness,
+    /// `run --measure instructions`: instructions.csv.
+    Instructions,
+}
+
+/// A run's files: results.csv, then what is derived from it (which must describe it exactly).
+pub const RUN_FILES: [&str; 5] = [
+    super::results::FILE_NAME,
+    super::sizes::FILE_NAME,
+    super::ratios::FILE_NAME,
+    super::markdown::REPORT_FILE,
+    super::markdown::CHARTS_DIR,
+];
+
+/// The files derived from a run's results.csv.
+pub const DERIVED_FILES: [&str; 4] = [
+    super::sizes::FILE_NAME,
+    super::ratios::FILE_NAME,
+    super::markdown::REPORT_FILE,
+    super::markdown::CHARTS_DIR,
+];
+
+impl SetKind {
+    pub fn files(self) -> &'static [&'static str] {
+        match self {
+            SetKind::Run | SetKind::Sizes => &RUN_FILES,
+            SetKind::Robustness => &[crate::robustness::FILE_NAME],
+            SetKind::Instructions => &[crate::instructions::FILE_NAME],
+        }
+    }
+}
+
+/// An output folder this process writes alone: locked from [`OutDir::lock`] until dropped.
+#[derive(Debug)]
+pub struct OutDir {
+    path: PathBuf,
+    lock: File,
+    lock_path: PathBuf,
+    /// Made by this command: removed again if it is left empty (a refused command).
+    created: bool,
+}
+
+impl OutDir {
+    /// Creates the folder if needed and takes its lock; another serbench holding it is a
+    /// refusal. This is also the proof that the folder is writable, before any work is done.
+    pub fn lock(path: &Path) -> Result<OutDir> {
+        let created = !path.exists();
+        std::fs::create_dir_all(path)
+            .with_context(|| format!("cannot create the output folder {}", path.display()))?;
+        let lock_path = path.join(LOCK_FILE);
+        let lock = loop {
+            let file = OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(&lock_path)
+                .with_context(|| format!("cannot write in the output folder {}", path.display()))?;
+            match file.try_lock() {
+                Ok(()) => {}
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    let holder = std::fs::read_to_string(&lock_path).unwrap_or_default();
+                    let holder = match holder.trim() {
+                        "" => String::new(),
+                        pid => format!(" (process {pid})"),
+                    };
+                    return Err(UsageError::error(format!(
+                        "{} is in use by another serbench{holder}: one writer per folder; wait for it \
+                         to finish or choose another --out",
+                        path.display()
+                    )));
+                }
+                Err(std::fs::TryLockError::Error(error)) => {
+                    return Err(error).with_context(|| format!("cannot lock {}", lock_path.display()));
+                }
+            }
+            // The writer before us removed the file we opened as it finished: lock the new one.
+            if is_same_file(&file, &lock_path) {
+                break file;
+            }
+        };
+        // From here on, dropping `out` releases the lock and removes what it made.
+        let mut out = OutDir {
+            path: path.to_path_buf(),
+            lock,
+            lock_path,
+            created,
+        };
+        let pid = format!("{}\n", std::process::id());
+        out.lock
+            .set_len(0)
+            .and_then(|()| out.lock.write_all(pid.as_bytes()))
+            .with_context(|| format!("cannot write {}", out.lock_path.display()))?;
+        out.remove_leftovers()?;
+        Ok(out)
+    }
+
+    /// [`OutDir::lock`], then [`OutDir::claim`] for a new set of `kind`: what a command that
+    /// writes one set (and never resumes one) starts with.
+    pub fn for_new_set(path: &Path, kind: SetKind, replace: bool) -> Result<OutDir> {
+        let out = OutDir::lock(path)?;
+        out.claim(kind, replace)?;
+        Ok(out)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn file(&self, name: &str) -> PathBuf {
+        self.path.join(name)
+    }
+
+    /// Whether the folder has an entry `name` (a file, a folder, or even a dangling link).
+    pub fn holds(&self, name: &str) -> bool {
+        std::fs::symlink_metadata(self.file(name)).is_ok()
+    }
+
+    /// Refuses a folder that holds any file of a `kind` set, unless `replace`: then that set
+    /// is moved into `replaced/<time>/` (returned) and the folder is free for the new one.
+    pub fn claim(&self, kind: SetKind, replace: bool) -> Result<Option<PathBuf>> {
+        let present: Vec<&str> = kind
+            .files()
+            .iter()
+            .copied()
+            .filter(|name| self.holds(name))
+            .collect();
+        if present.is_empty() {
+            return Ok(None);
+        }
+        if replace {
+            let moved = self.move_aside(&present)?;
+            eprintln!(
+                "serbench: moved the previous {} into {}",
+                present.join(", "),
+                moved.display()
+            );
+            return Ok(Some(moved));
+        }
+        let held: Vec<String> = present
+            .iter()
+            .map(|&name| match name {
+                super::results::FILE_NAME => format!("{name}: {}", describe_results(&self.file(name))),
+                _ => name.to_string(),
+            })
+            .collect();
+        let resume = if kind == SetKind::Run {
+            "--resume to extend it, "
+        } else {
+            ""
+        };
+        Err(UsageError::error(format!(
+            "{} already holds a result set ({}): pass {resume}--replace to move it into {} and start \
+             anew, or choose another --out",
+            self.path.display(),
+            held.join("; "),
+            self.file(REPLACED_DIR).display()
+        )))
+    }
+
+    /// Moves `names` into a new `replaced/<UTC time>/` folder.
+    fn move_aside(&self, names: &[&str]) -> Result<PathBuf> {
+        let stamp = super::host::utc_timestamp(std::time::SystemTime::now()).replace([':', '-'], "");
+        let replaced = self.file(REPLACED_DIR);
+        let mut target = replaced.join(&stamp);
+        let mut number = 2;
+        while target.exists() {
+            target = replaced.join(format!("{stamp}-{number}"));
+            number += 1;
+        }
+        std::fs::create_dir_all(&target).with_context(|| format!("cannot create {}", target.display()))?;
+        for name in names {
+            std::fs::rename(self.file(name), target.join(name)).with_context(|| {
+                format!(
+                    "cannot move {} into {}",
+                    self.file(name).display(),
+                    target.display()
+                )
+            })?;
+        }
+        sync_dir(&self.path).with_context(|| format!("cannot sync {}", self.path.display()))?;
+        Ok(target)
+    }
+
+    /// Removes derived files or folders that would no longer describe the folder's results.
+    pub fn remove(&self, names: &[&str]) -> Result<()> {
+        for name in names {
+            let path = self.file(name);
+            let removed = match std::fs::symlink_metadata(&path) {
+                Ok(metadata) if metadata.is_dir() => std::fs::remove_dir_all(&path),
+                Ok(_) => std::fs::remove_file(&path),
+                Err(_) => continue,
+            };
+            removed.with_context(|| format!("cannot remove {}", path.display()))?;
+        }
+        sync_dir(&self.path).with_context(|| format!("cannot sync {}", self.path.display()))
+    }
+
+    /// Replaces the file `name` with what `write` writes, atomically: a temporary file in the
+    /// folder, synced, renamed over the old one. A failure leaves the old file as it was.
+    pub fn write_file(
+        &self,
+        name: &str,
+        write: impl FnOnce(&mut dyn Write) -> Result<()>,
+    ) -> Result<PathBuf> {
+        let target = self.file(name);
+        let temp = self.temp_path(name);
+        let written = (|| -> Result<()> {
+            let mut file = BufWriter::new(File::create(&temp)?);
+            write(&mut file)?;
+            let file = file.into_inner().map_err(|error| error.into_error())?;
+            file.sync_all()?;
+            std::fs::rename(&temp, &target)?;
+            Ok(sync_dir(&self.path)?)
+        })();
+        written.map_err(|error| {
+            let _ = std::fs::remove_file(&temp);
+            error.context(format!("cannot write {}", target.display()))
+        })?;
+        Ok(target)
+    }
+
+    /// [`OutDir::write_file`] of rows under the header of `T`.
+    pub fn write_csv<T: Serialize + Default>(&self, name: &str, rows: &[T]) -> Result<PathBuf> {
+        let bytes = csv_bytes(Some(&header::<T>()), rows)?;
+        self.write_file(name, |file| Ok(file.write_all(&bytes)?))
+    }
+
+    /// Replaces the folder `name` with one holding exactly `files`: built beside it, synced,
+    /// then swapped in, so no file of the old folder remains. No files: the folder is removed.
+    pub fn write_dir(&self, name: &str, files: &[(&str, &[u8])]) -> Result<Vec<PathBuf>> {
+        let target = self.file(name);
+        if files.is_empty() {
+            self.remove(&[name])?;
+            return Ok(Vec::new());
+        }
+        let temp = self.temp_path(name);
+        let old = self.temp_path(&format!("{name}.old"));
+        let written = (|| -> Result<()> {
+            std::fs::create_dir(&temp)?;
+            for (file_name, bytes) in files {
+                let mut file = File::create(temp.join(file_name))?;
+                file.write_all(bytes)?;
+                file.sync_all()?;
+            }
+            sync_dir(&temp)?;
+            if self.holds(name) {
+                std::fs::rename(&target, &old)?;
+            }
+            std::fs::rename(&temp, &target)?;
+            sync_dir(&self.path)?;
+            if old.exists() {
+                std::fs::remove_dir_all(&old)?;
+            }
+            Ok(())
+        })();
+        written.map_err(|error| {
+            let _ = std::fs::remove_dir_all(&temp);
+            error.context(format!("cannot write {}", target.display()))
+        })?;
+        Ok(files
+            .iter()
+            .map(|(file_name, _)| target.join(file_name))
+            .collect())
+    }
+
+    /// Starts the CSV file `name` afresh with the header of `T` and `rows` (atomically), then
+    /// opens it for appending.
+    pub fn start_csv<T: Record>(&self, name: &str, rows: &[T]) -> Result<Appender<T>> {
+        let bytes = csv_bytes(Some(&header::<T>()), rows)?;
+        let path = self.write_file(name, |file| Ok(file.write_all(&bytes)?))?;
+        Appender::open(path)
+    }
+
+    /// Opens the complete CSV file `name` (see [`read`]) for appending.
+    pub fn append_csv<T: Record>(&self, name: &str) -> Result<Appender<T>> {
+        Appender::open(self.file(name))
+    }
+
+    fn temp_path(&self, name: &str) -> PathBuf {
+        self.file(&format!("{TEMP_PREFIX}{}-{name}", std::process::id()))
+    }
+
+    /// Temporary files of a writer that crashed (this one holds the lock, so no writer is using
+    /// them).
+    fn remove_leftovers(&self) -> Result<()> {
+        let entries =
+            std::fs::read_dir(&self.path).with_context(|| format!("cannot read {}", self.path.display()))?;
+        for entry in entries.flatten() {
+            if entry.file_name().to_string_lossy().starts_with(TEMP_PREFIX) {
+                let path = entry.path();
+                let removed = if path.is_dir() {
+                    std::fs::remove_dir_all(&path)
+                } else {
+                    std::fs::remove_file(&path)
+                };
+                removed.with_context(|| format!("cannot remove the leftover {}", path.display()))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Drop for OutDir {
+    fn drop(&mut self) {
+        // Removed while still locked; a writer that opened it meanwhile sees it gone and retries.
+        if is_same_file(&self.lock, &self.lock_path) {
+            let _ = std::fs::remove_file(&self.lock_path);
+        }
+        if self.created {
+            // Succeeds only when nothing was written into it.
+            let _ = std::fs::remove_dir(&self.path);
+        }
+    }
+}
+
+/// What a results.csv holds, for the refusal that names it.
+fn describe_results(path: &Path) -> String {
+    match read::<ResultRow>(path) {
+        Ok(table) => match table.rows.first() {
+            Some(first) => format!(
+                "{} arms of commit {}, profile {}, schedule {}",
+                table.rows.len(),
+                first.commit,
+                first.profile,
+                first.schedule
+            ),
+            None => "no rows".to_string(),
+        },
+        Err(error) => format!("{error:#}"),
+    }
+}
+
+#[cfg(unix)]
+fn is_same_file(file: &File, path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (file.metadata(), std::fs::metadata(path)) {
+        (Ok(open), Ok(named)) => open.dev() == named.dev() && open.ino() == named.ino(),
+        _ => false,
+    }
+}
+
+#[cfg(not(unix))]
+fn is_same_file(_file: &File, path: &Path) -> bool {
+    path.exists()
+}
+
+/// Makes a rename or removal inside `dir` durable.
+fn sync_dir(dir: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    File::open(dir)?.sync_all()?;
+    #[cfg(not(unix))]
+    let _ = dir;
+    Ok(())
+}
+
+/// An open CSV file that whole rows are appended to.
+pub struct Appender<T> {
+    file: File,
+    path: PathBuf,
+    /// The length after the last complete append.
+    len: u64,
+    rows: PhantomData<fn(&T)>,
+}
+
+impl<T: Serialize> Appender<T> {
+    fn open(path: PathBuf) -> Result<Appender<T>> {
+        let file = OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        let len = file
+            .metadata()
+            .with_context(|| format!("cannot read {}", path.display()))?
+            .len();
+        Ok(Appender {
+            file,
+            path,
+            len,
+            rows: PhantomData,
+        })
+    }
+
+    /// Appends `rows` in one write and syncs. When the write fails (a full disk), the file is
+    /// cut back to its last complete row, so nothing torn is left if that succeeds.
+    pub fn append(&mut self, rows: &[T]) -> Result<()> {
+        let bytes = csv_bytes(None, rows)?;
+        let written = self.file.write_all(&bytes).and_then(|()| self.file.sync_data());
+        match written {
+            Ok(()) => {
+                self.len += bytes.len() as u64;
+                Ok(())
+            }
+            Err(error) => {
+                let _ = self.file.set_len(self.len).and_then(|()| self.file.sync_data());
+                Err(error).with_context(|| format!("cannot write {}", self.path.display()))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, Default, PartialEq, Serialize, serde::Deserialize)]
+    struct Point {
+        name: String,
+        run: String,
+        x: f64,
+    }
+
+    impl Record for Point {
+        const ROW: &'static str = "point";
+
+        fn check(&self) -> Result<(), String> {
+            in_range("x", self.x, 0.0, 10.0)
+        }
+
+        fn key(&self) -> String {
+            self.name.clone()
+        }
+
+        fn set(&self) -> Vec<(&'static str, &str)> {
+            vec![("run", &self.run)]
+        }
+    }
+
+    fn table(text: &str) -> Result<Table<Point>> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("points.csv");
+        std::fs::write(&path, text).unwrap();
+        read::<Point>(&path)
+    }
+
+    fn refusal(text: &str) -> String {
+        let error = table(text).unwrap_err();
+        assert!(error.downcast_ref::<UsageError>().is_some(), "{error:#}");
+        let message = format!("{error:#}");
+        message[message.find("points.csv").unwrap()..].to_string()
+    }
+
+    #[test]
+    fn a_valid_file_reads_and_a_torn_last_line_is_reported_not_read() {
+        let read = table("name,run,x\na,r,1\nb,r,2\nc,r,3").unwrap();
+        assert_eq!(read.rows.len(), 2);
+        assert_eq!(read.torn_line, Some(4));
+        assert_eq!(table("name,run,x\na,r,1\n").unwrap().torn_line, None);
+    }
+
+    #[test]
+    fn every_kind_of_bad_file_is_refused_with_its_line() {
+        assert_eq!(
+            refusal(""),
+            "points.csv:1: an empty file, without the header serbench writes"
+        );
+        assert_eq!(
+            refusal("name,x,run\n"),
+            "points.csv:1: not this serbench's header: column 2 is \"x\" where this version's header has \"run\""
+        );
+        assert_eq!(
+            refusal("name,run\n"),
+            "points.csv:1: not this serbench's header: 2 columns where this version's header has 3"
+        );
+        assert_eq!(
+            refusal("name,run,x\na,r,1\nb,r\n"),
+            "points.csv:3: 2 fields where the header has 3 (a truncated or corrupt row)"
+        );
+        assert_eq!(
+            refusal("name,run,x\na,r,one\n"),
+            "points.csv:2: field 3 (x): invalid float literal"
+        );
+        for bad in ["inf", "NaN", "-1", "1e308"] {
+            assert!(
+                refusal(&format!("name,run,x\na,r,{bad}\n")).starts_with("points.csv:2: x "),
+                "{bad}"
+            );
+        }
+        assert_eq!(
+            refusal("name,run,x\na,r,1\na,r,2\n"),
+            "points.csv:3: point a appears a second time (first on line 2): two runs mixed"
+        );
+        assert_eq!(
+            refusal("name,run,x\na,r,1\nb,s,2\n"),
+            "points.csv:3: a row of another run (run \"s\", line 2 has \"r\"): one file holds one run"
+        );
+    }
+
+    #[test]
+    fn a_second_lock_on_a_folder_is_refused_until_the_first_is_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = OutDir::lock(dir.path()).unwrap();
+        let error = OutDir::lock(dir.path()).unwrap_err();
+        assert!(error.downcast_ref::<UsageError>().is_some());
+        assert!(
+            format!("{error:#}").contains("is in use by another serbench"),
+            "{error:#}"
+        );
+        drop(first);
+        assert!(!dir.path().join(LOCK_FILE).exists());
+        OutDir::lock(dir.path()).unwrap();
+    }
+
+    #[test]
+    fn a_folder_made_for_a_refused_command_is_removed_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("new");
+        drop(OutDir::lock(&out).unwrap());
+        assert!(!out.exists());
+        let kept = OutDir::lock(&out).unwrap();
+        kept.write_file("a.txt", |file| Ok(file.write_all(b"a")?))
+            .unwrap();
+        drop(kept);
+        assert!(out.join("a.txt").is_file());
+    }
+
+    #[test]
+    fn rewritten_files_and_folders_leave_nothing_of_the_old_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = OutDir::lock(dir.path()).unwrap();
+        out.write_dir("charts", &[("a.svg", b"1"), ("b.svg", b"2")])
+            .unwrap();
+        out.write_dir("charts", &[("c.svg", b"3")]).unwrap();
+        let mut names: Vec<String> = std::fs::read_dir(dir.path().join("charts"))
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["c.svg"]);
+        out.write_file("report.md", |file| Ok(file.write_all(b"new")?))
+            .unwrap();
+        let failed = out.write_file("report.md", |file| {
+            file.write_all(b"half")?;
+            anyhow::bail!("disk full")
+        });
+        assert!(failed.is_err());
+        assert_eq!(std::fs::read(dir.path().join("report.md")).unwrap(), b"new");
+        let mut entries: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        entries.sort();
+        assert_eq!(entries, [LOCK_FILE, "charts", "report.md"]);
+    }
+
+    #[test]
+    fn replace_moves_the_old_set_aside_and_claim_refuses_without_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = OutDir::lock(dir.path()).unwrap();
+        std::fs::write(dir.path().join("sizes.csv"), "old").unwrap();
+        let error = out.claim(SetKind::Sizes, false).unwrap_err();
+        assert!(
+            format!("{error:#}").contains("already holds a result set (sizes.csv)"),
+            "{error:#}"
+        );
+        assert!(out.claim(SetKind::Robustness, false).unwrap().is_none());
+        let moved = out.claim(SetKind::Sizes, true).unwrap().unwrap();
+        assert_eq!(std::fs::read_to_string(moved.join("sizes.csv")).unwrap(), "old");
+        assert!(!dir.path().join("sizes.csv").exists());
+    }
+}

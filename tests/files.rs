@@ -1,0 +1,761 @@
+//! What serbench promises about a user's files, one test per promise, through the real binary
+//! on small selections (the smoke profile): everything validated before anything is written, a
+//! result set never replaced unless asked and then kept, resume extends without duplicates, a
+//! torn row repaired, a full disk losing nothing, one writer per folder, readers that refuse bad
+//! numbers at once, a closed stdout ending quietly, numeric options checked before any work.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serbench::report::files::{self, LOCK_FILE};
+use serbench::report::results::{self, ResultRow};
+use serbench::report::sizes::SizeRow;
+
+fn serbench() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_serbench"))
+}
+
+fn run(args: &[&str]) -> Output {
+    serbench().args(args).output().expect("serbench runs")
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn text(path: &Path) -> &str {
+    path.to_str().expect("a UTF-8 path")
+}
+
+/// `run --format postcard --payload P... --profile smoke --out OUT` plus `extra`.
+fn smoke(out: &Path, payloads: &[&str], extra: &[&str]) -> Output {
+    profiled("smoke", out, payloads, extra)
+}
+
+/// [`smoke`] with another profile.
+fn profiled(profile: &str, out: &Path, payloads: &[&str], extra: &[&str]) -> Output {
+    let mut args = vec![
+        "run",
+        "--format",
+        "postcard",
+        "--profile",
+        profile,
+        "--out",
+        text(out),
+    ];
+    for payload in payloads {
+        args.extend(["--payload", payload]);
+    }
+    args.extend(extra);
+    run(&args)
+}
+
+/// A folder holding a finished smoke run of postcard on `order`.
+fn finished_run(out: &Path) {
+    let output = smoke(out, &["order"], &[]);
+    assert!(output.status.success(), "{}", stderr(&output));
+}
+
+/// A temporary folder with [`finished_run`] in its `out`, and that results.csv.
+fn with_a_run() -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    finished_run(&out);
+    let csv = out.join("results.csv");
+    (dir, out, csv)
+}
+
+/// Every file under `dir` with its bytes: "no file changed" is the same snapshot before and
+/// after.
+fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    let mut files = BTreeMap::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(folder) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&folder) else {
+            continue;
+        };
+        for entry in entries {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                pending.push(path);
+            } else {
+                files.insert(path.clone(), std::fs::read(&path).unwrap());
+            }
+        }
+    }
+    files
+}
+
+/// Sets `column` of data row `row` (0-based; `None`: every row) of a CSV file to `value`.
+fn edit(path: &Path, row: Option<usize>, column: &str, value: &str) {
+    let mut reader = csv::Reader::from_path(path).unwrap();
+    let header = reader.headers().unwrap().clone();
+    let index = header.iter().position(|name| name == column).unwrap();
+    let records: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    let mut writer = csv::Writer::from_path(path).unwrap();
+    writer.write_record(&header).unwrap();
+    for (number, record) in records.iter().enumerate() {
+        let mut fields: Vec<&str> = record.iter().collect();
+        if row.is_none_or(|row| row == number) {
+            fields[index] = value;
+        }
+        writer.write_record(fields).unwrap();
+    }
+    writer.flush().unwrap();
+}
+
+/// The arms of a results.csv as `payload operation label` keys, checking there is no duplicate.
+fn arms(path: &Path) -> Vec<String> {
+    let rows: Vec<ResultRow> = results::read(path).unwrap();
+    let mut keys: Vec<String> = rows
+        .iter()
+        .map(|row| serbench::report::load::ArmKey::of(row).to_string())
+        .collect();
+    let total = keys.len();
+    keys.sort();
+    keys.dedup();
+    assert_eq!(keys.len(), total, "an arm recorded twice in {}", path.display());
+    keys
+}
+
+/// Runs `command` with its output in files, killed after `limit`: `None` when it was.
+fn output_within(mut command: Command, limit: Duration) -> Option<Output> {
+    let dir = tempfile::tempdir().unwrap();
+    let (out_path, err_path) = (dir.path().join("stdout"), dir.path().join("stderr"));
+    let mut child = command
+        .stdout(File::create(&out_path).unwrap())
+        .stderr(File::create(&err_path).unwrap())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > limit {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    Some(Output {
+        status,
+        stdout: std::fs::read(out_path).unwrap(),
+        stderr: std::fs::read(err_path).unwrap(),
+    })
+}
+
+/// Asserts a refusal: exit 2, one line on stderr containing `expected`.
+fn assert_refused(output: &Output, expected: &str) {
+    let message = stderr(output);
+    assert_eq!(output.status.code(), Some(2), "{message}");
+    assert!(message.contains(expected), "{message:?} lacks {expected:?}");
+    assert_eq!(message.trim_end().lines().count(), 1, "one line: {message}");
+}
+
+#[test]
+fn everything_is_validated_before_anything_is_written() {
+    let (_dir, out, csv) = with_a_run();
+    let before = snapshot(&out);
+
+    // An empty selection, for every command that writes (also without --resume: that run would
+    // otherwise start the folder's set anew).
+    let no_csv_telemetry = ["--format", "csv", "--payload", "telemetry", "--out", text(&out)];
+    for (command, refusal) in [
+        ("run", "the selection matches no arm"),
+        ("sizes", "the selection matches no codec"),
+        ("robustness", "no decoder matches the selection"),
+    ] {
+        assert_refused(&run(&[&[command][..], &no_csv_telemetry].concat()), refusal);
+    }
+    let json_access = [
+        "run",
+        "--format",
+        "json",
+        "--op",
+        "access-all",
+        "--out",
+        text(&out),
+    ];
+    assert_refused(&run(&json_access), "the selection matches no arm");
+    assert_refused(
+        &run(&[&json_access[..], &["--resume"]].concat()),
+        "the selection matches no arm",
+    );
+    assert_eq!(snapshot(&out), before, "an empty selection changed a file");
+
+    // Columns in another order: refused by the writer that would extend it and by the reader.
+    let original = std::fs::read_to_string(&csv).unwrap();
+    let swapped = original.replacen("schema_version,host,system", "schema_version,system,host", 1);
+    std::fs::write(&csv, &swapped).unwrap();
+    let before = snapshot(&out);
+    assert_refused(
+        &smoke(&out, &["order"], &["--resume"]),
+        "results.csv:1: not this serbench's header",
+    );
+    assert_refused(
+        &run(&["report", text(&out)]),
+        "results.csv:1: not this serbench's header",
+    );
+    assert_eq!(snapshot(&out), before, "a bad header changed a file");
+
+    // Numbers out of range, in a row that otherwise parses.
+    for (column, value) in [
+        ("mean_ns", "inf"),
+        ("mean_ns", "NaN"),
+        ("mean_ns", "-5"),
+        ("ns_per_record", "1e308"),
+        ("ci95_high_ns", "0.5"),
+        ("records", "0"),
+    ] {
+        std::fs::write(&csv, &original).unwrap();
+        edit(&csv, Some(0), column, value);
+        let before = snapshot(&out);
+        let output = smoke(&out, &["order", "readings"], &["--resume"]);
+        assert_refused(&output, &format!("{}:2: ", csv.display()));
+        assert_eq!(snapshot(&out), before, "{column} {value}: a file changed");
+    }
+}
+
+#[test]
+fn a_result_set_is_replaced_only_when_asked_and_then_kept() {
+    let (_dir, out, csv) = with_a_run();
+    let before = snapshot(&out);
+    let old_results = std::fs::read(&csv).unwrap();
+
+    let refused = smoke(&out, &["readings"], &[]);
+    assert_refused(&refused, "already holds a result set");
+    for choice in ["--resume", "--replace", "another --out"] {
+        assert!(stderr(&refused).contains(choice), "{}", stderr(&refused));
+    }
+    assert_eq!(snapshot(&out), before, "a refused run changed a file");
+    // A chart of no run at all: replacing must not leave it either.
+    std::fs::write(out.join("charts/stale.svg"), "<svg/>").unwrap();
+
+    let replaced = smoke(&out, &["readings"], &["--replace"]);
+    assert!(replaced.status.success(), "{}", stderr(&replaced));
+    let moved: Vec<PathBuf> = std::fs::read_dir(out.join("replaced"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    assert_eq!(moved.len(), 1, "{moved:?}");
+    assert_eq!(std::fs::read(moved[0].join("results.csv")).unwrap(), old_results);
+    assert!(moved[0].join("charts/order-decode.svg").is_file());
+
+    // Every derived file describes the new results.csv, and only it.
+    assert!(
+        arms(&out.join("results.csv"))
+            .iter()
+            .all(|arm| arm.starts_with("readings "))
+    );
+    let sizes: Vec<SizeRow> = files::read_complete(&out.join("sizes.csv")).unwrap();
+    assert!(!sizes.is_empty() && sizes.iter().all(|row| row.payload == "readings"));
+    let charts: Vec<String> = std::fs::read_dir(out.join("charts"))
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        !charts.is_empty() && charts.iter().all(|name| name.starts_with("readings-")),
+        "{charts:?}"
+    );
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(report.contains("## readings") && !report.contains("## order"));
+
+    // `report` rewrites the charts folder whole too.
+    std::fs::write(out.join("charts/stale.svg"), "<svg/>").unwrap();
+    let output = run(&["report", text(&out)]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(!out.join("charts/stale.svg").exists());
+}
+
+#[test]
+fn resume_refuses_another_set_and_extends_its_own_without_duplicates() {
+    let (_dir, out, csv) = with_a_run();
+    let before = snapshot(&out);
+    for (output, reason) in [
+        (
+            profiled("quick", &out, &["order"], &["--resume"]),
+            "profile \"smoke\"",
+        ),
+        (
+            smoke(&out, &["order"], &["--resume", "--burst"]),
+            "schedule \"interleaved\"",
+        ),
+    ] {
+        assert_refused(&output, "cannot resume a set of ");
+        assert!(stderr(&output).contains(reason), "{}", stderr(&output));
+        assert_eq!(snapshot(&out), before);
+    }
+    let original = std::fs::read_to_string(&csv).unwrap();
+    edit(&csv, None, "commit", "0123456789ab");
+    let foreign = snapshot(&out);
+    assert_refused(
+        &smoke(&out, &["order"], &["--resume"]),
+        "cannot resume a set of commit \"0123456789ab\"",
+    );
+    assert_eq!(snapshot(&out), foreign);
+
+    // The same set: extended by the arms it lacks, each once, the old rows as they were; a
+    // failed arm is measured again.
+    std::fs::write(&csv, &original).unwrap();
+    edit(&csv, Some(1), "status", "failed");
+    for column in [
+        "encoded_bytes",
+        "reps",
+        "batch",
+        "mean_ns",
+        "ci95_low_ns",
+        "ci95_high_ns",
+        "ns_per_record",
+        "records_per_s",
+        "mb_per_s",
+        "allocs_per_op",
+        "alloc_bytes_per_op",
+    ] {
+        edit(&csv, Some(1), column, "");
+    }
+    let with_failure = std::fs::read_to_string(&csv).unwrap();
+    let resumed = smoke(&out, &["order", "readings"], &["--resume"]);
+    assert!(resumed.status.success(), "{}", stderr(&resumed));
+    assert!(
+        stderr(&resumed).contains("1 of them failed before (resume retries failed arms)"),
+        "{}",
+        stderr(&resumed)
+    );
+    let rows: Vec<ResultRow> = results::read(&csv).unwrap();
+    assert!(rows.iter().all(|row| row.status == "ok"), "{rows:?}");
+    let after = std::fs::read_to_string(&csv).unwrap();
+    let kept: Vec<&str> = with_failure
+        .lines()
+        .enumerate()
+        .filter(|(line, _)| *line != 2)
+        .map(|(_, line)| line)
+        .collect();
+    assert_eq!(&after.lines().collect::<Vec<_>>()[..kept.len()], &kept[..]);
+    let keys = arms(&csv);
+    assert!(
+        keys.iter().any(|arm| arm.starts_with("order "))
+            && keys.iter().any(|arm| arm.starts_with("readings "))
+    );
+
+    // Nothing left to run: nothing added.
+    let again = smoke(&out, &["order", "readings"], &["--resume"]);
+    assert!(again.status.success(), "{}", stderr(&again));
+    assert_eq!(arms(&csv), keys);
+}
+
+#[test]
+fn a_torn_last_row_is_reported_dropped_and_measured_again() {
+    let (_dir, out, csv) = with_a_run();
+    let complete = arms(&csv);
+    let bytes = std::fs::read(&csv).unwrap();
+    std::fs::write(&csv, &bytes[..bytes.len() - 40]).unwrap();
+
+    assert_refused(&run(&["report", text(&out)]), "a torn last row");
+    let resumed = smoke(&out, &["order"], &["--resume"]);
+    assert!(resumed.status.success(), "{}", stderr(&resumed));
+    let message = stderr(&resumed);
+    assert!(
+        message.contains(&format!("{}:4: a torn last row", csv.display())),
+        "{message}"
+    );
+    assert!(std::fs::read(&csv).unwrap().ends_with(b"\n"));
+    assert_eq!(arms(&csv), complete);
+}
+
+/// A tmpfs mounted for one test, unmounted when dropped.
+struct Tmpfs(PathBuf);
+
+impl Tmpfs {
+    /// `None` (with the reason printed) where the test cannot mount one: not root, or no
+    /// permission to mount.
+    fn mount(dir: &Path, size: &str) -> Option<Tmpfs> {
+        let uid = Command::new("id").arg("-u").output().ok()?;
+        if String::from_utf8_lossy(&uid.stdout).trim() != "0" {
+            eprintln!("skipped: mounting a tmpfs needs root");
+            return None;
+        }
+        std::fs::create_dir_all(dir).unwrap();
+        let mounted = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs", text(dir)])
+            .output()
+            .ok()?;
+        if !mounted.status.success() {
+            eprintln!("skipped: cannot mount a tmpfs: {}", stderr(&mounted).trim());
+            return None;
+        }
+        Some(Tmpfs(dir.to_path_buf()))
+    }
+
+    /// Fills the file system with 4 KiB files, then frees `pages` of them.
+    fn fill_leaving(&self, pages: usize) -> Vec<PathBuf> {
+        let mut fillers = Vec::new();
+        loop {
+            let path = self.0.join(format!("filler-{}", fillers.len()));
+            match std::fs::write(&path, [0u8; 4096]) {
+                Ok(()) => fillers.push(path),
+                Err(_) => {
+                    let _ = std::fs::remove_file(&path);
+                    break;
+                }
+            }
+        }
+        for path in fillers.drain(fillers.len().saturating_sub(pages)..) {
+            std::fs::remove_file(path).unwrap();
+        }
+        fillers
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+/// A failure for want of space: exit 1, saying so.
+fn assert_disk_full(output: &Output) {
+    let message = stderr(output);
+    assert_eq!(output.status.code(), Some(1), "{message}");
+    assert!(message.contains("No space left on device"), "{message}");
+}
+
+fn free(fillers: Vec<PathBuf>) {
+    fillers
+        .into_iter()
+        .for_each(|path| std::fs::remove_file(path).unwrap());
+}
+
+#[test]
+fn a_full_disk_loses_and_tears_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(disk) = Tmpfs::mount(&dir.path().join("disk"), "512k") else {
+        return;
+    };
+    let out = disk.0.join("out");
+
+    // Full at the start: refused before measuring, and no empty results.csv left behind.
+    let fillers = disk.fill_leaving(0);
+    let output = smoke(&out, &[], &[]);
+    assert_disk_full(&output);
+    assert!(!out.join("results.csv").exists());
+    free(fillers);
+
+    // Full in the middle: the run fails, its file holds whole rows only, and resume completes it.
+    let fillers = disk.fill_leaving(2);
+    let output = smoke(&out, &[], &[]);
+    assert_disk_full(&output);
+    let csv = out.join("results.csv");
+    assert!(
+        std::fs::read(&csv).unwrap().ends_with(b"\n"),
+        "a torn row was left"
+    );
+    let partial = arms(&csv);
+    assert!(!partial.is_empty());
+    free(fillers);
+    let resumed = smoke(&out, &[], &["--resume"]);
+    assert!(resumed.status.success(), "{}", stderr(&resumed));
+    let all = arms(&csv);
+    assert!(all.len() > partial.len() && partial.iter().all(|arm| all.contains(arm)));
+
+    // A report that no longer fits: the previous one stays whole.
+    std::fs::remove_dir_all(out.join("charts")).unwrap();
+    std::fs::write(out.join("report.md"), "the previous report\n").unwrap();
+    let before = snapshot(&out);
+    disk.fill_leaving(2);
+    let output = run(&["report", text(&out)]);
+    assert_disk_full(&output);
+    assert_eq!(snapshot(&out), before, "a failed report changed the previous one");
+}
+
+/// A process killed (and reaped) when dropped, also when a test fails.
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A long robustness run holding `out`'s lock.
+fn lock_holder(out: &Path) -> Running {
+    let holder = Running(
+        serbench()
+            .args(["robustness", "--format", "postcard", "--payload", "order"])
+            .args(["--cases", "200000", "--out", text(out)])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        // The holder writes its process id into the lock file once it holds the lock (a probe
+        // taking the lock itself could steal it from the holder).
+        let pid = std::fs::read_to_string(out.join(LOCK_FILE)).unwrap_or_default();
+        if pid.trim() == holder.0.id().to_string() {
+            return holder;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the robustness run never took its lock"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_second_writer_is_refused_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let mut holder = lock_holder(&out);
+    let pid = holder.0.id();
+    let path = text(&out);
+    let run_order = [
+        "run",
+        "--format",
+        "postcard",
+        "--payload",
+        "order",
+        "--profile",
+        "smoke",
+        "--out",
+        path,
+    ];
+    let one_case = [
+        "--format",
+        "postcard",
+        "--payload",
+        "order",
+        "--cases",
+        "1",
+        "--out",
+        path,
+    ];
+    for args in [
+        run_order.to_vec(),
+        [&run_order[..], &["--resume"]].concat(),
+        vec!["sizes", "--format", "postcard", "--out", path],
+        [&["robustness"][..], &one_case].concat(),
+        vec!["report", path],
+    ] {
+        let started = Instant::now();
+        let output = run(&args);
+        assert_refused(&output, &format!("is in use by another serbench (process {pid})"));
+        assert!(started.elapsed() < Duration::from_secs(10), "{args:?} waited");
+    }
+    assert!(
+        holder.0.try_wait().unwrap().is_none(),
+        "the holder ended: nothing was proven"
+    );
+    assert!(!out.join("results.csv").exists() && !out.join("sizes.csv").exists());
+    drop(holder);
+    // A killed writer's lock is gone with it.
+    finished_run(&out);
+}
+
+#[test]
+fn readers_refuse_numbers_out_of_range_within_seconds() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("good");
+    finished_run(&good);
+    let bad = dir.path().join("bad");
+    for (columns, value) in [
+        (
+            &["mean_ns", "ns_per_record", "ci95_low_ns", "ci95_high_ns"][..],
+            "inf",
+        ),
+        (
+            &["mean_ns", "ns_per_record", "ci95_low_ns", "ci95_high_ns"],
+            "1e308",
+        ),
+        (&["mean_ns", "ns_per_record"], "NaN"),
+        (&["mean_ns", "ns_per_record", "ci95_low_ns"], "-5"),
+        (&["records"], "0"),
+    ] {
+        let _ = std::fs::remove_dir_all(&bad);
+        std::fs::create_dir(&bad).unwrap();
+        std::fs::copy(good.join("results.csv"), bad.join("results.csv")).unwrap();
+        for column in columns {
+            edit(&bad.join("results.csv"), Some(0), column, value);
+        }
+        let report_out = dir.path().join("report");
+        for args in [
+            &["report", text(&bad), "--out", text(&report_out)][..],
+            &["compare", text(&good), text(&bad)],
+            &["fidelity", text(&bad), "--criterion", text(dir.path())],
+        ] {
+            let mut command = serbench();
+            command.args(args);
+            let output = output_within(command, Duration::from_secs(10))
+                .unwrap_or_else(|| panic!("{args:?} with {columns:?} {value} ran for 10 s"));
+            assert_refused(&output, &format!("{}:2: ", bad.join("results.csv").display()));
+        }
+        assert!(
+            !report_out.exists(),
+            "a refused report wrote {}",
+            report_out.display()
+        );
+    }
+}
+
+#[test]
+fn a_closed_stdout_ends_the_command_quietly() {
+    for args in [&["list"][..], &["dump", "--payload", "vec-big", "--logical"]] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let output = serbench()
+            .args(args)
+            .stdout(writer)
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(0), "{args:?}: {}", stderr(&output));
+        assert_eq!(stderr(&output), "", "{args:?}");
+    }
+}
+
+#[test]
+fn numeric_options_are_checked_before_any_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    for (flag, value, range) in [
+        ("--cases", "0", "1..=1000000000"),
+        ("--cases", "1000000001", "1..=1000000000"),
+        ("--alloc-cap-mib", "0", "1..=1048576"),
+        ("--alloc-cap-mib", "1048577", "1..=1048576"),
+        ("--case-timeout", "0", "1..=86400"),
+        ("--case-timeout", "86401", "1..=86400"),
+        ("--seed", "0x", "0x-hex"),
+        ("--seed", "-1", "0x-hex"),
+    ] {
+        let output = run(&["robustness", &format!("{flag}={value}"), "--out", text(&out)]);
+        let message = stderr(&output);
+        assert_eq!(output.status.code(), Some(2), "{flag} {value}: {message}");
+        assert!(message.contains(range), "{flag} {value}: {message}");
+        assert!(!out.exists(), "{flag} {value} created the folder");
+    }
+    // The README's own spelling of the default seed.
+    let output = run(&[
+        "robustness",
+        "--format",
+        "postcard",
+        "--payload",
+        "order",
+        "--cases",
+        "1",
+        "--seed",
+        "0x5EED0B05",
+        "--out",
+        text(&out),
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(String::from_utf8_lossy(&output.stdout).contains("seed 0x5eed0b05"));
+
+    // An unwritable folder is found before the work (the whole default selection takes minutes).
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, "").unwrap();
+    let mut command = serbench();
+    command.args(["robustness", "--out", text(&file.join("out"))]);
+    let output = output_within(command, Duration::from_secs(20)).expect("robustness worked before failing");
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("cannot create the output folder"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+/// Linux: the resident memory of a process, from /proc.
+#[cfg(target_os = "linux")]
+fn resident_bytes(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|line| line.starts_with("VmRSS:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn robustness_memory_does_not_grow_with_cases() {
+    let dir = tempfile::tempdir().unwrap();
+    const LIMIT: u64 = 300 << 20;
+    let mut child = serbench()
+        .args([
+            "robustness",
+            "--format",
+            "postcard",
+            "--payload",
+            "order",
+            "--cases",
+            "1000000000",
+        ])
+        .args(["--out", text(&dir.path().join("out"))])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    let mut peak = 0;
+    while started.elapsed() < Duration::from_secs(3) {
+        match resident_bytes(child.id()) {
+            Some(bytes) => peak = peak.max(bytes),
+            None => break,
+        }
+        if peak > LIMIT {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let ended = child.try_wait().unwrap();
+    child.kill().ok();
+    child.wait().unwrap();
+    assert!(ended.is_none(), "robustness ended early: {ended:?}");
+    assert!(
+        peak <= LIMIT,
+        "robustness grew past {} MiB with a billion cases per kind",
+        peak >> 20
+    );
+}
+
+#[test]
+fn unknown_backends_list_each_valid_name_once() {
+    for args in [
+        &["run", "--backend", "nope", "--out", "/nonexistent/never-written"][..],
+        &[
+            "robustness",
+            "--backend",
+            "nope",
+            "--out",
+            "/nonexistent/never-written",
+        ],
+        &[
+            "dump",
+            "--format",
+            "json",
+            "--payload",
+            "order",
+            "--backend",
+            "nope",
+        ],
+    ] {
+        let output = run(args);
+        assert_refused(&output, "unknown backend 'nope' [possible values: ");
+        let message = stderr(&output);
+        let names: Vec<&str> = message[message.find("possible values: ").unwrap() + 17..]
+            .trim_end()
+            .trim_end_matches(']')
+            .split(", ")
+            .collect();
+        let mut unique = names.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), names.len(), "{args:?}: {message}");
+        assert!(names.contains(&"serde_json"), "{args:?}: {message}");
+    }
+}
