@@ -30,6 +30,8 @@ pub mod flatbuffers;
 pub mod fory;
 #[cfg(feature = "json")]
 pub mod json;
+#[cfg(feature = "msgpack")]
+pub mod msgpack;
 #[cfg(feature = "postcard")]
 pub mod postcard;
 #[cfg(feature = "protobuf")]
