@@ -16,6 +16,11 @@ pub struct Host {
     pub commit: String,
 }
 
+/// The variable that names the commit: build.rs reads it at compile time (a Nix build has no
+/// `.git`), and the binary at run time, so the flake's wrapper stamps a new commit on the same
+/// binary instead of rebuilding it.
+const COMMIT_VARIABLE: &str = "SERBENCH_COMMIT";
+
 impl Host {
     pub fn detect() -> Host {
         Host {
@@ -25,9 +30,18 @@ impl Host {
             cpu: cpu_model(),
             cores: std::thread::available_parallelism().map_or(1, |cores| cores.get()),
             rustc: env!("SERBENCH_RUSTC").to_string(),
-            commit: env!("SERBENCH_COMMIT").to_string(),
+            commit: commit(std::env::var(COMMIT_VARIABLE).ok(), env!("SERBENCH_COMMIT")),
         }
     }
+}
+
+/// The commit of the running binary: the run-time value when one is set (one line, not empty),
+/// else the one compiled in.
+fn commit(run_time: Option<String>, compiled: &str) -> String {
+    run_time
+        .map(|commit| commit.trim().to_string())
+        .filter(|commit| !commit.is_empty() && !commit.contains(['\n', '\r']))
+        .unwrap_or_else(|| compiled.to_string())
 }
 
 /// The system name Nix uses for this build target (`darwin` for macOS).
@@ -82,5 +96,19 @@ fn os_release() -> String {
             .map_or(kernel.clone(), |version| format!("macOS {version} ({kernel})")),
         (Some(pretty), None) => pretty,
         (None, None) => std::env::consts::OS.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_run_time_commit_wins_over_the_compiled_one_unless_it_is_unusable() {
+        let compiled = "0123456789ab";
+        assert_eq!(commit(Some("fedcba987654-dirty".into()), compiled), "fedcba987654-dirty");
+        assert_eq!(commit(None, compiled), compiled);
+        assert_eq!(commit(Some(" ".into()), compiled), compiled);
+        assert_eq!(commit(Some("a\nb".into()), compiled), compiled);
     }
 }
