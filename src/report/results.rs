@@ -26,6 +26,8 @@ pub struct ResultRow {
     pub cores: usize,
     pub rustc: String,
     pub commit: String,
+    /// `direct`, or `nix-build ...` for a run measured inside a Nix build (see [`Host`]).
+    pub environment: String,
     pub profile: String,
     /// `interleaved` (reps round-robin across the payload's arms) or `burst`.
     pub schedule: String,
@@ -71,6 +73,7 @@ impl ResultRow {
             cores: host.cores,
             rustc: host.rustc.clone(),
             commit: host.commit.clone(),
+            environment: host.environment.clone(),
             profile: profile.to_string(),
             schedule: "interleaved".to_string(),
             timestamp: timestamp.to_string(),
