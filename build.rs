@@ -44,7 +44,11 @@ fn main() {
         let head = output("git", &["rev-parse", "HEAD"])?;
         let dirty = output("git", &["status", "--porcelain", "--untracked-files=no"]).is_some();
         let short = head.get(..12)?;
-        Some(if dirty { format!("{short}-dirty") } else { short.to_string() })
+        Some(if dirty {
+            format!("{short}-dirty")
+        } else {
+            short.to_string()
+        })
     });
     println!(
         "cargo:rustc-env=SERBENCH_COMMIT={}",

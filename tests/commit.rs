@@ -9,7 +9,15 @@ use std::process::Command;
 fn commits_of_a_run(commit_variable: Option<&str>) -> Vec<String> {
     let dir = tempfile::tempdir().unwrap();
     let mut command = Command::new(env!("CARGO_BIN_EXE_serbench"));
-    command.args(["run", "--profile", "smoke", "--payload", "order", "--format", "postcard"]);
+    command.args([
+        "run",
+        "--profile",
+        "smoke",
+        "--payload",
+        "order",
+        "--format",
+        "postcard",
+    ]);
     command.arg("--out").arg(dir.path());
     command.env_remove("SERBENCH_COMMIT");
     if let Some(commit) = commit_variable {
@@ -41,7 +49,8 @@ fn git_head() -> Option<String> {
 #[test]
 fn a_cargo_build_stamps_the_first_12_hex_digits_of_head() {
     // A Nix build has no git checkout: its binary says `unknown` and its wrapper sets the commit.
-    let Some(head) = git_head().filter(|_| Path::new(env!("CARGO_MANIFEST_DIR")).join(".git").exists()) else {
+    let Some(head) = git_head().filter(|_| Path::new(env!("CARGO_MANIFEST_DIR")).join(".git").exists())
+    else {
         eprintln!("no git checkout: the compiled-in commit is not checked here");
         return;
     };

@@ -155,9 +155,15 @@ mod tests {
             "nix-build sandbox build-cores=8"
         );
         let unsandboxed = [("NIX_BUILD_TOP", "/tmp/nix-build-serbench-results-full.drv-0")];
-        assert_eq!(environment(variables(&unsandboxed), "linux"), "nix-build no-sandbox");
+        assert_eq!(
+            environment(variables(&unsandboxed), "linux"),
+            "nix-build no-sandbox"
+        );
         let darwin = [
-            ("NIX_BUILD_TOP", "/private/tmp/nix-build-serbench-results-full.drv-0"),
+            (
+                "NIX_BUILD_TOP",
+                "/private/tmp/nix-build-serbench-results-full.drv-0",
+            ),
             ("NIX_BUILD_CORES", "0"),
         ];
         assert_eq!(
@@ -169,7 +175,10 @@ mod tests {
     #[test]
     fn the_run_time_commit_wins_over_the_compiled_one_unless_it_is_unusable() {
         let compiled = "0123456789ab";
-        assert_eq!(commit(Some("fedcba987654-dirty".into()), compiled), "fedcba987654-dirty");
+        assert_eq!(
+            commit(Some("fedcba987654-dirty".into()), compiled),
+            "fedcba987654-dirty"
+        );
         assert_eq!(commit(None, compiled), compiled);
         assert_eq!(commit(Some(" ".into()), compiled), compiled);
         assert_eq!(commit(Some("a\nb".into()), compiled), compiled);
