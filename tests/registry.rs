@@ -63,19 +63,17 @@ fn unsupported_payloads_really_fail_to_round_trip_where_the_library_could_try() 
 
 #[test]
 fn the_format_list_is_the_cargo_feature_list() {
-    let manifest: String =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml")).unwrap();
-    let default_line = manifest
-        .lines()
-        .find(|line| line.starts_with("default = ["))
-        .expect("a default feature list");
-    let features: BTreeSet<&str> = default_line
-        .trim_start_matches("default = [")
-        .trim_end_matches(']')
-        .split(',')
-        .map(|name| name.trim().trim_matches('"'))
-        .filter(|name| !name.is_empty())
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml");
+    let manifest: toml::Table = std::fs::read_to_string(path).unwrap().parse().unwrap();
+    // Read as TOML, as the flake reads it (builtins.fromTOML): a formatter may lay the list out
+    // over several lines.
+    let features: BTreeSet<&str> = manifest["features"]["default"]
+        .as_array()
+        .expect("a default feature list")
+        .iter()
+        .map(|name| name.as_str().expect("feature names are strings"))
         .collect();
+    assert!(!features.is_empty(), "no formats in {path}");
     let registry: BTreeSet<&str> = serbench::format::all().iter().map(|format| format.name).collect();
     // build.rs records which features this build has; the registry is exactly the enabled
     // formats of the default list, whatever subset of features the test was built with.
