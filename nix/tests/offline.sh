@@ -222,8 +222,8 @@ if nix flake check --help 2>/dev/null | grep -q -- --all-systems; then all_syste
 
 step "the toolchain rust-toolchain.toml names, as the overlay resolves it"
 for system in "${systems[@]}"; do
-  toolchain=$(nixq eval --raw "${evaluate[@]}" ".#packages.$system.default.unwrapped.nativeBuildInputs" \
-    --apply 'inputs: (builtins.head inputs).name') || fail "$system: the toolchain does not evaluate"
+  toolchain=$(nixq eval --raw "${evaluate[@]}" ".#packages.$system.default" \
+    --apply 'package: (builtins.head (package.unwrapped or package).nativeBuildInputs).name') || fail "$system: the toolchain does not evaluate"
   echo "$system: $toolchain"
   if [[ -n $real_overlay && $toolchain == rust-stub-* ]]; then fail "$system: the stub overlay answered, not the real one"; fi
 done
