@@ -31,8 +31,7 @@ rec {
     autoArgs: fn: args:
     let
       function = if builtins.isFunction fn then fn else import fn;
-      call = callArgs: function (builtins.intersectAttrs (builtins.functionArgs function) autoArgs // callArgs);
-      result = call args;
+      result = function (builtins.intersectAttrs (builtins.functionArgs function) autoArgs // args);
     in
     if builtins.isAttrs result then
       result

