@@ -68,6 +68,10 @@ fn main() {
         }
     }
     rerun_if_exists("src");
+    // By absolute path too: another copy of the package built in the same target dir (the
+    // offline flake test's stub build shares ./target) must not pass for this one, commit and all.
+    let manifest_dir = std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
+    rerun_if_exists(&format!("{manifest_dir}/build.rs"));
 
     #[cfg(feature = "protobuf")]
     protobuf::generate();
