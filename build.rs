@@ -1,5 +1,7 @@
 //! Records the compiler and the source commit into the binary, so every result row says which
-//! build produced it. Nix builds have no `.git`: the flake passes SERBENCH_COMMIT instead.
+//! build produced it. A Nix build has no `.git` and compiles in `unknown`: the flake's wrapper
+//! sets SERBENCH_COMMIT at run time instead (src/report/host.rs), so a commit that changes no
+//! source does not rebuild the binary.
 //!
 //! It also writes the locked version of every direct dependency (`$OUT_DIR/crate_versions.rs`),
 //! so the formats table names the crate versions actually built, and with the `protobuf`
@@ -14,6 +16,12 @@ fn output(program: &str, args: &[&str]) -> Option<String> {
         .success()
         .then(|| String::from_utf8_lossy(&output.stdout).trim().to_string())
         .filter(|text| !text.is_empty())
+}
+
+fn rerun_if_exists(path: &str) {
+    if std::path::Path::new(path).exists() {
+        println!("cargo:rerun-if-changed={path}");
+    }
 }
 
 fn main() {
@@ -31,22 +39,41 @@ fn main() {
     features.sort();
     println!("cargo:rustc-env=SERBENCH_FEATURES={}", features.join(","));
 
+    // One commit id everywhere (nix/commit.nix computes the same for a flake build): the first
+    // 12 hex digits of HEAD, `-dirty` when tracked files have uncommitted changes.
     println!("cargo:rerun-if-env-changed=SERBENCH_COMMIT");
     let commit = std::env::var("SERBENCH_COMMIT").ok().or_else(|| {
-        let head = output("git", &["rev-parse", "--short=12", "HEAD"])?;
+        let head = output("git", &["rev-parse", "HEAD"])?;
         let dirty = output("git", &["status", "--porcelain", "--untracked-files=no"]).is_some();
-        Some(if dirty { format!("{head}-dirty") } else { head })
+        let short = head.get(..12)?;
+        Some(if dirty {
+            format!("{short}-dirty")
+        } else {
+            short.to_string()
+        })
     });
     println!(
         "cargo:rustc-env=SERBENCH_COMMIT={}",
         commit.unwrap_or_else(|| "unknown".to_string())
     );
-    // Re-run when HEAD moves, the index changes or a source file is edited (the dirty flag).
-    for path in [".git/HEAD", ".git/index", "src"] {
-        if std::path::Path::new(path).exists() {
-            println!("cargo:rerun-if-changed={path}");
+    // Re-run when HEAD moves (HEAD itself, or the branch it names: a commit rewrites the branch's
+    // ref, not HEAD), the index changes or a source file is edited (the dirty flag). git names
+    // the files, so a worktree, whose `.git` is a file, is followed too.
+    let branch = output("git", &["symbolic-ref", "-q", "HEAD"]);
+    let git_files = ["HEAD", "index", "packed-refs"]
+        .into_iter()
+        .map(str::to_string)
+        .chain(branch);
+    for git_file in git_files {
+        if let Some(path) = output("git", &["rev-parse", "--git-path", &git_file]) {
+            rerun_if_exists(&path);
         }
     }
+    rerun_if_exists("src");
+    // By absolute path too: another copy of the package built in the same target dir (the
+    // offline flake test's stub build shares ./target) must not pass for this one, commit and all.
+    let manifest_dir = std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
+    rerun_if_exists(&format!("{manifest_dir}/build.rs"));
 
     crate_versions();
     format_list();

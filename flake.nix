@@ -31,8 +31,8 @@
             system
             cargoToml
             ;
-          # Nix builds have no .git: build.rs reads the commit from SERBENCH_COMMIT instead.
-          commit = self.rev or self.dirtyRev or "unknown";
+          # One commit id for one commit, the one a cargo build stamps (nix/commit.nix).
+          commit = import ./nix/commit.nix self;
         }
       );
       output = name: builtins.mapAttrs (_system: parts: parts.${name}) bySystem;

@@ -1,9 +1,13 @@
-# `nix flake check`: the same checks as .ci/run (fmt, clippy, cargo test), the package, the pure
-# sizes report, and every arm run once (smoke profile) through the real build.
+# `nix flake check`: the same checks as .ci/run (fmt, clippy, cargo test, treefmt), the package,
+# the pure sizes report, and every arm run once (smoke profile) through the real build.
+#
+# A plain attribute set of derivations (nix/default.nix imports it without callPackage).
 {
   lib,
   runCommand,
   flatbuffers,
+  treefmt,
+  formatters,
   rustPlatform,
   toolchain,
   source,
@@ -37,6 +41,11 @@ let
       // extra
     );
   flatcMatches = flatbuffers.version == flatcVersion;
+  # The whole tree as the flake sees it (git-tracked files), for the formatters.
+  tree = builtins.path {
+    name = "serbench-tree";
+    path = ../.;
+  };
 in
 {
   inherit serbench sizes results-smoke;
@@ -56,6 +65,15 @@ in
     chmod -R u+w source
     cd source
     cargo fmt --all -- --check
+    touch "$out"
+  '';
+  # `nix fmt` leaves the committed tree as it is: every formatter treefmt.toml names, in CI mode
+  # (no cache, fail on any change).
+  formatting = runCommand "serbench-formatting-check" { nativeBuildInputs = [ treefmt ] ++ formatters; } ''
+    cp -r ${tree} tree
+    chmod -R u+w tree
+    cd tree
+    HOME=$TMPDIR treefmt --ci
     touch "$out"
   '';
 }

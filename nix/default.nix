@@ -31,8 +31,11 @@ let
   flatcVersion = lib.removePrefix "=" cargoToml.dependencies.flatbuffers.version;
   source = import ./source.nix { inherit cargoToml; };
 
-  serbench = callPackage ./package.nix { inherit rustPlatform source commit; };
-  sizes = callPackage ./sizes.nix { inherit serbench; };
+  # The binary depends on the sources only; the wrapper stamps the commit on it.
+  unwrapped = callPackage ./package.nix { inherit rustPlatform source; };
+  serbench = callPackage ./stamped.nix { inherit unwrapped commit; };
+  # sizes.csv records no commit, so it is not rebuilt for a commit that changes no source.
+  sizes = callPackage ./sizes.nix { serbench = unwrapped; };
   # Every arm run once through the real build, in seconds: a wiring check whose numbers mean
   # nothing (`nix flake check`, CI, the offline test).
   results-smoke = callPackage ./results.nix {
@@ -54,10 +57,22 @@ in
     # The whole matrix, full profile, measured on the build host.
     results = callPackage ./results.nix { inherit serbench; };
   };
-  apps = callPackage ./apps.nix { inherit serbench formats; };
+  # apps and checks are plain attribute sets of outputs, so not made with callPackage: its
+  # makeOverridable would add `override` and `overrideDerivation`, which `nix flake check` and
+  # `nix flake show` reject as an app and as a check.
+  apps = import ./apps.nix {
+    inherit (pkgs) lib writeShellScript;
+    inherit serbench formats;
+  };
   devShells.default = callPackage ./shell.nix { inherit toolchain formatters flatcVersion; };
   formatter = callPackage ./formatter.nix { inherit formatters; };
-  checks = callPackage ./checks.nix {
+  checks = import ./checks.nix {
+    inherit (pkgs)
+      lib
+      runCommand
+      flatbuffers
+      treefmt
+      ;
     inherit
       rustPlatform
       toolchain
@@ -66,6 +81,7 @@ in
       sizes
       results-smoke
       flatcVersion
+      formatters
       ;
   };
 }

@@ -1,10 +1,15 @@
-# `nix develop`: the pinned toolchain, cargo-nextest, treefmt and its formatters, and flatc when
-# nixpkgs has the version the committed FlatBuffers code was generated with.
+# `nix develop`: the pinned toolchain, cargo-nextest, treefmt and its formatters, on Linux what
+# `serbench run --measure instructions` needs (valgrind, and util-linux's setarch, which NixOS has
+# on PATH only), and flatc when nixpkgs has the version the committed FlatBuffers code was
+# generated with.
 {
   lib,
+  stdenv,
   mkShell,
   cargo-nextest,
   treefmt,
+  valgrind,
+  util-linux,
   flatbuffers,
   toolchain,
   formatters,
@@ -20,10 +25,17 @@ mkShell {
     treefmt
   ]
   ++ formatters
+  ++ lib.optionals stdenv.hostPlatform.isLinux [
+    valgrind
+    util-linux
+  ]
   ++ lib.optionals flatcMatches [ flatbuffers ];
   # To stderr, so `nix develop -c CMD` output stays CMD's own.
   shellHook = ''
     echo "serbench dev shell: $(rustc --version); cargo nextest, treefmt (treefmt.toml), nixfmt, taplo, prettier" >&2
+  ''
+  + lib.optionalString stdenv.hostPlatform.isLinux ''
+    echo "valgrind and setarch for serbench run --measure instructions" >&2
   ''
   + (
     if flatcMatches then

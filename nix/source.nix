@@ -1,5 +1,9 @@
-# What every Rust derivation of the flake builds from: only the files cargo reads, so editing
-# README.md or the flake itself does not rebuild (and re-measure) anything.
+# What every Rust derivation of the flake builds from: only the files cargo reads, so a commit that
+# edits README.md or the flake itself rebuilds no binary, test or size report: the binary gets its
+# commit at run time (stamped.nix). What such a commit does cost: the wrapper (a one-line script),
+# and `nix build .#results`, whose rows record the commit, measures again (as it should: a result
+# names the commit it was measured at); `nix flake check` re-runs results-smoke (seconds) and the
+# formatting check (the whole tree).
 { cargoToml }:
 let
   root = toString ../.;

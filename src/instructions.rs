@@ -168,6 +168,18 @@ fn callgrind(format: &str, arm_index: usize, scratch: &Path) -> Result<u64> {
     )
 }
 
+/// The executable `program` in the first folder of `path` (a PATH value) that has one: NixOS
+/// and `nix develop` have setarch on PATH only, not in /usr/bin.
+fn find_on_path(program: &str, path: Option<std::ffi::OsString>) -> Option<std::path::PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    std::env::split_paths(&path?)
+        .map(|folder| folder.join(program))
+        .find(|candidate| {
+            std::fs::metadata(candidate)
+                .is_ok_and(|metadata| metadata.is_file() && metadata.permissions().mode() & 0o111 != 0)
+        })
+}
+
 /// Runs `program` under callgrind with collection on only inside `region`, an unmangled
 /// function the program calls twice: once to warm up, then for [`ITERATIONS`] operations.
 /// Returns the instructions of the second call. Also counts the fidelity benchmark's direct
@@ -181,12 +193,13 @@ pub fn count_region(
 ) -> Result<u64> {
     // Without address-space randomisation (where `setarch -R` exists), so the heap and stack
     // addresses, and with them the paths of address-dependent code, repeat from run to run.
-    let mut command = if Path::new("/usr/bin/setarch").exists() {
-        let mut command = Command::new("setarch");
-        command.args(["-R", "valgrind"]);
-        command
-    } else {
-        Command::new("valgrind")
+    let mut command = match find_on_path("setarch", std::env::var_os("PATH")) {
+        Some(setarch) => {
+            let mut command = Command::new(setarch);
+            command.args(["-R", "valgrind"]);
+            command
+        }
+        None => Command::new("valgrind"),
     };
     let output = command
         .arg("--tool=callgrind")
@@ -276,5 +289,25 @@ mod tests {
         let dump = "version: 1\ncreator: callgrind-3.19.0\nevents: Ir\nfn=(1) x\n16 42\ntotals: 123456\n";
         assert_eq!(total_instructions(dump), Some(123_456));
         assert_eq!(total_instructions("events: Ir\n"), None);
+    }
+
+    #[test]
+    fn setarch_is_found_on_path_wherever_it_lives() {
+        use std::os::unix::fs::PermissionsExt;
+        let store = tempfile::tempdir().unwrap();
+        let bin = store.path().join("util-linux/bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        let setarch = bin.join("setarch");
+        std::fs::write(&setarch, "#!/bin/sh\n").unwrap();
+        let path = |folders: &[&Path]| Some(std::env::join_paths(folders).unwrap());
+        let empty = store.path().join("empty");
+        std::fs::create_dir_all(&empty).unwrap();
+
+        // Not executable yet: not a program.
+        assert_eq!(find_on_path("setarch", path(&[&bin])), None);
+        std::fs::set_permissions(&setarch, std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert_eq!(find_on_path("setarch", path(&[&empty, &bin])), Some(setarch));
+        assert_eq!(find_on_path("setarch", path(&[&empty])), None);
+        assert_eq!(find_on_path("setarch", None), None);
     }
 }

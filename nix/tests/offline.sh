@@ -4,15 +4,23 @@
 #
 #   bash nix/tests/offline.sh
 #
-# 1. every .nix file parses;
-# 2. flake.lock is consistent with flake.nix's inputs (read without --override-input, which
-#    would hide a stale lock);
-# 3. with the stub inputs under nix/tests/ (wiring only, see their flake.nix): flake show and
-#    flake check --no-build over both systems; the app names are `bench` plus `bench-<format>`
-#    for exactly the formats `serbench list --json` reports, and every app is type "app";
-#    results evaluates on both systems; results-smoke (every arm once, numbers meaningless)
-#    builds on x86_64-linux into one results.csv row per arm; `nix run .#bench-postcard` runs;
-#    a bad format exits 2; `nix develop` works and has rust-toolchain.toml's rustc.
+# 1. every .nix file parses; flake.lock is consistent with flake.nix's inputs (read without
+#    --override-input, which would hide a stale lock);
+# 2. the flake evaluated on nixpkgs' own semantics: a stub package set (nix/tests/stub-nixpkgs:
+#    stubs for builders and tools only) on the REAL nixpkgs lib (../shared/nixpkgs-lib), with the
+#    REAL rust-overlay as flake.lock pins it (../shared/rust-overlay, its narHash checked): flake
+#    show and flake check --no-build over both systems; apps are `bench` plus `bench-<format>`
+#    for exactly the registry's formats, each a plain app; checks are derivations; results
+#    evaluates on both systems; one commit id (nix/commit.nix, git, the binary); a commit that
+#    changes no source rebuilds no binary;
+# 3. builds through the stub rust-overlay (the host's rustup toolchain): results-smoke (every arm
+#    once, numbers meaningless) into one results.csv row per arm, each saying it ran inside a Nix
+#    build; `nix run .#bench-postcard` (a direct run); a bad format exits 2; `nix develop` (its
+#    rustc, valgrind and setarch; a run there is direct); `nix fmt` leaves a clean checkout
+#    unchanged and checks.formatting fails on a misformatted one (with the host's formatters).
+# It ends by saying which parts ran on real code and which on stubs. Without ../shared (a user's
+# clone) the real lib and overlay are replaced by nix/tests/stub-nixpkgs/fallback-lib.nix and
+# the stub overlay, and it says what it skipped.
 #
 # SERBENCH_NIX_TARGET_DIR: the cargo target dir the stub build shares (default: ./target, so
 # the dependencies `cargo test` compiled are reused).
@@ -32,11 +40,11 @@ nix --version
 
 step() { echo "-- $*"; }
 # nix without the noise every stub command repeats: the dirty-tree warning (uncommitted
-# flake), the "not writing modified lock file" block (the overrides, by design) and Nix 2.8's
-# "evaluating ..." progress lines.
+# flake), the "not writing modified lock file" block (the overrides, by design), Nix 2.8's
+# "evaluating ..." progress lines and the missing nixbld group (build-users-group is empty).
 nixq() {
   nix "$@" 2> >(awk '
-    /^warning: Git tree .* is dirty$/ || /^evaluating / { next }
+    /^warning: Git tree .* is dirty$/ || /^evaluating / || /group .nixbld. specified/ { next }
     /^warning: not writing modified lock file/ { lockblock = 1; next }
     lockblock && /^(• |    |  → )/ { next }
     { lockblock = 0; print }' >&2)
@@ -45,9 +53,13 @@ fail() {
   echo "offline.sh: FAIL: $*" >&2
   exit 1
 }
+# What ran on real code and what on stubs, printed at the end.
+real=()
+stubbed=()
+skipped=()
 
 # The flake sees only git-tracked files: an untracked flake part would be missing silently.
-for file in flake.nix flake.lock treefmt.toml $(find nix -type f); do
+for file in flake.nix flake.lock treefmt.toml taplo.toml $(find nix -type f); do
   git ls-files --error-unmatch "$file" >/dev/null 2>&1 || fail "$file is not tracked by git (git add it)"
 done
 
@@ -133,42 +145,105 @@ PY
 nixq flake metadata --offline --no-update-lock-file . >/dev/null ||
   fail "flake.lock does not match flake.nix: run \`nix flake lock\` on a networked machine"
 
+
+# Real code beside the project: ../shared (a developer's machine and CI have it; a user's clone
+# does not). It is read where it is, never copied into the project.
+shared=$(cd .. && pwd)/shared
+real_lib=$shared/nixpkgs-lib/lib
+real_overlay=$shared/rust-overlay
+[[ -f $real_lib/default.nix ]] || real_lib=""
+[[ -f $real_overlay/flake.nix ]] || real_overlay=""
+
 # The stubs get the host's paths in a temporary copy, so nothing is written into the repo.
 work=$(mktemp -d /tmp/serbench-nix.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 cp -r nix/tests/stub-nixpkgs nix/tests/stub-rust-overlay "$work/"
-python3 - "$work/stub-nixpkgs/host.json" <<PY
+if [[ -n $real_lib ]]; then
+  # lib.nix takes the real lib when it finds it here (a pure evaluation reads only its flake).
+  cp -r "$real_lib" "$work/stub-nixpkgs/nixpkgs-lib"
+  chmod -R u+w "$work/stub-nixpkgs/nixpkgs-lib"
+  real+=("nixpkgs lib ($real_lib, $(cat "$real_lib/.version" 2>/dev/null || echo "version unknown")): callPackage (makeOverridable), genAttrs, getExe, makeBinPath, systems.elaborate, in every evaluation and build below")
+else
+  skipped+=("the real nixpkgs lib: no ../shared/nixpkgs-lib; fallback-lib.nix stood in for it")
+  stubbed+=("nixpkgs lib: nix/tests/stub-nixpkgs/fallback-lib.nix")
+fi
+# The host's own tools where it has them (the formatters, valgrind, setarch): the real programs
+# run inside `nix fmt`, checks.formatting and the dev shell.
+host_tool() {
+  local path
+  path=$(command -v "$1") || return 0
+  # A pyenv shim needs pyenv's environment; the program it stands for does not.
+  if [[ $path == */shims/* ]] && command -v pyenv >/dev/null; then path=$(pyenv which "$1"); fi
+  readlink -f "$path"
+}
+tools_json=$(for tool in treefmt taplo prettier nixfmt valgrind setarch; do
+  printf '%s\t%s\n' "$tool" "$(host_tool "$tool")"
+done | python3 -c 'import json, sys
+print(json.dumps({name: path for name, path in (line.rstrip("\n").split("\t") for line in sys.stdin) if path}))')
+python3 - "$work/stub-nixpkgs/host.json" "$tools_json" <<PY
 import json, sys
 json.dump({
     "cargoHome": "${CARGO_HOME:-$HOME/.cargo}",
     "rustupHome": "${RUSTUP_HOME:-$HOME/.rustup}",
     "targetDir": "${SERBENCH_NIX_TARGET_DIR:-$repo/target}",
+    "tools": json.loads(sys.argv[2]),
 }, open(sys.argv[1], "w"))
 PY
+absent_tools=$(python3 -c 'import json, sys
+tools = json.load(open(sys.argv[1]))["tools"]
+print(" ".join(t for t in ("treefmt", "taplo", "prettier", "nixfmt", "valgrind", "setarch") if t not in tools))' "$work/stub-nixpkgs/host.json")
 lock_before=$(sha256sum flake.lock)
-stub=(--override-input nixpkgs "path:$work/stub-nixpkgs"
-  --override-input rust-overlay "path:$work/stub-rust-overlay"
-  --no-write-lock-file)
+
+# Builds go through the stub rust-overlay (the real one downloads its toolchain).
+stub_nixpkgs=(--override-input nixpkgs "path:$work/stub-nixpkgs")
+stub_overlay=(--override-input rust-overlay "path:$work/stub-rust-overlay")
+build=("${stub_nixpkgs[@]}" "${stub_overlay[@]}" --no-write-lock-file)
+if [[ -n $real_overlay ]]; then
+  step "the real rust-overlay is flake.lock's input"
+  locked=$(python3 -c 'import json; n = json.load(open("flake.lock"))["nodes"]["rust-overlay"]["locked"]; print(n["rev"], n["narHash"])')
+  read -r overlay_rev overlay_nar <<<"$locked"
+  actual=$(nix hash path "$real_overlay")
+  [[ $actual == "$overlay_nar" ]] ||
+    fail "nix hash path $real_overlay is $actual, flake.lock's rust-overlay narHash $overlay_nar"
+  # Nix looks for the store path a locked input's narHash names before it fetches, so with the
+  # tree added as that path the lock's own github input resolves offline, unchanged.
+  nix store add-path --name source "$real_overlay" >/dev/null
+  echo "$real_overlay: $actual = flake.lock's narHash (rev $overlay_rev)"
+  evaluate_inputs=("${stub_nixpkgs[@]}")
+else
+  skipped+=("the real rust-overlay: no ../shared/rust-overlay; the stub overlay stood in for evaluation too")
+  evaluate_inputs=("${stub_nixpkgs[@]}" "${stub_overlay[@]}")
+fi
+evaluate=("${evaluate_inputs[@]}" --no-write-lock-file)
 systems=(x86_64-linux aarch64-darwin)
 # Nix >= 2.14 evaluates only the current system unless told; 2.8 (Debian) evaluates all.
 all_systems=()
 if nix flake check --help 2>/dev/null | grep -q -- --all-systems; then all_systems=(--all-systems); fi
 
-step "nix flake show (stub inputs)"
-nixq flake show "${stub[@]}" "${all_systems[@]}" . | sed 's/\x1b\[[0-9;]*m//g' || fail "flake show"
+step "the toolchain rust-toolchain.toml names, as the overlay resolves it"
+for system in "${systems[@]}"; do
+  toolchain=$(nixq eval --raw "${evaluate[@]}" ".#packages.$system.default" \
+    --apply 'package: (builtins.head (package.unwrapped or package).nativeBuildInputs).name') || fail "$system: the toolchain does not evaluate"
+  echo "$system: $toolchain"
+  if [[ -n $real_overlay && $toolchain == rust-stub-* ]]; then fail "$system: the stub overlay answered, not the real one"; fi
+done
+[[ -n $real_overlay ]] && real+=("rust-overlay $overlay_rev (flake.lock's input, narHash checked): evaluation of every output on ${systems[*]} (flake show, flake check --no-build, apps, checks, packages, dev shells), toolchain $toolchain")
 
-step "nix flake check --no-build (stub inputs, ${systems[*]})"
-nixq flake check --no-build "${stub[@]}" "${all_systems[@]}" . || fail "flake check"
+step "nix flake show"
+nixq flake show "${evaluate[@]}" "${all_systems[@]}" . | sed 's/\x1b\[[0-9;]*m//g' || fail "flake show"
 
-step "build packages.x86_64-linux.default through the stub"
-nixq build "${stub[@]}" --out-link "$work/serbench" .#packages.x86_64-linux.default || fail "build default"
+step "nix flake check --no-build (${systems[*]})"
+nixq flake check --no-build "${evaluate[@]}" "${all_systems[@]}" . || fail "flake check"
+
+step "build packages.x86_64-linux.default (stub overlay)"
+nixq build "${build[@]}" --out-link "$work/serbench" .#packages.x86_64-linux.default || fail "build default"
 [[ -x $work/serbench/bin/serbench ]] || fail "no serbench binary"
 "$work/serbench/bin/serbench" list --json >"$work/list.json"
 
-step "apps: bench + bench-<format> for the registry's formats, each type = app"
+step "apps: bench + bench-<format> for the registry's formats, each a plain app"
 for system in "${systems[@]}"; do
-  nixq eval --json "${stub[@]}" ".#apps.$system" \
-    --apply 'apps: builtins.mapAttrs (_: app: { inherit (app) type program; }) apps' \
+  nixq eval --json "${evaluate[@]}" ".#apps.$system" \
+    --apply 'apps: builtins.mapAttrs (_: app: { keys = builtins.attrNames app; type = app.type or null; program = app.program or ""; }) apps' \
     >"$work/apps-$system.json" || fail "apps.$system does not evaluate"
   python3 - "$work/list.json" "$work/apps-$system.json" "$system" <<'PY'
 import json, sys
@@ -179,33 +254,111 @@ system = sys.argv[3]
 want = {"bench"} | {f"bench-{format['name']}" for format in registry["formats"]}
 if set(apps) != want:
     sys.exit(f"{system}: apps {sorted(apps)} != bench + the registry's formats {sorted(want)}")
-bad = {name: app["type"] for name, app in apps.items() if app["type"] != "app" or not app["program"].startswith("/nix/store/")}
+bad = {
+    name: app
+    for name, app in apps.items()
+    if app["type"] != "app" or not app["program"].startswith("/nix/store/") or not set(app["keys"]) <= {"type", "program", "meta"}
+}
 if bad:
-    sys.exit(f"{system}: apps not of type app with a store program: {bad}")
+    sys.exit(f"{system}: not plain apps (type app, a store program, nothing else but meta): {bad}")
 print(f"{system}: {len(apps)} apps: {' '.join(sorted(apps))}")
+PY
+done
+
+step "checks: every attribute a derivation"
+for system in "${systems[@]}"; do
+  checks=$(nixq eval --json "${evaluate[@]}" ".#checks.$system" \
+    --apply 'checks: builtins.mapAttrs (_: check: check.type or null) checks') || fail "checks.$system does not evaluate"
+  python3 - "$checks" "$system" <<'PY'
+import json, sys
+
+checks, system = json.loads(sys.argv[1]), sys.argv[2]
+bad = sorted(name for name, kind in checks.items() if kind != "derivation")
+if bad:
+    sys.exit(f"{system}: checks that are not derivations: {bad}")
+missing = {"formatting", "test", "clippy", "fmt", "serbench", "sizes", "results-smoke"} - set(checks)
+if missing:
+    sys.exit(f"{system}: checks missing {sorted(missing)}")
+print(f"{system}: {' '.join(sorted(checks))}")
 PY
 done
 
 step "results evaluates on ${systems[*]}"
 for system in "${systems[@]}"; do
   for package in results results-smoke sizes; do
-    nixq eval --raw "${stub[@]}" ".#packages.$system.$package.drvPath" >/dev/null ||
+    nixq eval --raw "${evaluate[@]}" ".#packages.$system.$package.drvPath" >/dev/null ||
       fail "packages.$system.$package does not evaluate"
   done
-  features=$(nixq eval --json "${stub[@]}" ".#packages.$system.results.requiredSystemFeatures")
+  features=$(nixq eval --json "${evaluate[@]}" ".#packages.$system.results.requiredSystemFeatures")
   [[ $features == '["benchmark"]' ]] || fail "$system results: requiredSystemFeatures $features"
   echo "$system: results, results-smoke, sizes evaluate; results requires $features"
 done
 
-step "build results-smoke on x86_64-linux through the stub: one results.csv row per arm"
-nixq build "${stub[@]}" --out-link "$work/results" .#packages.x86_64-linux.results-smoke ||
+step "one commit id: nix/commit.nix as build.rs (12 hex digits, -dirty)"
+rev=0123456789abcdef0123456789abcdef01234567
+for case in "{ rev = \"$rev\"; }=0123456789ab" "{ dirtyRev = \"$rev-dirty\"; }=0123456789ab-dirty" "{ }=unknown"; do
+  self=${case%=*} want=${case##*=}
+  got=$(nix-instantiate --eval --json -E "import ./nix/commit.nix $self" 2>/dev/null | tr -d '"')
+  [[ $got == "$want" ]] || fail "nix/commit.nix $self gives $got, want $want"
+  echo "self $self -> $got"
+done
+# With --override-input Nix treats the flake as dirty (it has no self.rev), so the commit is
+# checked in a clone that locks the stub inputs into its own flake.lock and commits that: a clean
+# checkout whose inputs need no override. Its flake's commit, git's and the binary's agree (and
+# a cargo build's: tests/commit.rs).
+git clone -q "$repo" "$work/clone"
+commit_all() { git -C "$work/clone" -c user.name=offline -c user.email=offline@test commit -qam "$1"; }
+(cd "$work/clone" && nixq flake lock "${stub_nixpkgs[@]}" "${stub_overlay[@]}") || fail "cannot lock the clone's inputs"
+commit_all "offline test: the stub inputs locked"
+head12() { git -C "$work/clone" rev-parse HEAD | cut -c1-12; }
+flake_commit() { nixq eval --raw "$work/clone#packages.x86_64-linux.default.commit"; }
+[[ $(flake_commit) == "$(head12)" ]] || fail "the flake's commit of a clean checkout is $(flake_commit), git HEAD is $(head12)"
+nixq build --out-link "$work/clone-serbench" "$work/clone#packages.x86_64-linux.default" || fail "build the clone's package"
+"$work/clone-serbench/bin/serbench" run --profile smoke --payload order --format postcard --out "$work/clone-run" >/dev/null 2>&1
+binary_commits=$(python3 -c 'import csv, sys; print(" ".join(sorted({r["commit"] for r in csv.DictReader(open(sys.argv[1]))})))' "$work/clone-run/results.csv")
+[[ $binary_commits == "$(head12)" ]] || fail "the stamped binary says commit $binary_commits, git HEAD is $(head12)"
+echo "clean checkout: flake commit = the binary's rows = git rev-parse HEAD, 12 hex: $(head12)"
+echo "tracked change" >>"$work/clone/README.md"
+dirty=$(flake_commit)
+# Nix < 2.16 gives a dirty tree no commit (no dirtyRev): `unknown`, never another id.
+[[ $dirty == "$(head12)-dirty" || $dirty == unknown ]] || fail "the flake's commit of a dirty checkout is $dirty"
+echo "dirty checkout: flake commit $dirty"
+git -C "$work/clone" checkout -q README.md
+
+step "a commit that changes no source rebuilds no binary (the wrapper stamps the commit)"
+# The binary's, the size report's and the stamped package's derivations, one line.
+derivations() {
+  local attr paths=()
+  for attr in default.unwrapped sizes default; do
+    paths+=("$(nixq eval --raw "$work/clone#packages.x86_64-linux.$attr.drvPath")") ||
+      fail "packages.x86_64-linux.$attr does not evaluate in the clone"
+  done
+  echo "${paths[*]}"
+}
+read -r unwrapped_a sizes_a wrapper_a <<<"$(derivations)"
+echo "README edit" >>"$work/clone/README.md"
+commit_all "README only"
+read -r unwrapped_b sizes_b wrapper_b <<<"$(derivations)"
+[[ -n $unwrapped_a && $unwrapped_a == "$unwrapped_b" && $sizes_a == "$sizes_b" ]] ||
+  fail "a README-only commit changed the binary or sizes derivation"
+[[ $wrapper_a != "$wrapper_b" ]] || fail "a new commit left the stamped package unchanged"
+[[ $(flake_commit) == "$(head12)" ]] || fail "the wrapper does not carry the new commit"
+echo "// offline test" >>"$work/clone/src/lib.rs"
+commit_all "a source edit"
+read -r unwrapped_c _ <<<"$(derivations)"
+[[ $unwrapped_c != "$unwrapped_b" ]] || fail "a source edit did not change the binary's derivation (the check above would prove nothing)"
+echo "README-only commit: same binary and sizes derivations, new wrapper; a source commit: new binary"
+
+step "build results-smoke on x86_64-linux: one results.csv row per arm, each measured inside a Nix build"
+nixq build "${build[@]}" --out-link "$work/results" .#packages.x86_64-linux.results-smoke ||
   fail "build results-smoke"
 [[ -f $work/results/results.csv ]] || fail "results-smoke has no results.csv"
-python3 - "$work/list.json" "$work/results" <<'PY'
+commit=$(nixq eval --raw "${build[@]}" .#packages.x86_64-linux.default.commit)
+python3 - "$work/list.json" "$work/results" "$commit" <<'PY'
 import csv, json, os, sys
 
 registry = json.load(open(sys.argv[1]))
-out = sys.argv[2]
+out, commit = sys.argv[2], sys.argv[3]
 rows = list(csv.DictReader(open(os.path.join(out, "results.csv"))))
 arms = len(registry["arms"])
 if len(rows) != arms:
@@ -213,45 +366,101 @@ if len(rows) != arms:
 for name in ("sizes.csv", "host.txt", "summary.txt"):
     if not os.path.isfile(os.path.join(out, name)):
         sys.exit(f"results has no {name}")
+environments = sorted({row["environment"] for row in rows})
+if not all(environment.startswith("nix-build ") for environment in environments):
+    sys.exit(f"rows measured in a Nix build say environment {environments}")
+commits = sorted({row["commit"] for row in rows})
+if commits != [commit]:
+    sys.exit(f"rows say commit {commits}, the flake's commit is {commit}")
+host = open(os.path.join(out, "host.txt")).read()
+if "measured: inside a Nix build" not in host:
+    sys.exit(f"host.txt does not say it was measured inside a Nix build:\n{host}")
 statuses = sorted({row["status"] for row in rows})
-print(f"{len(rows)} rows = {arms} arms; statuses {statuses}; files {sorted(os.listdir(out))}")
-print(open(os.path.join(out, "host.txt")).read().strip())
+print(f"{len(rows)} rows = {arms} arms; statuses {statuses}; environment {environments}; commit {commits}")
+print(host.strip())
 PY
 
-step "nix run .#bench-postcard -- --payload order"
-nixq run "${stub[@]}" .#bench-postcard -- --payload order --out "$work/bench-postcard" \
+step "nix run .#bench-postcard -- --payload order: a direct run"
+nixq run "${build[@]}" .#bench-postcard -- --payload order --out "$work/bench-postcard" \
   >"$work/bench-postcard.log" 2>&1 || fail "bench-postcard: $(tail -n 5 "$work/bench-postcard.log")"
 grep ' arms (' "$work/bench-postcard.log"
-[[ -f $work/bench-postcard/results.csv ]] || fail "bench-postcard wrote no results.csv"
+environment_of() { python3 -c 'import csv, sys; print(" ".join(sorted({r["environment"] for r in csv.DictReader(open(sys.argv[1]))})))' "$1"; }
+[[ $(environment_of "$work/bench-postcard/results.csv") == direct ]] ||
+  fail "nix run wrote environment $(environment_of "$work/bench-postcard/results.csv"), want direct"
 
 step "nix run .#bench -- --format nope exits 2"
 status=0
-nixq run "${stub[@]}" .#bench -- --format nope --out "$work/nope" >"$work/nope.log" 2>&1 || status=$?
+nixq run "${build[@]}" .#bench -- --format nope --out "$work/nope" >"$work/nope.log" 2>&1 || status=$?
 head -n 2 "$work/nope.log"
 [[ $status == 2 ]] || fail "bench --format nope exited $status, want 2"
 
-step "nix develop -c true"
-nixq develop "${stub[@]}" -c true || fail "nix develop"
-shell_rustc=$(nixq develop "${stub[@]}" -c rustc --version 2>/dev/null)
+step "nix develop: rust-toolchain.toml's rustc, valgrind and setarch; a run there is direct"
+nixq develop "${build[@]}" -c true || fail "nix develop"
+shell_rustc=$(nixq develop "${build[@]}" -c rustc --version 2>/dev/null)
 echo "dev shell rustc: $shell_rustc"
 channel=$(python3 -c 'import tomllib; print(tomllib.load(open("rust-toolchain.toml", "rb"))["toolchain"]["channel"])')
 [[ $shell_rustc == "rustc $channel"* ]] || fail "dev shell rustc is not rust-toolchain.toml's $channel"
+nixq develop "${build[@]}" -c "$work/serbench/bin/serbench" run --profile smoke --payload order --format postcard \
+  --out "$work/develop-run" >/dev/null 2>&1 || fail "serbench in nix develop"
+[[ $(environment_of "$work/develop-run/results.csv") == direct ]] ||
+  fail "a run in nix develop says environment $(environment_of "$work/develop-run/results.csv"), want direct"
+echo "a run in nix develop: environment direct"
+darwin_shell=$(nixq eval --raw "${evaluate[@]}" .#devShells.aarch64-darwin.default.drvPath) || fail "the aarch64-darwin dev shell does not evaluate"
+echo "aarch64-darwin dev shell evaluates: $darwin_shell"
 
 step "nix fmt and nix develop have treefmt and every formatter treefmt.toml names"
 commands=$(python3 -c 'import tomllib
 print(" ".join(sorted({f["command"] for f in tomllib.load(open("treefmt.toml", "rb"))["formatter"].values()})))')
-nixq build "${stub[@]}" --out-link "$work/formatter" .#formatter.x86_64-linux || fail "build formatter"
+nixq build "${build[@]}" --out-link "$work/formatter" .#formatter.x86_64-linux || fail "build formatter"
 formatter_path=$(sed -n 's/^export PATH=\(.*\):\$PATH$/\1/p' "$work/formatter/bin/serbench-fmt")
 # The tools must come from the flake (the store), not from whatever the host has.
 in_store() { [[ $(PATH=$1 command -v "$2") == /nix/store/* ]]; }
 for command in treefmt $commands; do
   in_store "$formatter_path" "$command" || fail "nix fmt: no $command from the flake on its PATH"
 done
-shell_path=$(nixq develop "${stub[@]}" -c bash -c 'echo "$PATH"' 2>/dev/null)
-for command in treefmt cargo-nextest $commands; do
+shell_path=$(nixq develop "${build[@]}" -c bash -c 'echo "$PATH"' 2>/dev/null)
+for command in treefmt cargo-nextest valgrind setarch $commands; do
   in_store "$shell_path" "$command" || fail "nix develop: no $command from the flake on its PATH"
 done
-echo "treefmt cargo-nextest $commands"
+echo "treefmt cargo-nextest valgrind setarch $commands"
+
+step "nix fmt leaves a clean checkout unchanged; checks.formatting fails on a misformatted one"
+if [[ " $absent_tools " == *" treefmt "* || " $absent_tools " == *" taplo "* || " $absent_tools " == *" prettier "* ]]; then
+  skipped+=("nix fmt and checks.formatting: the host lacks one of treefmt, taplo, prettier (.ci/run installs them)")
+  echo "skipped: the host lacks one of treefmt, taplo, prettier"
+else
+  git clone -q "$repo" "$work/fmt"
+  (cd "$work/fmt" && nixq fmt "${build[@]}") >"$work/fmt.log" 2>&1 || fail "nix fmt: $(tail -n 5 "$work/fmt.log")"
+  changed=$(git -C "$work/fmt" status --porcelain)
+  [[ -z $changed ]] || fail "nix fmt changed a clean checkout: $changed ($(git -C "$work/fmt" diff --stat | tail -n 1))"
+  echo "nix fmt: a clean checkout of HEAD stays unchanged"
+  nixq build "${build[@]}" --no-link "$work/fmt#checks.x86_64-linux.formatting" || fail "checks.formatting on a clean checkout"
+  sed -i 's/^default = \[\(.*\)\]$/default = [ \1 ]/' "$work/fmt/Cargo.toml"
+  if nixq build -L "${build[@]}" --no-link "$work/fmt#checks.x86_64-linux.formatting" >"$work/misformatted.log" 2>&1; then
+    fail "checks.formatting passed a misformatted Cargo.toml"
+  fi
+  grep -q 'file has changed path=Cargo.toml' "$work/misformatted.log" ||
+    fail "checks.formatting failed on a misformatted Cargo.toml, but not for its format: $(tail -n 5 "$work/misformatted.log")"
+  echo "checks.formatting: passes on HEAD, fails on a misformatted Cargo.toml (treefmt: file has changed path=Cargo.toml)"
+  real+=("the host's formatters (treefmt, taplo, prettier) in nix fmt and checks.formatting")
+fi
+if [[ -n $absent_tools ]]; then
+  stubbed+=("tools the host lacks, stand-ins that check nothing: $absent_tools")
+fi
 
 [[ $(sha256sum flake.lock) == "$lock_before" ]] || fail "the stub overrides rewrote flake.lock"
+
+echo "== what ran on real code"
+for line in "${real[@]}"; do echo "  real: $line"; done
+echo "== what ran on stubs"
+for line in "${stubbed[@]}" \
+  "builders (runCommand, mkDerivation, buildRustPackage over the host's cargo, mkShell, fetchurl, symlinkJoin) on /bin/bash: nix/tests/stub-nixpkgs/pkgs.nix" \
+  "builds (packages, results-smoke, nix run, nix develop, nix fmt): the stub rust-overlay, the host's rustup toolchain" \
+  "nixpkgs' packages the flake only names (cargo-nextest, flatbuffers, the toolchain's parts): placeholders"; do
+  echo "  stub: $line"
+done
+if [[ ${#skipped[@]} -gt 0 ]]; then
+  echo "== skipped"
+  for line in "${skipped[@]}"; do echo "  skipped: $line"; done
+fi
 echo "offline.sh: ok"

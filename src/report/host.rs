@@ -1,5 +1,5 @@
 //! The machine and build a result came from: recorded in every row so results from several
-//! hosts can be put side by side.
+//! hosts can be put side by side, and whether the run was measured inside a Nix build.
 
 use std::process::Command;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -15,7 +15,14 @@ pub struct Host {
     pub cores: usize,
     pub rustc: String,
     pub commit: String,
+    /// `direct`, or `nix-build ...` with what the build can see of its context ([`environment`]).
+    pub environment: String,
 }
+
+/// The variable that names the commit: build.rs reads it at compile time (a Nix build has no
+/// `.git`), and the binary at run time, so the flake's wrapper stamps a new commit on the same
+/// binary instead of rebuilding it.
+const COMMIT_VARIABLE: &str = "SERBENCH_COMMIT";
 
 impl Host {
     pub fn detect() -> Host {
@@ -26,9 +33,44 @@ impl Host {
             cpu: cpu_model(),
             cores: std::thread::available_parallelism().map_or(1, |cores| cores.get()),
             rustc: env!("SERBENCH_RUSTC").to_string(),
-            commit: env!("SERBENCH_COMMIT").to_string(),
+            commit: commit(std::env::var(COMMIT_VARIABLE).ok(), env!("SERBENCH_COMMIT")),
+            environment: environment(|name| std::env::var(name).ok(), std::env::consts::OS),
         }
     }
+}
+
+/// The commit of the running binary: the run-time value when one is set (one line, not empty),
+/// else the one compiled in.
+fn commit(run_time: Option<String>, compiled: &str) -> String {
+    run_time
+        .map(|commit| commit.trim().to_string())
+        .filter(|commit| !commit.is_empty() && !commit.contains(['\n', '\r']))
+        .unwrap_or_else(|| compiled.to_string())
+}
+
+/// `direct` for a run started by a user (a shell, `nix run`, `nix develop`), or `nix-build` and
+/// what a build can see of its context, for a run inside a Nix build (`nix build .#results`),
+/// whose timings share the machine with the daemon's other builds.
+///
+/// Nix gives every builder NIX_BUILD_TOP; `nix develop` and `nix-shell` set it too, but mark
+/// their shells with IN_NIX_SHELL. On Linux the sandbox builds in `/build` (Nix's
+/// sandbox-build-dir) and an unsandboxed build in a temporary folder of the host; on macOS the
+/// folder says nothing about the sandbox. NIX_BUILD_CORES is nix.conf's `cores` (0: all).
+/// max-jobs and the daemon's scheduling are not visible from inside a build.
+pub fn environment(variable: impl Fn(&str) -> Option<String>, os: &str) -> String {
+    let (Some(build_top), None) = (variable("NIX_BUILD_TOP"), variable("IN_NIX_SHELL")) else {
+        return "direct".to_string();
+    };
+    let sandbox = match (os, build_top == "/build") {
+        ("linux", true) => "sandbox",
+        ("linux", false) => "no-sandbox",
+        _ => "sandbox-unknown",
+    };
+    let mut environment = format!("nix-build {sandbox}");
+    if let Some(cores) = variable("NIX_BUILD_CORES") {
+        environment.push_str(&format!(" build-cores={cores}"));
+    }
+    environment
 }
 
 /// The system name Nix uses for this build target (`darwin` for macOS).
@@ -115,6 +157,59 @@ pub fn utc_timestamp(time: SystemTime) -> String {
 mod tests {
     use super::*;
     use std::time::Duration;
+
+    fn variables<'a>(set: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
+        |name| {
+            set.iter()
+                .find(|(key, _)| *key == name)
+                .map(|(_, value)| value.to_string())
+        }
+    }
+
+    #[test]
+    fn a_run_outside_a_nix_build_is_direct() {
+        assert_eq!(environment(variables(&[]), "linux"), "direct");
+        // nix develop and nix-shell set NIX_BUILD_TOP too.
+        let shell = [("NIX_BUILD_TOP", "/tmp/nix-shell.x1"), ("IN_NIX_SHELL", "impure")];
+        assert_eq!(environment(variables(&shell), "linux"), "direct");
+    }
+
+    #[test]
+    fn a_nix_build_says_so_with_its_sandbox_and_cores() {
+        let sandboxed = [("NIX_BUILD_TOP", "/build"), ("NIX_BUILD_CORES", "8")];
+        assert_eq!(
+            environment(variables(&sandboxed), "linux"),
+            "nix-build sandbox build-cores=8"
+        );
+        let unsandboxed = [("NIX_BUILD_TOP", "/tmp/nix-build-serbench-results-full.drv-0")];
+        assert_eq!(
+            environment(variables(&unsandboxed), "linux"),
+            "nix-build no-sandbox"
+        );
+        let darwin = [
+            (
+                "NIX_BUILD_TOP",
+                "/private/tmp/nix-build-serbench-results-full.drv-0",
+            ),
+            ("NIX_BUILD_CORES", "0"),
+        ];
+        assert_eq!(
+            environment(variables(&darwin), "macos"),
+            "nix-build sandbox-unknown build-cores=0"
+        );
+    }
+
+    #[test]
+    fn the_run_time_commit_wins_over_the_compiled_one_unless_it_is_unusable() {
+        let compiled = "0123456789ab";
+        assert_eq!(
+            commit(Some("fedcba987654-dirty".into()), compiled),
+            "fedcba987654-dirty"
+        );
+        assert_eq!(commit(None, compiled), compiled);
+        assert_eq!(commit(Some(" ".into()), compiled), compiled);
+        assert_eq!(commit(Some("a\nb".into()), compiled), compiled);
+    }
 
     #[test]
     fn timestamps_are_utc_calendar_dates() {

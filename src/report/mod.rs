@@ -17,4 +17,5 @@ pub mod table;
 
 /// The version of the results.csv and sizes.csv schemas. A folder holding files of another
 /// version is refused, never overwritten or mixed.
-pub const SCHEMA_VERSION: u32 = 1;
+/// Version 2 added results.csv's `environment` column.
+pub const SCHEMA_VERSION: u32 = 2;

@@ -28,6 +28,8 @@ pub struct ResultRow {
     pub cores: usize,
     pub rustc: String,
     pub commit: String,
+    /// `direct`, or `nix-build ...` for a run measured inside a Nix build (see [`Host`]).
+    pub environment: String,
     pub profile: String,
     /// `interleaved` (reps round-robin across the payload's arms) or `burst`.
     pub schedule: String,
@@ -72,6 +74,7 @@ impl ResultRow {
             cores: host.cores,
             rustc: host.rustc.clone(),
             commit: host.commit.clone(),
+            environment: host.environment.clone(),
             profile: profile.to_string(),
             schedule: schedule.name().to_string(),
             timestamp: timestamp.to_string(),
@@ -205,6 +208,7 @@ impl Record for ResultRow {
             ("system", &self.system),
             ("rustc", &self.rustc),
             ("commit", &self.commit),
+            ("environment", &self.environment),
             ("profile", &self.profile),
             ("schedule", &self.schedule),
         ]

