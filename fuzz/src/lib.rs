@@ -29,10 +29,13 @@ pub fn decoders() -> Vec<&'static Decoder> {
     let chosen = |decoder: &Decoder| {
         let codec = &decoder.id.codec;
         let name = format!("{}/{}/{}", codec.format, codec.backend, codec.variant);
-        (formats.is_empty() || formats.iter().any(|format| format == codec.format))
-            && !skip.contains(&name)
+        (formats.is_empty() || formats.iter().any(|format| format == codec.format)) && !skip.contains(&name)
     };
-    let decoders: Vec<&Decoder> = registry().decoders.iter().filter(|decoder| chosen(decoder)).collect();
+    let decoders: Vec<&Decoder> = registry()
+        .decoders
+        .iter()
+        .filter(|decoder| chosen(decoder))
+        .collect();
     assert!(
         !decoders.is_empty(),
         "no decoder left (SERBENCH_FUZZ_FORMAT={formats:?}, SERBENCH_FUZZ_SKIP={skip:?})"
