@@ -36,6 +36,8 @@ pub mod msgpack;
 pub mod postcard;
 #[cfg(feature = "protobuf")]
 pub mod protobuf;
+#[cfg(feature = "rkyv")]
+pub mod rkyv;
 
 /// A format: its name (also its Cargo feature), what it is, how reports draw it, what each of
 /// its backends is, and its registration.
