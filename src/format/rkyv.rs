@@ -37,7 +37,12 @@
 //!
 //! Model: rkyv needs no model change. `String`, `Vec`, `BTreeMap` (archived as a B-tree, in key
 //! order), `i64`, `f64`, `bool` and the unit enum `OrderStatus` (archived as a `u8` tag) all
-//! have archived forms; lengths and offsets are 32-bit, so one archive holds at most 4 GiB.
+//! have archived forms; lengths are 32-bit and relative pointers signed 32-bit, so an archive
+//! spans at most about 2 GiB.
+//!
+//! Maintenance: rkyv is maintained; the RUSTSEC advisories on 0.8 (2026-0001, -0122, -0233,
+//! -0234, -0235: use-after-free and out-of-bounds reads on untrusted archives) are all fixed by
+//! 0.8.17, so Cargo.toml asks for 0.8.18 or later.
 
 use std::hint::black_box;
 use std::marker::PhantomData;
@@ -74,7 +79,7 @@ pub static FORMAT: Format = Format {
             backend: "rkyv",
             variant: "",
             crates: &["rkyv"],
-            crate_note: "default features (std, bytecheck): little-endian, aligned, 32-bit offsets",
+            crate_note: "default features (std, bytecheck); the RUSTSEC-2026-0001, -0122, -0233, -0234, -0235 memory-safety bugs on untrusted archives are all fixed by 0.8.17",
             schema: "-",
             buffer_policy: "native derive; `AlignedVec` and `Arena` kept in the codec, reused, the bytes returned from the `AlignedVec`; decode, access, update validated (bytecheck); misaligned input copied to a reused `AlignedVec` (update refuses it)",
         },
@@ -106,7 +111,7 @@ type Error = rancor::Error;
 /// What rkyv needs of every model type (payloads and records): its derives, validation and
 /// deserialization with the high-level API's strategies, and the in-place fold of its archived
 /// form.
-pub trait Native:
+trait Native:
     Model
     + Fields
     + for<'a> Serialize<HighSerializer<AlignedVec, ArenaHandle<'a>, Error>>
@@ -132,13 +137,13 @@ impl<T> Native for T where
 
 /// The fields of an archived model type read in place, folded exactly as [`Fields`] folds the
 /// owned value (same fields, same order).
-pub trait InPlace {
+trait InPlace {
     fn fold_all(&self, digest: &mut Digest);
     fn fold_route(&self, digest: &mut Digest);
 }
 
 /// A payload's [`UpdateField`] written into its archived form through the sealed root.
-pub trait SetInPlace: UpdateField + Archive {
+trait SetInPlace: UpdateField + Archive {
     fn set(root: Seal<'_, Self::Archived>, value: Self::Scalar) -> Result<()>;
 }
 
@@ -185,28 +190,30 @@ impl<P: Native + SetInPlace> Visit<P> for Rkyv<'_> {
 }
 
 /// How the archived root is found in the bytes: validated, or trusted.
-pub trait Trust: Send + 'static {
-    fn root<P: Native>(bytes: &[u8]) -> Result<&Archived<P>>;
+trait Trust: Send + 'static {
+    /// # Safety
+    /// For [`Unchecked`], `bytes` must be an archive of a `P` that [`Writer`] wrote, at a
+    /// 16-aligned address; [`Validated`] asks nothing.
+    unsafe fn root<P: Native>(bytes: &[u8]) -> Result<&Archived<P>>;
 }
 
 /// `rkyv::access`: bytecheck validates the whole buffer first.
-pub struct Validated;
+struct Validated;
 
 impl Trust for Validated {
-    fn root<P: Native>(bytes: &[u8]) -> Result<&Archived<P>> {
+    unsafe fn root<P: Native>(bytes: &[u8]) -> Result<&Archived<P>> {
         ::rkyv::access::<Archived<P>, Error>(bytes).context("not a valid rkyv archive of this type")
     }
 }
 
-/// `rkyv::access_unchecked`: no validation. Only reachable through the `unsafe` constructors
-/// of [`RkyvCodec`] and [`Read`], whose callers promise to pass only bytes this module encoded.
-pub struct Unchecked;
+/// `rkyv::access_unchecked`: no validation. Only used by the [`RkyvCodec`] and [`Read`] made
+/// through their `unsafe` constructors, whose callers promise to pass only bytes this module
+/// encoded.
+struct Unchecked;
 
 impl Trust for Unchecked {
-    fn root<P: Native>(bytes: &[u8]) -> Result<&Archived<P>> {
-        // SAFETY: an `Unchecked` reader exists only where its maker promised (`unsafe fn
-        // unchecked`) to pass it the bytes `Writer` wrote for a `P`, and `Aligned::bytes` has
-        // made the address 16-aligned.
+    unsafe fn root<P: Native>(bytes: &[u8]) -> Result<&Archived<P>> {
+        // SAFETY: the caller passes an archive of a `P` that `Writer` wrote, aligned.
         Ok(unsafe { ::rkyv::access_unchecked::<Archived<P>>(bytes) })
     }
 }
@@ -260,7 +267,7 @@ impl Writer {
 }
 
 /// Encodes with the reused [`Writer`]; decodes through `T`'s access, then deserializes.
-pub struct RkyvCodec<T: Trust> {
+struct RkyvCodec<T: Trust> {
     writer: Writer,
     input: Aligned,
     trust: PhantomData<T>,
@@ -295,18 +302,21 @@ impl<P: Native, T: Trust> Codec<P> for RkyvCodec<T> {
     }
 
     fn decode(&mut self, bytes: &[u8]) -> Result<P> {
-        let root = T::root::<P>(self.input.bytes(bytes))?;
+        // SAFETY: nothing to uphold for `Validated`; a codec of `Unchecked` exists only through
+        // `RkyvCodec::unchecked`, whose caller promised to decode only what a `Writer` wrote,
+        // and `Aligned::bytes` returns a 16-aligned address.
+        let root = unsafe { T::root::<P>(self.input.bytes(bytes))? };
         Ok(::rkyv::deserialize::<P, Error>(root)?)
     }
 }
 
 /// Which fields an access reads: every field, or the routing subset.
-pub trait Subset: Send + 'static {
+trait Subset: Send + 'static {
     fn expected<P: Fields>(value: &P) -> u64;
     fn fold<A: InPlace>(archived: &A, digest: &mut Digest);
 }
 
-pub struct All;
+struct All;
 
 impl Subset for All {
     fn expected<P: Fields>(value: &P) -> u64 {
@@ -318,7 +328,7 @@ impl Subset for All {
     }
 }
 
-pub struct Route;
+struct Route;
 
 impl Subset for Route {
     fn expected<P: Fields>(value: &P) -> u64 {
@@ -331,7 +341,7 @@ impl Subset for Route {
 }
 
 /// An in-place access: the archived root found as `T` says, then `S`'s fields folded.
-pub struct Read<S: Subset, T: Trust> {
+struct Read<S: Subset, T: Trust> {
     input: Aligned,
     marker: PhantomData<(S, T)>,
 }
@@ -363,13 +373,15 @@ impl<P: Native, S: Subset, T: Trust> Access<P> for Read<S, T> {
 
     fn access(&mut self, bytes: &[u8]) -> Result<u64> {
         let mut digest = Digest::default();
-        S::fold(T::root::<P>(self.input.bytes(bytes))?, &mut digest);
+        // SAFETY: as in `RkyvCodec::decode`, through `Read::unchecked`'s promise.
+        let root = unsafe { T::root::<P>(self.input.bytes(bytes))? };
+        S::fold(root, &mut digest);
         Ok(digest.finish())
     }
 }
 
 /// `update`: validated `access_mut`, then the payload's scalar written through its `Seal`.
-pub struct SealedUpdate;
+struct SealedUpdate;
 
 impl<P: Native + SetInPlace> Update<P> for SealedUpdate {
     fn update(&mut self, bytes: &mut [u8], value: P::Scalar) -> Result<()> {
