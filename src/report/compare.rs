@@ -3,8 +3,8 @@
 //! 95% interval, whether the two arms' intervals overlap and whether B's mean lies inside A's
 //! interval. Arms only one side has are listed, and so are arms that failed on either side.
 //!
-//! Over the arms both sides measured it sums up how honest the intervals are, the measure of
-//! success for the harness (see DESIGN.md): coverage (the fraction of arms whose B mean lies
+//! Over the arms both sides measured it sums up how honest the intervals are (README,
+//! "Measurement"): coverage (the fraction of arms whose B mean lies
 //! inside A's interval), the fraction whose intervals overlap, the median and 95th-percentile
 //! drift |B/A - 1|, and the median interval half-width of each side.
 
