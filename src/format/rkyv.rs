@@ -1025,7 +1025,7 @@ mod tests {
         let trusted: Vec<Operation> = registry
             .arms
             .iter()
-            .filter(|arm| unchecked(arm.id.codec.variant))
+            .filter(|arm| unchecked(&arm.id.codec.variant))
             .map(|arm| arm.id.operation)
             .collect();
         assert_eq!(trusted.len(), payloads * 3);
@@ -1038,14 +1038,14 @@ mod tests {
             registry
                 .decoders
                 .iter()
-                .all(|decoder| !unchecked(decoder.id.codec.variant))
+                .all(|decoder| !unchecked(&decoder.id.codec.variant))
         );
         assert_eq!(registry.encoders.len(), payloads);
         assert!(
             registry
                 .encoders
                 .iter()
-                .all(|encoder| !unchecked(encoder.id.variant))
+                .all(|encoder| !unchecked(&encoder.id.variant))
         );
     }
 }
