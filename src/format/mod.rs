@@ -37,6 +37,8 @@ pub mod msgpack;
 pub mod postcard;
 #[cfg(feature = "protobuf")]
 pub mod protobuf;
+#[cfg(feature = "rkyv")]
+pub mod rkyv;
 
 /// A format: its name (also its Cargo feature), what it is, how reports draw it, what each of
 /// its backends is, and its registration.
@@ -239,6 +241,47 @@ impl Registry {
         let (arm, decoder) = Arm::update(codec, payload.spec, payload.value, make_codec, make_update);
         self.arms.push(arm);
         self.decoders.push(decoder);
+    }
+
+    /// Registers only the decode arm of a codec that must never see bytes it did not write
+    /// itself (an `unsafe`, unvalidated read): proven like [`codec`](Self::codec)'s, on its own
+    /// encoding, but with no decoder, so robustness, the fuzz target and the property tests never
+    /// feed it, and no encoder (its bytes are those of the format's checked backend).
+    pub fn trusted_decode<P: Model, C: Codec<P>>(
+        &mut self,
+        payload: &Payload<P>,
+        backend: Backend,
+        make: fn() -> C,
+    ) {
+        let codec = self.codec_id(payload, backend);
+        let CodecArms { arms, .. } = Arm::codec(codec, payload.spec, payload.value, P::clone, P::clone, make);
+        self.arms.extend(
+            arms.into_iter()
+                .filter(|arm| arm.id.operation == Operation::Decode),
+        );
+    }
+
+    /// Registers an in-place access arm like [`access`](Self::access), without its decoder: for
+    /// an access that must never see bytes it did not write itself (see
+    /// [`trusted_decode`](Self::trusted_decode)).
+    pub fn trusted_access<P: Model, C: Codec<P>, A: Access<P>>(
+        &mut self,
+        payload: &Payload<P>,
+        backend: Backend,
+        operation: Operation,
+        make_codec: fn() -> C,
+        make_access: fn() -> A,
+    ) {
+        let codec = self.codec_id(payload, backend);
+        let (arm, _never_fed_hostile_bytes) = Arm::access(
+            codec,
+            payload.spec,
+            operation,
+            payload.value,
+            make_codec,
+            make_access,
+        );
+        self.arms.push(arm);
     }
 
     /// Registers a dynamic decode arm into the format's value tree, see [`Arm::dynamic`].
