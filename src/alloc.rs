@@ -10,11 +10,13 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicBool, AtomicIsize, AtomicU8, AtomicU64, AtomicUsize, Ordering};
 
-/// What [`count`] saw: allocations (including reallocations) and the bytes they asked for.
+/// What [`count`] saw: allocations (including reallocations), the bytes they asked for, and
+/// the highest the live heap rose above where it stood when the count began.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Counted {
     pub allocations: u64,
     pub bytes: u64,
+    pub peak_live_bytes: u64,
 }
 
 /// Runs `work` with the counter on and returns its result with what it allocated. Other
@@ -22,12 +24,15 @@ pub struct Counted {
 pub fn count<T>(work: impl FnOnce() -> T) -> (T, Counted) {
     ALLOCATIONS.store(0, Ordering::Relaxed);
     ALLOCATED_BYTES.store(0, Ordering::Relaxed);
+    COUNTED_LIVE.store(0, Ordering::Relaxed);
+    COUNTED_PEAK.store(0, Ordering::Relaxed);
     MODE.fetch_or(COUNTING, Ordering::SeqCst);
     let result = work();
     MODE.fetch_and(!COUNTING, Ordering::SeqCst);
     let counted = Counted {
         allocations: ALLOCATIONS.load(Ordering::Relaxed),
         bytes: ALLOCATED_BYTES.load(Ordering::Relaxed),
+        peak_live_bytes: COUNTED_PEAK.load(Ordering::Relaxed).max(0) as u64,
     };
     (result, counted)
 }
@@ -40,6 +45,10 @@ const COUNTING: u8 = 1;
 const CAPPING: u8 = 2;
 static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
 static ALLOCATED_BYTES: AtomicU64 = AtomicU64::new(0);
+/// Live bytes since the count began (memory allocated before and freed during it makes this
+/// negative), and their highest value.
+static COUNTED_LIVE: AtomicIsize = AtomicIsize::new(0);
+static COUNTED_PEAK: AtomicIsize = AtomicIsize::new(0);
 
 /// The system allocator plus counters that are only touched during a counting pass (or in a
 /// capped robustness worker): outside one, an allocation or a deallocation costs one relaxed
@@ -71,8 +80,12 @@ unsafe impl GlobalAlloc for CountingAllocator {
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        if MODE.load(Ordering::Relaxed) & CAPPING != 0 {
+        let mode = MODE.load(Ordering::Relaxed);
+        if mode & CAPPING != 0 {
             LIVE_BYTES.fetch_sub(layout.size() as isize, Ordering::Relaxed);
+        }
+        if mode & COUNTING != 0 {
+            COUNTED_LIVE.fetch_sub(layout.size() as isize, Ordering::Relaxed);
         }
         unsafe { System.dealloc(ptr, layout) }
     }
@@ -89,6 +102,9 @@ fn admit(old: usize, new: usize) -> bool {
     if mode & COUNTING != 0 {
         ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
         ALLOCATED_BYTES.fetch_add(new as u64, Ordering::Relaxed);
+        let growth = new as isize - old as isize;
+        let live = COUNTED_LIVE.fetch_add(growth, Ordering::Relaxed) + growth;
+        COUNTED_PEAK.fetch_max(live, Ordering::Relaxed);
     }
     mode & CAPPING == 0 || admit_capped(old, new)
 }
@@ -180,11 +196,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn counts_what_the_work_allocates() {
-        let (length, counted) = count(|| std::hint::black_box(vec![0u8; 100]).len());
-        assert_eq!(length, 100);
-        // Other test threads may allocate during the pass, so only a lower bound is exact.
-        assert!(counted.allocations >= 1, "{counted:?}");
-        assert!(counted.bytes >= 100, "{counted:?}");
+    fn counts_what_the_work_allocates_and_its_peak() {
+        let (length, counted) = count(|| {
+            // Two buffers live at once, then both freed: the peak holds both, the live total
+            // returns to where it began.
+            let first = std::hint::black_box(vec![0u8; 100_000]);
+            let second = std::hint::black_box(vec![0u8; 50_000]);
+            first.len() + second.len()
+        });
+        assert_eq!(length, 150_000);
+        // Other test threads may allocate during the pass, so only lower bounds are exact.
+        assert!(counted.allocations >= 2, "{counted:?}");
+        assert!(counted.bytes >= 150_000, "{counted:?}");
+        assert!(counted.peak_live_bytes >= 150_000, "{counted:?}");
+        let (_, small) = count(|| std::hint::black_box(vec![0u8; 10]).len());
+        assert!(small.peak_live_bytes < 100_000, "{small:?}");
     }
 }

@@ -101,10 +101,9 @@ pub fn run(registry: &Registry, selection: &Selection, options: &RunOptions) -> 
     let summary = crate::run::run(registry, selection, options)?;
     let rows = &summary.rows;
     let mut text = table::summary(rows);
-    let ratios = ratios::headline(rows);
-    if !ratios.is_empty() {
+    if !summary.ratios.is_empty() {
         text += "\nheadline ratios (time per record; below 1 means the first arm is faster):\n";
-        text += &table::ratios(&ratios);
+        text += &table::ratios(&summary.ratios);
     }
     let failed = rows.iter().filter(|row| row.status != results::STATUS_OK).count();
     text += &format!(
@@ -218,6 +217,49 @@ pub fn compare(a: &Path, b: &Path, as_markdown: bool) -> Result<String> {
     })
 }
 
+/// `serbench ratio`: the arm labelled `numerator` over the one labelled `denominator`, of one
+/// payload and operation of the results in `dir`: unpaired, and paired where the folder kept its
+/// workers (samples.csv).
+pub fn ratio(
+    dir: &Path,
+    payload: &str,
+    operation: &str,
+    numerator: &str,
+    denominator: &str,
+) -> Result<String> {
+    let loaded = load::load(dir)?;
+    let arms: Vec<&ArmId> = loaded
+        .rows
+        .iter()
+        .map(|row| &row.arm)
+        .filter(|arm| arm.codec.payload == payload && arm.operation.name() == operation)
+        .collect();
+    let find = |label: &str| -> Result<ArmId> {
+        let known = arms.iter().map(|arm| arm.label());
+        check_names(
+            &format!("arm of {payload} {operation}"),
+            &[label.to_string()],
+            known,
+        )?;
+        Ok(arms
+            .iter()
+            .find(|arm| arm.label() == label)
+            .map(|arm| (*arm).clone())
+            .expect("a checked label names an arm"))
+    };
+    let (numerator, denominator) = (find(numerator)?, find(denominator)?);
+    let workers = loaded.samples.as_deref().map(ratios::worker_means);
+    let ratio = ratios::pair(
+        "ratio",
+        &ratios::by_arm(&loaded.rows),
+        workers.as_ref(),
+        &numerator,
+        &denominator,
+    )
+    .with_context(|| format!("{numerator} or {denominator} has no figures (failed)"))?;
+    Ok(table::ratios(&[ratio]))
+}
+
 /// `serbench selfcheck`: the same selection twice, into OUT/a and OUT/b, then their comparison.
 pub fn selfcheck(
     registry: &Registry,
@@ -238,6 +280,7 @@ pub fn selfcheck(
             out: out.join(run_name),
             resume: false,
             replace,
+            layouts: Vec::new(),
         };
         eprintln!("selfcheck: run {run_name} into {}", options.out.display());
         crate::run::run(registry, selection, &options)?;

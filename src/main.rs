@@ -23,7 +23,8 @@ use serbench::run::{RunOptions, Selection};
 #[derive(Parser)]
 #[command(
     name = "serbench",
-    version,
+    // The commit too: a run checks that its other layouts (`--layout`) are builds of itself.
+    version = concat!(env!("CARGO_PKG_VERSION"), " (", env!("SERBENCH_COMMIT"), ")"),
     about = "Which serialization format is cheapest for my data?"
 )]
 struct Cli {
@@ -75,6 +76,10 @@ enum Command {
         /// payload's arms). Kept to measure what interleaving buys.
         #[arg(long)]
         burst: bool,
+        /// Full profile: other builds of this serbench (code layouts, e.g. from
+        /// scripts/build-layouts.sh) whose worker processes take turns pass by pass (repeatable).
+        #[arg(long = "layout")]
+        layouts: Vec<PathBuf>,
     },
     /// Encoded and zstd-compressed sizes only, no timing: writes sizes.csv.
     Sizes {
@@ -102,6 +107,20 @@ enum Command {
         /// Print Markdown instead of a text table.
         #[arg(long)]
         markdown: bool,
+    },
+    /// One arm over another of one payload and operation in a results folder: the unpaired
+    /// interval, and the paired one where the folder kept its workers (full profile).
+    Ratio {
+        dir: PathBuf,
+        #[arg(long)]
+        payload: String,
+        #[arg(long = "op", value_parser = PossibleValuesParser::new(Operation::ALL.map(Operation::name)))]
+        operation: String,
+        /// The first arm's label as the report shows it, e.g. `postcard/postcard` or
+        /// `json/serde_json dynamic`.
+        numerator: String,
+        /// The second arm's label.
+        denominator: String,
     },
     /// Run the same selection twice back to back (into OUT/a and OUT/b) and print how well the
     /// first run's intervals cover the second run's means.
@@ -324,6 +343,7 @@ fn execute(command: Command) -> Result<()> {
             replace,
             measure,
             burst,
+            layouts,
         } => {
             let selection = select.selection(operations, &registry)?;
             let out = out.unwrap_or_else(commands::default_out);
@@ -341,6 +361,7 @@ fn execute(command: Command) -> Result<()> {
                         out,
                         resume,
                         replace,
+                        layouts,
                     };
                     print(commands::run(&registry, &selection, &options)?)
                 }
@@ -376,6 +397,19 @@ fn execute(command: Command) -> Result<()> {
         }
         Command::Report { dirs, out } => print(commands::report(&dirs, out)?),
         Command::Compare { a, b, markdown } => print(commands::compare(&a, &b, markdown)?),
+        Command::Ratio {
+            dir,
+            payload,
+            operation,
+            numerator,
+            denominator,
+        } => print(commands::ratio(
+            &dir,
+            &payload,
+            &operation,
+            &numerator,
+            &denominator,
+        )?),
         Command::Selfcheck {
             select,
             operations,

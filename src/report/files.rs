@@ -317,9 +317,11 @@ pub enum SetKind {
     Instructions,
 }
 
-/// A run's files: results.csv, then what is derived from it (which must describe it exactly).
-pub const RUN_FILES: [&str; 5] = [
+/// A run's files: results.csv (and the full profile's samples.csv it is made from), then what
+/// is derived from it (which must describe it exactly).
+pub const RUN_FILES: [&str; 6] = [
     super::results::FILE_NAME,
+    super::samples::FILE_NAME,
     super::sizes::FILE_NAME,
     super::ratios::FILE_NAME,
     super::markdown::REPORT_FILE,

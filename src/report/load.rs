@@ -1,5 +1,5 @@
 //! Reading a results folder back for `report`, `compare` and `fidelity`: results.csv
-//! (required), sizes.csv and robustness.csv (optional), each validated completely by
+//! (required), sizes.csv, robustness.csv and samples.csv (optional), each validated completely by
 //! [`files::read_complete`] before anything is written, so a bad file stops the command with one
 //! line naming the file and the line.
 
@@ -9,6 +9,7 @@ use anyhow::Result;
 
 use super::files;
 use super::results::{self, ResultRow, STATUS_OK};
+use super::samples::{self, SampleRow};
 use super::sizes::{self, SizeRow};
 use crate::UsageError;
 
@@ -23,6 +24,8 @@ pub struct ResultsDir {
     pub sizes: Option<Vec<SizeRow>>,
     /// `None` when the folder has no robustness.csv (from `serbench robustness`).
     pub robustness: Option<Vec<crate::robustness::RobustnessRow>>,
+    /// The full profile's workers (samples.csv): `None` without one.
+    pub samples: Option<Vec<SampleRow>>,
 }
 
 impl ResultsDir {
@@ -118,12 +121,16 @@ pub fn load(path: &Path) -> Result<ResultsDir> {
     let robustness = optional(crate::robustness::FILE_NAME)
         .map(|path| crate::robustness::read_csv(&path))
         .transpose()?;
+    let samples = optional(samples::FILE_NAME)
+        .map(|path| files::read_complete::<SampleRow>(&path))
+        .transpose()?;
     Ok(ResultsDir {
         dir,
         results_path,
         rows,
         sizes,
         robustness,
+        samples,
     })
 }
 
@@ -142,6 +149,7 @@ mod tests {
             }],
             sizes: None,
             robustness: None,
+            samples: None,
         };
         let dirs = [
             dir("runs/before", "x86_64-linux"),

@@ -284,7 +284,7 @@ fn write_headline(markdown: &mut String, sources: &[Source]) -> Result<()> {
     let mut order: Vec<RatioKey> = Vec::new();
     let mut cells: BTreeMap<(RatioKey, usize), String> = BTreeMap::new();
     for (index, source) in sources.iter().enumerate() {
-        for ratio in ratios::headline(&source.dir.rows) {
+        for ratio in ratios::headline(&source.dir.rows, source.dir.samples.as_deref()) {
             let key = (
                 ratio.comparison.clone(),
                 ratio.payload.clone(),
@@ -295,16 +295,7 @@ fn write_headline(markdown: &mut String, sources: &[Source]) -> Result<()> {
             if !order.contains(&key) {
                 order.push(key.clone());
             }
-            let overlap = if ratio.intervals_overlap { " ≈" } else { "" };
-            cells.insert(
-                (key, index),
-                format!(
-                    "{}x [{}, {}]{overlap}",
-                    ratio_text(ratio.ratio),
-                    ratio_text(ratio.ci95_low),
-                    ratio_text(ratio.ci95_high)
-                ),
-            );
+            cells.insert((key, index), ratio_cell(&ratio));
         }
     }
     if order.is_empty() {
@@ -318,8 +309,10 @@ fn write_headline(markdown: &mut String, sources: &[Source]) -> Result<()> {
     writeln!(
         markdown,
         "Time per record of the first arm over the second, recomputed from results.csv: below 1 \
-         means the first arm is faster. In brackets an approximate 95% interval; ≈ marks a pair \
-         whose own intervals overlap (the difference may be noise).\n"
+         means the first arm is faster. In brackets an approximate 95% interval from the two arms' \
+         own intervals; ≈ marks a pair whose own intervals overlap (the difference may be noise). \
+         Where the run kept its workers (samples.csv), *paired* is the interval over the workers \
+         that measured both arms, in which noise the two share inside a worker cancels.\n"
     )?;
     let mut header: Vec<String> = ["comparison", "payload", "op", "arms"].map(String::from).to_vec();
     header.extend(sources.iter().map(|source| source.label.clone()));
@@ -665,6 +658,32 @@ fn ratio_text(value: f64) -> String {
         let decimals = (-value.log10()).ceil() as usize + 1;
         format!("{value:.decimals$}")
     }
+}
+
+/// `1.12x [1.08, 1.16]`, `≈` when the arms' intervals overlap, then the paired interval when
+/// there is one.
+fn ratio_cell(ratio: &ratios::Ratio) -> String {
+    let overlap = if ratio.intervals_overlap { " ≈" } else { "" };
+    let mut cell = format!(
+        "{}x [{}, {}]{overlap}",
+        ratio_text(ratio.ratio),
+        ratio_text(ratio.ci95_low),
+        ratio_text(ratio.ci95_high)
+    );
+    if let (Some(paired), Some(low), Some(high), Some(workers)) = (
+        ratio.paired_ratio,
+        ratio.paired_low,
+        ratio.paired_high,
+        ratio.paired_workers,
+    ) {
+        cell += &format!(
+            "; paired {}x [{}, {}] ({workers} workers)",
+            ratio_text(paired),
+            ratio_text(low),
+            ratio_text(high)
+        );
+    }
+    cell
 }
 
 fn optional<T>(value: Option<T>, show: impl Fn(T) -> String) -> String {

@@ -13,6 +13,7 @@ pub mod load;
 pub mod markdown;
 pub mod ratios;
 pub mod results;
+pub mod samples;
 pub mod sizes;
 pub mod table;
 

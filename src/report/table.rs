@@ -214,6 +214,10 @@ pub fn ratios(ratios: &[Ratio]) -> String {
                 format!("{} / {}", ratio.numerator, ratio.denominator),
                 format!("{:.2}x", ratio.ratio),
                 format!("[{:.2}, {:.2}]", ratio.ci95_low, ratio.ci95_high),
+                match (ratio.paired_low, ratio.paired_high) {
+                    (Some(low), Some(high)) => format!("[{low:.2}, {high:.2}]"),
+                    _ => "-".to_string(),
+                },
                 if ratio.intervals_overlap {
                     "overlap".to_string()
                 } else {
@@ -223,7 +227,16 @@ pub fn ratios(ratios: &[Ratio]) -> String {
         })
         .collect();
     render(
-        &["comparison", "payload", "op", "arms", ">ratio", ">95% CI", "CIs"],
+        &[
+            "comparison",
+            "payload",
+            "op",
+            "arms",
+            ">ratio",
+            ">95% CI",
+            ">paired CI",
+            "CIs",
+        ],
         &cells,
     )
 }
