@@ -20,6 +20,8 @@ pub mod bincode;
 pub mod bitcode;
 #[cfg(feature = "bson")]
 pub mod bson;
+#[cfg(feature = "cbor")]
+pub mod cbor;
 #[cfg(feature = "csv")]
 pub mod csv;
 #[cfg(feature = "dbus")]

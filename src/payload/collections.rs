@@ -16,12 +16,19 @@ pub const BIG: usize = 10_000;
 #[cfg_attr(feature = "bitcode", derive(bitcode::Encode, bitcode::Decode))]
 #[cfg_attr(feature = "dbus", derive(zbus::Type))]
 #[cfg_attr(feature = "fory", derive(fory::ForyStruct))]
+#[cfg_attr(feature = "cbor", derive(minicbor::Encode, minicbor::Decode))]
 pub struct Item {
+    #[cfg_attr(feature = "cbor", n(0))]
     pub id: i64,
+    #[cfg_attr(feature = "cbor", n(1))]
     pub name: String,
+    #[cfg_attr(feature = "cbor", n(2))]
     pub category: String,
+    #[cfg_attr(feature = "cbor", n(3))]
     pub price: f64,
+    #[cfg_attr(feature = "cbor", n(4))]
     pub stock: i64,
+    #[cfg_attr(feature = "cbor", n(5))]
     pub active: bool,
 }
 
@@ -30,7 +37,9 @@ pub struct Item {
 #[cfg_attr(feature = "bitcode", derive(bitcode::Encode, bitcode::Decode))]
 #[cfg_attr(feature = "dbus", derive(zbus::Type))]
 #[cfg_attr(feature = "fory", derive(fory::ForyStruct))]
+#[cfg_attr(feature = "cbor", derive(minicbor::Encode, minicbor::Decode))]
 pub struct Items {
+    #[cfg_attr(feature = "cbor", n(0))]
     pub items: Vec<Item>,
 }
 
@@ -51,7 +60,9 @@ impl Batch for Items {
 #[cfg_attr(feature = "bitcode", derive(bitcode::Encode, bitcode::Decode))]
 #[cfg_attr(feature = "dbus", derive(zbus::Type))]
 #[cfg_attr(feature = "fory", derive(fory::ForyStruct))]
+#[cfg_attr(feature = "cbor", derive(minicbor::Encode, minicbor::Decode))]
 pub struct Keyed {
+    #[cfg_attr(feature = "cbor", n(0))]
     pub entries: BTreeMap<String, Item>,
 }
 
