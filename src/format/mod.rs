@@ -18,6 +18,8 @@ pub mod avro;
 pub mod bincode;
 #[cfg(feature = "bitcode")]
 pub mod bitcode;
+#[cfg(feature = "borsh")]
+pub mod borsh;
 #[cfg(feature = "bson")]
 pub mod bson;
 #[cfg(feature = "cbor")]

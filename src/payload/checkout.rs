@@ -11,6 +11,7 @@ use std::sync::OnceLock;
 #[cfg_attr(feature = "dbus", derive(zbus::Type))]
 #[cfg_attr(feature = "fory", derive(fory::ForyStruct))]
 #[cfg_attr(feature = "cbor", derive(minicbor::Encode, minicbor::Decode))]
+#[cfg_attr(feature = "borsh", derive(borsh::BorshSerialize, borsh::BorshDeserialize))]
 pub struct CheckoutRequest {
     #[cfg_attr(feature = "cbor", n(0))]
     pub meta: RequestMeta,
@@ -38,6 +39,7 @@ pub struct CheckoutRequest {
 #[cfg_attr(feature = "dbus", derive(zbus::Type))]
 #[cfg_attr(feature = "fory", derive(fory::ForyStruct))]
 #[cfg_attr(feature = "cbor", derive(minicbor::Encode, minicbor::Decode))]
+#[cfg_attr(feature = "borsh", derive(borsh::BorshSerialize, borsh::BorshDeserialize))]
 pub struct RequestMeta {
     #[cfg_attr(feature = "cbor", n(0))]
     pub request_id: String,
@@ -55,6 +57,7 @@ pub struct RequestMeta {
 #[cfg_attr(feature = "dbus", derive(zbus::Type))]
 #[cfg_attr(feature = "fory", derive(fory::ForyStruct))]
 #[cfg_attr(feature = "cbor", derive(minicbor::Encode, minicbor::Decode))]
+#[cfg_attr(feature = "borsh", derive(borsh::BorshSerialize, borsh::BorshDeserialize))]
 pub struct LineItem {
     #[cfg_attr(feature = "cbor", n(0))]
     pub product_id: String,
@@ -72,6 +75,7 @@ pub struct LineItem {
 #[cfg_attr(feature = "dbus", derive(zbus::Type))]
 #[cfg_attr(feature = "fory", derive(fory::ForyStruct))]
 #[cfg_attr(feature = "cbor", derive(minicbor::Encode, minicbor::Decode))]
+#[cfg_attr(feature = "borsh", derive(borsh::BorshSerialize, borsh::BorshDeserialize))]
 pub struct Address {
     #[cfg_attr(feature = "cbor", n(0))]
     pub street: String,
@@ -91,6 +95,7 @@ pub struct Address {
 #[cfg_attr(feature = "dbus", derive(zbus::Type))]
 #[cfg_attr(feature = "fory", derive(fory::ForyStruct))]
 #[cfg_attr(feature = "cbor", derive(minicbor::Encode, minicbor::Decode))]
+#[cfg_attr(feature = "borsh", derive(borsh::BorshSerialize, borsh::BorshDeserialize))]
 pub struct PaymentMethod {
     #[cfg_attr(feature = "cbor", n(0))]
     pub kind: String,
@@ -110,6 +115,7 @@ pub struct PaymentMethod {
 #[cfg_attr(feature = "dbus", derive(zbus::Type))]
 #[cfg_attr(feature = "fory", derive(fory::ForyStruct))]
 #[cfg_attr(feature = "cbor", derive(minicbor::Encode, minicbor::Decode))]
+#[cfg_attr(feature = "borsh", derive(borsh::BorshSerialize, borsh::BorshDeserialize))]
 pub struct CheckoutResponse {
     #[cfg_attr(feature = "cbor", n(0))]
     pub meta: ResponseMeta,
@@ -139,6 +145,7 @@ pub struct CheckoutResponse {
 #[cfg_attr(feature = "dbus", derive(zbus::Type))]
 #[cfg_attr(feature = "fory", derive(fory::ForyStruct))]
 #[cfg_attr(feature = "cbor", derive(minicbor::Encode, minicbor::Decode))]
+#[cfg_attr(feature = "borsh", derive(borsh::BorshSerialize, borsh::BorshDeserialize))]
 pub struct ResponseMeta {
     #[cfg_attr(feature = "cbor", n(0))]
     pub request_id: String,
@@ -158,6 +165,7 @@ pub struct ResponseMeta {
 #[cfg_attr(feature = "fory", derive(fory::ForyEnum))]
 #[cfg_attr(feature = "cbor", derive(minicbor::Encode, minicbor::Decode))]
 #[cfg_attr(feature = "cbor", cbor(index_only))]
+#[cfg_attr(feature = "borsh", derive(borsh::BorshSerialize, borsh::BorshDeserialize))]
 pub enum OrderStatus {
     #[cfg_attr(feature = "cbor", n(0))]
     Pending,
@@ -175,6 +183,7 @@ pub enum OrderStatus {
 #[cfg_attr(feature = "dbus", derive(zbus::Type))]
 #[cfg_attr(feature = "fory", derive(fory::ForyStruct))]
 #[cfg_attr(feature = "cbor", derive(minicbor::Encode, minicbor::Decode))]
+#[cfg_attr(feature = "borsh", derive(borsh::BorshSerialize, borsh::BorshDeserialize))]
 pub struct Shipment {
     #[cfg_attr(feature = "cbor", n(0))]
     pub shipment_id: String,

@@ -17,6 +17,7 @@ pub const BIG: usize = 10_000;
 #[cfg_attr(feature = "dbus", derive(zbus::Type))]
 #[cfg_attr(feature = "fory", derive(fory::ForyStruct))]
 #[cfg_attr(feature = "cbor", derive(minicbor::Encode, minicbor::Decode))]
+#[cfg_attr(feature = "borsh", derive(borsh::BorshSerialize, borsh::BorshDeserialize))]
 pub struct Item {
     #[cfg_attr(feature = "cbor", n(0))]
     pub id: i64,
@@ -38,6 +39,7 @@ pub struct Item {
 #[cfg_attr(feature = "dbus", derive(zbus::Type))]
 #[cfg_attr(feature = "fory", derive(fory::ForyStruct))]
 #[cfg_attr(feature = "cbor", derive(minicbor::Encode, minicbor::Decode))]
+#[cfg_attr(feature = "borsh", derive(borsh::BorshSerialize, borsh::BorshDeserialize))]
 pub struct Items {
     #[cfg_attr(feature = "cbor", n(0))]
     pub items: Vec<Item>,
@@ -61,6 +63,7 @@ impl Batch for Items {
 #[cfg_attr(feature = "dbus", derive(zbus::Type))]
 #[cfg_attr(feature = "fory", derive(fory::ForyStruct))]
 #[cfg_attr(feature = "cbor", derive(minicbor::Encode, minicbor::Decode))]
+#[cfg_attr(feature = "borsh", derive(borsh::BorshSerialize, borsh::BorshDeserialize))]
 pub struct Keyed {
     #[cfg_attr(feature = "cbor", n(0))]
     pub entries: BTreeMap<String, Item>,

@@ -10,6 +10,7 @@ use std::sync::OnceLock;
 #[cfg_attr(feature = "dbus", derive(zbus::Type))]
 #[cfg_attr(feature = "fory", derive(fory::ForyStruct))]
 #[cfg_attr(feature = "cbor", derive(minicbor::Encode, minicbor::Decode))]
+#[cfg_attr(feature = "borsh", derive(borsh::BorshSerialize, borsh::BorshDeserialize))]
 pub struct Reading {
     #[cfg_attr(feature = "cbor", n(0))]
     pub valid: bool,
@@ -25,6 +26,7 @@ pub struct Reading {
 #[cfg_attr(feature = "dbus", derive(zbus::Type))]
 #[cfg_attr(feature = "fory", derive(fory::ForyStruct))]
 #[cfg_attr(feature = "cbor", derive(minicbor::Encode, minicbor::Decode))]
+#[cfg_attr(feature = "borsh", derive(borsh::BorshSerialize, borsh::BorshDeserialize))]
 pub struct Readings {
     #[cfg_attr(feature = "cbor", n(0))]
     pub readings: Vec<Reading>,

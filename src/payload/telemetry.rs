@@ -12,6 +12,7 @@ use std::sync::OnceLock;
 #[cfg_attr(feature = "dbus", derive(zbus::Type))]
 #[cfg_attr(feature = "fory", derive(fory::ForyStruct))]
 #[cfg_attr(feature = "cbor", derive(minicbor::Encode, minicbor::Decode))]
+#[cfg_attr(feature = "borsh", derive(borsh::BorshSerialize, borsh::BorshDeserialize))]
 pub struct TelemetryEvent {
     #[cfg_attr(feature = "cbor", n(0))]
     pub event_id: String,
@@ -37,6 +38,7 @@ pub struct TelemetryEvent {
 #[cfg_attr(feature = "dbus", derive(zbus::Type))]
 #[cfg_attr(feature = "fory", derive(fory::ForyStruct))]
 #[cfg_attr(feature = "cbor", derive(minicbor::Encode, minicbor::Decode))]
+#[cfg_attr(feature = "borsh", derive(borsh::BorshSerialize, borsh::BorshDeserialize))]
 pub struct ServiceInfo {
     #[cfg_attr(feature = "cbor", n(0))]
     pub name: String,
@@ -54,6 +56,7 @@ pub struct ServiceInfo {
 #[cfg_attr(feature = "dbus", derive(zbus::Type))]
 #[cfg_attr(feature = "fory", derive(fory::ForyStruct))]
 #[cfg_attr(feature = "cbor", derive(minicbor::Encode, minicbor::Decode))]
+#[cfg_attr(feature = "borsh", derive(borsh::BorshSerialize, borsh::BorshDeserialize))]
 pub struct MetricSample {
     #[cfg_attr(feature = "cbor", n(0))]
     pub timestamp_ms: i64,
