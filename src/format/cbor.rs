@@ -135,7 +135,7 @@ mod tests {
     use ciborium::Value;
 
     use super::*;
-    use crate::payload::OrderStatus;
+    use crate::payload::{Items, OrderStatus};
 
     fn ciborium_bytes<T: serde::Serialize>(value: &T) -> Vec<u8> {
         let mut out = Vec::new();
@@ -247,6 +247,26 @@ mod tests {
     fn the_enum_is_its_name_in_ciborium_and_its_index_in_minicbor() {
         assert_eq!(ciborium_bytes(&OrderStatus::Confirmed), b"\x69Confirmed");
         assert_eq!(minicbor_bytes(&OrderStatus::Confirmed), [0x01]);
+    }
+
+    #[test]
+    fn an_array_head_claiming_2_40_records_is_an_error_not_an_allocation() {
+        // The 32 records' array head (`0x98 0x20`) becomes an array of 2^40: a decoder that
+        // reserved what the head announces would abort this test.
+        let items: &Items = crate::payload::value_of("vec-small").unwrap();
+        let splice = |bytes: Vec<u8>, at: usize| {
+            assert_eq!(bytes[at..at + 2], [0x98, 32]);
+            let mut bombed = bytes[..at].to_vec();
+            bombed.extend_from_slice(&[0x9B, 0, 0, 0x01, 0, 0, 0, 0, 0]);
+            bombed.extend_from_slice(&bytes[at + 2..]);
+            bombed
+        };
+        // After the map head and the key "items" in ciborium, after the array head in minicbor.
+        let maps = splice(ciborium_bytes(items), 7);
+        assert!(ciborium::from_reader::<Items, _>(maps.as_slice()).is_err());
+        assert!(ciborium::from_reader::<Value, _>(maps.as_slice()).is_err());
+        let arrays = splice(minicbor_bytes(items), 1);
+        assert!(minicbor::decode::<Items>(&arrays).is_err());
     }
 
     #[test]
