@@ -32,7 +32,7 @@ fn main() {
             format
                 .fidelity
                 .iter()
-                .map(move |fidelity| (format.fidelity_id(fidelity), (fidelity.case)()))
+                .map(move |fidelity| (fidelity.arm(format.name).path(), (fidelity.case)()))
         })
         .collect();
     if let Ok(id) = std::env::var("SERBENCH_FIDELITY_COUNT") {

@@ -23,18 +23,12 @@ fn main() {
             .iter()
             .filter(|arm| arm.id.codec.format == format.name)
         {
-            let codec = &arm.id.codec;
-            let mut name = codec.backend.to_string();
-            if !codec.variant.is_empty() {
-                name += &format!("[{}]", codec.variant);
-            }
-            name += &format!(
-                "/{}/{}/{}/{}",
-                codec.payload.name,
-                arm.id.operation.name(),
-                arm.id.mode.name(),
-                codec.framing.name()
-            );
+            // The arm's path without its format (the group): `backend[variant]/payload/op...`.
+            let path = arm.id.path();
+            let name = path
+                .split_once('/')
+                .map_or(path.as_str(), |(_, rest)| rest)
+                .to_string();
             let mut prepared = match arm.prepare() {
                 Ok(prepared) => prepared,
                 Err(error) => {

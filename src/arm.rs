@@ -14,6 +14,7 @@ use std::hint::black_box;
 use std::marker::PhantomData;
 
 use anyhow::{Result, bail};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::payload::fields::UpdateField;
 use crate::payload::{Model, PayloadSpec};
@@ -60,8 +61,9 @@ pub trait Update<P: UpdateField>: Send + 'static {
 }
 
 /// The operation an arm times.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord, Default)]
 pub enum Operation {
+    #[default]
     Encode,
     Decode,
     RoundTrip,
@@ -98,13 +100,16 @@ impl Operation {
 }
 
 /// Typed decodes into the payload's own structs; dynamic into the format's value tree.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord, Default)]
 pub enum Mode {
+    #[default]
     Typed,
     Dynamic,
 }
 
 impl Mode {
+    pub const ALL: [Mode; 2] = [Mode::Typed, Mode::Dynamic];
+
     pub fn name(self) -> &'static str {
         match self {
             Mode::Typed => "typed",
@@ -116,8 +121,9 @@ impl Mode {
 /// How a batch is laid out on the wire. Every format writes `Document` (the payload value as
 /// one message); the JSON framings add `Array` (a top-level array of the records) and
 /// `Ndjson` (one record per line, each line parsed on its own) for batch payloads.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord, Default)]
 pub enum Framing {
+    #[default]
     Document,
     Array,
     Ndjson,
@@ -132,6 +138,95 @@ impl Framing {
             Framing::Array => "array",
             Framing::Ndjson => "ndjson",
         }
+    }
+}
+
+/// The axes of an arm that are closed sets of names: their `name` is their spelling in every
+/// file and on the command line, and the one place it is defined.
+pub trait Named: Copy + 'static {
+    fn all() -> &'static [Self];
+    fn name(self) -> &'static str;
+
+    fn from_name(name: &str) -> Option<Self> {
+        Self::all().iter().copied().find(|value| value.name() == name)
+    }
+}
+
+impl Named for Operation {
+    fn all() -> &'static [Self] {
+        &Operation::ALL
+    }
+
+    fn name(self) -> &'static str {
+        Operation::name(self)
+    }
+}
+
+impl Named for Mode {
+    fn all() -> &'static [Self] {
+        &Mode::ALL
+    }
+
+    fn name(self) -> &'static str {
+        Mode::name(self)
+    }
+}
+
+impl Named for Framing {
+    fn all() -> &'static [Self] {
+        &Framing::ALL
+    }
+
+    fn name(self) -> &'static str {
+        Framing::name(self)
+    }
+}
+
+fn serialize_named<S: Serializer>(value: impl Named, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(value.name())
+}
+
+fn deserialize_named<'de, T: Named, D: Deserializer<'de>>(deserializer: D) -> Result<T, D::Error> {
+    let name = String::deserialize(deserializer)?;
+    T::from_name(&name).ok_or_else(|| {
+        let valid: Vec<&str> = T::all().iter().map(|value| value.name()).collect();
+        serde::de::Error::custom(format!("unknown {name:?} (valid: {})", valid.join(", ")))
+    })
+}
+
+impl Serialize for Operation {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serialize_named(*self, serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for Operation {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserialize_named(deserializer)
+    }
+}
+
+impl Serialize for Mode {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serialize_named(*self, serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for Mode {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserialize_named(deserializer)
+    }
+}
+
+impl Serialize for Framing {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serialize_named(*self, serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for Framing {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserialize_named(deserializer)
     }
 }
 
@@ -162,37 +257,156 @@ impl Backend {
     }
 }
 
-/// Where a codec sits in the matrix: everything but the operation and mode.
-#[derive(Clone, Copy, Debug)]
+/// Where a codec sits in the matrix: an arm's coordinates but its operation and mode. In every
+/// serbench CSV file these are the columns `format, backend, variant, payload, framing`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct CodecId {
-    pub format: &'static str,
-    pub backend: &'static str,
-    pub variant: &'static str,
+    pub format: String,
+    pub backend: String,
+    /// Empty for the backend's plain use.
+    pub variant: String,
+    pub payload: String,
     pub framing: Framing,
-    pub payload: &'static PayloadSpec,
 }
 
-/// The coordinates of one arm.
-#[derive(Clone, Copy, Debug)]
+impl CodecId {
+    /// `format/backend[variant]`.
+    pub fn backend_label(&self) -> String {
+        let mut label = format!("{}/{}", self.format, self.backend);
+        if !self.variant.is_empty() {
+            label += &format!("[{}]", self.variant);
+        }
+        label
+    }
+
+    /// `format/backend[variant]`, then the framing when it is not document: how the sizes
+    /// tables and charts name a codec among those of one payload.
+    pub fn label(&self) -> String {
+        let mut label = self.backend_label();
+        if self.framing != Framing::Document {
+            label += &format!(" {}", self.framing.name());
+        }
+        label
+    }
+}
+
+/// The coordinates of one arm: the one identity of an arm in the registry, in every file
+/// (results.csv, sizes.csv by its codec, instructions.csv, robustness.csv), in comparisons and
+/// between a run and its worker processes. In CSV files, the codec's columns, then `operation`
+/// and `mode`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct ArmId {
     pub codec: CodecId,
     pub operation: Operation,
     pub mode: Mode,
 }
 
+impl ArmId {
+    /// The typed, document-framed arm `operation` of `format/backend[variant]` on `payload`:
+    /// what most arms are (change `mode` or `codec.framing` for the others).
+    pub fn typed(format: &str, backend: &str, variant: &str, payload: &str, operation: Operation) -> ArmId {
+        ArmId {
+            codec: CodecId {
+                format: format.to_string(),
+                backend: backend.to_string(),
+                variant: variant.to_string(),
+                payload: payload.to_string(),
+                framing: Framing::Document,
+            },
+            operation,
+            mode: Mode::Typed,
+        }
+    }
+
+    /// This arm in `framing`.
+    pub fn framed(mut self, framing: Framing) -> ArmId {
+        self.codec.framing = framing;
+        self
+    }
+
+    /// `format/backend[variant]`, then the mode and framing when they are not typed and
+    /// document: how tables, charts and ratios name the arm among those of one payload and
+    /// operation.
+    pub fn label(&self) -> String {
+        let mut label = self.codec.backend_label();
+        if self.mode != Mode::Typed {
+            label += &format!(" {}", self.mode.name());
+        }
+        if self.codec.framing != Framing::Document {
+            label += &format!(" {}", self.codec.framing.name());
+        }
+        label
+    }
+
+    /// `format/backend[variant]`, then what the decoder reads into (`typed`, `dynamic`, or
+    /// the in-place operation: `access-all`, `access-partial`, `update`), then the framing
+    /// when it is not document: how the robustness report names a decoder across payloads.
+    pub fn decoder_label(&self) -> String {
+        let reads = match self.operation {
+            Operation::Decode => self.mode.name(),
+            operation => operation.name(),
+        };
+        let mut label = format!("{} {reads}", self.codec.backend_label());
+        if self.codec.framing != Framing::Document {
+            label += &format!(" {}", self.codec.framing.name());
+        }
+        label
+    }
+
+    /// `format/backend[variant]/payload/operation`, then `/mode` and `/framing` when they are
+    /// not typed and document: the arm's id in criterion (`benches/`).
+    pub fn path(&self) -> String {
+        let mut path = format!(
+            "{}/{}/{}",
+            self.codec.backend_label(),
+            self.codec.payload,
+            self.operation.name()
+        );
+        if self.mode != Mode::Typed {
+            path += &format!("/{}", self.mode.name());
+        }
+        if self.codec.framing != Framing::Document {
+            path += &format!("/{}", self.codec.framing.name());
+        }
+        path
+    }
+
+    /// A baseline arm (it times a copy of the input, not a codec): charted apart, never the
+    /// fastest.
+    pub fn is_baseline(&self) -> bool {
+        self.codec.variant == COPY_ONLY
+    }
+
+    /// Payload order as in the payload list, then operation order, then label: the order of
+    /// every table. Payloads and operations this build does not know sort last.
+    pub fn sort_key(&self) -> (usize, usize, String) {
+        let payload = crate::payload::rank(&self.codec.payload);
+        let operation = Operation::ALL
+            .iter()
+            .position(|&operation| operation == self.operation)
+            .unwrap_or(usize::MAX);
+        (payload, operation, self.label())
+    }
+}
+
+/// The variant of a baseline arm: it only copies the input, as a copying decoder starts with.
+pub const COPY_ONLY: &str = "copy-only";
+
+/// `format/backend[variant] payload operation`, then mode and framing as in [`ArmId::label`].
 impl fmt::Display for ArmId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let codec = &self.codec;
-        write!(f, "{}/{}", codec.format, codec.backend)?;
-        if !codec.variant.is_empty() {
-            write!(f, "[{}]", codec.variant)?;
-        }
-        write!(f, " {} {}", codec.payload.name, self.operation.name())?;
+        write!(
+            f,
+            "{} {} {}",
+            self.codec.backend_label(),
+            self.codec.payload,
+            self.operation.name()
+        )?;
         if self.mode != Mode::Typed {
             write!(f, " {}", self.mode.name())?;
         }
-        if codec.framing != Framing::Document {
-            write!(f, " {}", codec.framing.name())?;
+        if self.codec.framing != Framing::Document {
+            write!(f, " {}", self.codec.framing.name())?;
         }
         Ok(())
     }
@@ -214,6 +428,8 @@ type EncodeOnce = Box<dyn Fn() -> Result<Vec<u8>> + Send + Sync>;
 
 pub struct Arm {
     pub id: ArmId,
+    /// The payload it carries: its record count is the unit of the per-record figures.
+    pub spec: &'static PayloadSpec,
     prepare: Prepare,
 }
 
@@ -227,6 +443,7 @@ impl Arm {
 /// A codec's encoder, for the sizes report and `serbench dump`: nothing here is timed.
 pub struct Encoder {
     pub id: CodecId,
+    pub spec: &'static PayloadSpec,
     encode: EncodeOnce,
     round_trip: RoundTripAny,
 }
@@ -276,6 +493,7 @@ impl Arm {
     /// builds a fresh codec (and its reused buffers).
     pub fn codec<P: Model, W: Value, C: Codec<W>>(
         codec: CodecId,
+        spec: &'static PayloadSpec,
         model: fn() -> &'static P,
         to_wire: fn(&P) -> W,
         to_model: fn(&W) -> P,
@@ -285,19 +503,22 @@ impl Arm {
             .into_iter()
             .map(|operation| {
                 let id = ArmId {
-                    codec,
+                    codec: codec.clone(),
                     operation,
                     mode: Mode::Typed,
                 };
-                let prepare: Prepare = Box::new(move || {
-                    let value = to_wire(model());
-                    let bytes = verify(id, &value, make)?;
-                    if &to_model(&value) != model() {
-                        bail!("{id}: the format's value does not convert back to the payload");
+                let prepare: Prepare = Box::new({
+                    let id = id.clone();
+                    move || {
+                        let value = to_wire(model());
+                        let bytes = verify(&id, &value, make)?;
+                        if &to_model(&value) != model() {
+                            bail!("{id}: the format's value does not convert back to the payload");
+                        }
+                        Ok(codec_runner(operation, value, bytes, make))
                     }
-                    Ok(codec_runner(operation, value, bytes, make))
                 });
-                Arm { id, prepare }
+                Arm { id, spec, prepare }
             })
             .collect();
         let encode: EncodeOnce = Box::new(move || {
@@ -322,7 +543,8 @@ impl Arm {
         CodecArms {
             arms,
             encoder: Encoder {
-                id: codec,
+                id: codec.clone(),
+                spec,
                 encode,
                 round_trip,
             },
@@ -342,6 +564,7 @@ impl Arm {
     /// reading what [`Access::expected`] computes from the owned value.
     pub fn access<P: Model, C: Codec<P>, A: Access<P>>(
         codec: CodecId,
+        spec: &'static PayloadSpec,
         operation: Operation,
         model: fn() -> &'static P,
         make_codec: fn() -> C,
@@ -352,20 +575,30 @@ impl Arm {
             operation,
             mode: Mode::Typed,
         };
-        let prepare: Prepare = Box::new(move || {
-            let bytes = verify(id, model(), make_codec)?;
-            let mut access = make_access();
-            let read = access
-                .access(&bytes)
-                .map_err(|error| error.context(format!("{id}: access failed")))?;
-            if read != A::expected(model()) {
-                bail!("{id}: the fields read in place differ from the payload");
+        let prepare: Prepare = Box::new({
+            let id = id.clone();
+            move || {
+                let bytes = verify(&id, model(), make_codec)?;
+                let mut access = make_access();
+                let read = access
+                    .access(&bytes)
+                    .map_err(|error| error.context(format!("{id}: access failed")))?;
+                if read != A::expected(model()) {
+                    bail!("{id}: the fields read in place differ from the payload");
+                }
+                Ok(on_bytes(bytes, move |bytes| access.access(bytes)))
             }
-            Ok(on_bytes(bytes, move |bytes| access.access(bytes)))
         });
         let decode: DecodeAny =
             Box::new(move |bytes| Ok(make_access().access(bytes)? == A::expected(model())));
-        (Arm { id, prepare }, Decoder { id, decode })
+        (
+            Arm {
+                id: id.clone(),
+                spec,
+                prepare,
+            },
+            Decoder { id, decode },
+        )
     }
 
     /// An in-place update arm and its decoder: `make_update` changes the payload's
@@ -375,6 +608,7 @@ impl Arm {
     /// so every iteration writes.
     pub fn update<P: Model + UpdateField, C: Codec<P>, U: Update<P>>(
         codec: CodecId,
+        spec: &'static PayloadSpec,
         model: fn() -> &'static P,
         make_codec: fn() -> C,
         make_update: fn() -> U,
@@ -384,34 +618,37 @@ impl Arm {
             operation: Operation::Update,
             mode: Mode::Typed,
         };
-        let prepare: Prepare = Box::new(move || {
-            let mut bytes = verify(id, model(), make_codec)?;
-            let (mut update, mut decoder) = (make_update(), make_codec());
-            let values = [model().value_for_round(0), model().value_for_round(1)];
-            for value in [values[1], values[0]] {
-                update
-                    .update(&mut bytes, value)
-                    .map_err(|error| error.context(format!("{id}: update failed")))?;
-                let decoded = decoder
-                    .decode(&bytes)
-                    .map_err(|error| error.context(format!("{id}: the updated bytes do not decode")))?;
-                if decoded != model().with_field(value) {
-                    bail!(
-                        "{id}: the updated bytes decode to other data than the payload with the field set to {value:?}"
-                    );
+        let prepare: Prepare = Box::new({
+            let id = id.clone();
+            move || {
+                let mut bytes = verify(&id, model(), make_codec)?;
+                let (mut update, mut decoder) = (make_update(), make_codec());
+                let values = [model().value_for_round(0), model().value_for_round(1)];
+                for value in [values[1], values[0]] {
+                    update
+                        .update(&mut bytes, value)
+                        .map_err(|error| error.context(format!("{id}: update failed")))?;
+                    let decoded = decoder
+                        .decode(&bytes)
+                        .map_err(|error| error.context(format!("{id}: the updated bytes do not decode")))?;
+                    if decoded != model().with_field(value) {
+                        bail!(
+                            "{id}: the updated bytes decode to other data than the payload with the field set to {value:?}"
+                        );
+                    }
                 }
+                let encoded_bytes = bytes.len();
+                let runner = UpdateRunner {
+                    bytes,
+                    update,
+                    values,
+                    model: PhantomData,
+                };
+                Ok(Prepared {
+                    runner: Box::new(runner),
+                    encoded_bytes,
+                })
             }
-            let encoded_bytes = bytes.len();
-            let runner = UpdateRunner {
-                bytes,
-                update,
-                values,
-                model: PhantomData,
-            };
-            Ok(Prepared {
-                runner: Box::new(runner),
-                encoded_bytes,
-            })
         });
         let decode: DecodeAny = Box::new(move |bytes| {
             let mut bytes = bytes.to_vec();
@@ -419,7 +656,14 @@ impl Arm {
             make_update().update(&mut bytes, value)?;
             Ok(make_codec().decode(&bytes)? == model().with_field(value))
         });
-        (Arm { id, prepare }, Decoder { id, decode })
+        (
+            Arm {
+                id: id.clone(),
+                spec,
+                prepare,
+            },
+            Decoder { id, decode },
+        )
     }
 
     /// A dynamic decode arm and its decoder: `make_dynamic` decodes the bytes `make_codec`
@@ -427,6 +671,7 @@ impl Arm {
     /// converting back to the payload.
     pub fn dynamic<P: Model, C: Codec<P>, D: Dynamic<P>>(
         codec: CodecId,
+        spec: &'static PayloadSpec,
         model: fn() -> &'static P,
         make_codec: fn() -> C,
         make_dynamic: fn() -> D,
@@ -436,19 +681,22 @@ impl Arm {
             operation: Operation::Decode,
             mode: Mode::Dynamic,
         };
-        let prepare: Prepare = Box::new(move || {
-            let bytes = verify(id, model(), make_codec)?;
-            let mut dynamic = make_dynamic();
-            let tree = dynamic
-                .decode_tree(&bytes)
-                .map_err(|error| error.context(format!("{id}: dynamic decode failed")))?;
-            let back = dynamic
-                .to_model(tree)
-                .map_err(|error| error.context(format!("{id}: the value tree does not convert back")))?;
-            if &back != model() {
-                bail!("{id}: the value tree holds other data than the typed decode");
+        let prepare: Prepare = Box::new({
+            let id = id.clone();
+            move || {
+                let bytes = verify(&id, model(), make_codec)?;
+                let mut dynamic = make_dynamic();
+                let tree = dynamic
+                    .decode_tree(&bytes)
+                    .map_err(|error| error.context(format!("{id}: dynamic decode failed")))?;
+                let back = dynamic
+                    .to_model(tree)
+                    .map_err(|error| error.context(format!("{id}: the value tree does not convert back")))?;
+                if &back != model() {
+                    bail!("{id}: the value tree holds other data than the typed decode");
+                }
+                Ok(on_bytes(bytes, move |bytes| dynamic.decode_tree(bytes)))
             }
-            Ok(on_bytes(bytes, move |bytes| dynamic.decode_tree(bytes)))
         });
         // A tree that decodes but does not convert back holds other data: Ok(false).
         let decode: DecodeAny = Box::new(move |bytes| {
@@ -456,42 +704,53 @@ impl Arm {
             let tree = dynamic.decode_tree(bytes)?;
             Ok(dynamic.to_model(tree).is_ok_and(|back| &back == model()))
         });
-        (Arm { id, prepare }, Decoder { id, decode })
+        (
+            Arm {
+                id: id.clone(),
+                spec,
+                prepare,
+            },
+            Decoder { id, decode },
+        )
     }
 
     /// A copy-only baseline: a decode arm that only copies the input the way a copying decoder
     /// does (whole, or line by line for NDJSON), so users see what remains of the decode.
     pub fn copy_baseline<P: Model, C: Codec<P>>(
         codec: CodecId,
+        spec: &'static PayloadSpec,
         model: fn() -> &'static P,
         make_codec: fn() -> C,
     ) -> Arm {
+        let per_line = codec.framing == Framing::Ndjson;
         let id = ArmId {
             codec,
             operation: Operation::Decode,
             mode: Mode::Typed,
         };
-        let per_line = codec.framing == Framing::Ndjson;
-        let prepare: Prepare = Box::new(move || {
-            let bytes = verify(id, model(), make_codec)?;
-            let encoded_bytes = bytes.len();
-            let runner = CopyRunner {
-                scratch: Vec::with_capacity(encoded_bytes),
-                bytes,
-                per_line,
-            };
-            Ok(Prepared {
-                runner: Box::new(runner),
-                encoded_bytes,
-            })
+        let prepare: Prepare = Box::new({
+            let id = id.clone();
+            move || {
+                let bytes = verify(&id, model(), make_codec)?;
+                let encoded_bytes = bytes.len();
+                let runner = CopyRunner {
+                    scratch: Vec::with_capacity(encoded_bytes),
+                    bytes,
+                    per_line,
+                };
+                Ok(Prepared {
+                    runner: Box::new(runner),
+                    encoded_bytes,
+                })
+            }
         });
-        Arm { id, prepare }
+        Arm { id, spec, prepare }
     }
 }
 
 /// Encodes with one codec instance and decodes with another, so no state carried inside a
 /// codec can fake a round trip; then compares with the original.
-fn verify<W: Value, C: Codec<W>>(id: ArmId, value: &W, make: fn() -> C) -> Result<Vec<u8>> {
+fn verify<W: Value, C: Codec<W>>(id: &ArmId, value: &W, make: fn() -> C) -> Result<Vec<u8>> {
     let mut out = Vec::new();
     let bytes = make()
         .encode(value, &mut out)
@@ -659,5 +918,47 @@ impl Runner for CopyRunner {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_arm_has_one_label_path_and_display() {
+        let copy = ArmId::typed("json", "simd-json", COPY_ONLY, "readings", Operation::Decode)
+            .framed(Framing::Ndjson);
+        assert_eq!(copy.label(), "json/simd-json[copy-only] ndjson");
+        assert_eq!(copy.path(), "json/simd-json[copy-only]/readings/decode/ndjson");
+        assert_eq!(
+            copy.to_string(),
+            "json/simd-json[copy-only] readings decode ndjson"
+        );
+        assert!(copy.is_baseline());
+        let dynamic = ArmId {
+            mode: Mode::Dynamic,
+            ..ArmId::typed("json", "serde_json", "", "order", Operation::Decode)
+        };
+        assert_eq!(dynamic.label(), "json/serde_json dynamic");
+        assert_eq!(dynamic.decoder_label(), "json/serde_json dynamic");
+        assert_eq!(
+            ArmId::typed("flatbuffers", "flatbuffers", "", "order", Operation::AccessAll).decoder_label(),
+            "flatbuffers/flatbuffers access-all"
+        );
+    }
+
+    #[test]
+    fn names_are_the_one_spelling_in_files() {
+        for operation in Operation::ALL {
+            assert_eq!(Operation::from_name(operation.name()), Some(operation));
+        }
+        let id = ArmId::typed("a", "b", "", "order", Operation::RoundTrip);
+        let json = serde_json::to_string(&id).unwrap();
+        assert!(json.contains("\"roundtrip\""), "{json}");
+        assert_eq!(serde_json::from_str::<ArmId>(&json).unwrap(), id);
+        let unknown = json.replace("roundtrip", "teleport");
+        let error = serde_json::from_str::<ArmId>(&unknown).unwrap_err().to_string();
+        assert!(error.contains("unknown \"teleport\""), "{error}");
     }
 }

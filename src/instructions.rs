@@ -17,7 +17,7 @@ use std::process::Command;
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
-use crate::arm::{Arm, Runner};
+use crate::arm::{Arm, ArmId, Runner};
 use crate::format::Registry;
 use crate::report::SCHEMA_VERSION;
 use crate::report::files::{self, Record, in_range};
@@ -34,16 +34,15 @@ pub fn serbench_counted_region(runner: &mut dyn Runner, iterations: u64) -> Resu
     runner.run(iterations)
 }
 
-/// What the worker does inside valgrind: prove the arm, warm it, count it. `arm_index` counts
-/// within the arms of `format` only: the worker builds no other format, whose set-up (hash
-/// maps with random seeds) would shift heap addresses, and with them the instruction paths of
-/// address-dependent code such as `memcmp`.
-pub fn worker(format: &str, arm_index: usize) -> Result<()> {
-    let registry = Registry::of_formats(|name| name == format);
+/// What the worker does inside valgrind: prove the arm `id`, warm it, count it. The worker
+/// builds only the arm's own format: another format's set-up (hash maps with random seeds)
+/// would shift heap addresses, and with them the instruction paths of address-dependent code
+/// such as `memcmp`.
+pub fn worker(id: &ArmId) -> Result<()> {
+    let registry = Registry::of_formats(|name| name == id.codec.format);
     let arm = registry
-        .arms
-        .get(arm_index)
-        .with_context(|| format!("no arm number {arm_index} in {format}"))?;
+        .arm(id)
+        .with_context(|| format!("{id}: no such arm in this build"))?;
     let mut prepared = arm.prepare()?;
     serbench_counted_region(prepared.runner.as_mut(), 1)?;
     serbench_counted_region(prepared.runner.as_mut(), ITERATIONS)
@@ -53,13 +52,7 @@ pub fn worker(format: &str, arm_index: usize) -> Result<()> {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct InstructionRow {
     pub schema_version: u32,
-    pub format: String,
-    pub backend: String,
-    pub variant: String,
-    pub payload: String,
-    pub operation: String,
-    pub mode: String,
-    pub framing: String,
+    pub arm: ArmId,
     pub records: usize,
     pub iterations: u64,
     pub instructions_per_op: Option<f64>,
@@ -91,51 +84,24 @@ impl Record for InstructionRow {
     }
 
     fn key(&self) -> String {
-        let label = crate::report::load::arm_label(
-            &self.format,
-            &self.backend,
-            &self.variant,
-            &self.mode,
-            &self.framing,
-        );
-        format!("{} {} {label}", self.payload, self.operation)
+        self.arm.to_string()
     }
 }
 
-/// The position of `arm` among the arms of its own format: how a worker that builds only that
-/// format finds it.
-fn index_in_format(registry: &Registry, arm: &Arm) -> usize {
-    let format = arm.id.codec.format;
-    registry
-        .arms
-        .iter()
-        .filter(|other| other.id.codec.format == format)
-        .position(|other| std::ptr::eq(other, arm))
-        .expect("an arm of the registry is among its format's arms")
-}
-
-/// Counts one arm of `registry` by running `serbench` under callgrind.
-pub fn count(registry: &Registry, arm: &Arm, scratch: &Path) -> InstructionRow {
+/// Counts one arm by running `serbench` under callgrind.
+pub fn count(arm: &Arm, scratch: &Path) -> InstructionRow {
     let id = &arm.id;
-    let arm_index = index_in_format(registry, arm);
-    let codec = &id.codec;
     let mut row = InstructionRow {
         schema_version: SCHEMA_VERSION,
-        format: codec.format.to_string(),
-        backend: codec.backend.to_string(),
-        variant: codec.variant.to_string(),
-        payload: codec.payload.name.to_string(),
-        operation: id.operation.name().to_string(),
-        mode: id.mode.name().to_string(),
-        framing: codec.framing.name().to_string(),
-        records: codec.payload.records,
+        arm: id.clone(),
+        records: arm.spec.records,
         iterations: ITERATIONS,
         instructions_per_op: None,
         instructions_per_record: None,
         status: "ok".to_string(),
         note: String::new(),
     };
-    match callgrind(codec.format, arm_index, scratch) {
+    match callgrind(id, scratch) {
         Ok(instructions) => {
             let per_op = instructions as f64 / ITERATIONS as f64;
             row.instructions_per_op = Some(per_op);
@@ -149,23 +115,29 @@ pub fn count(registry: &Registry, arm: &Arm, scratch: &Path) -> InstructionRow {
     row
 }
 
-fn callgrind(format: &str, arm_index: usize, scratch: &Path) -> Result<u64> {
+fn callgrind(id: &ArmId, scratch: &Path) -> Result<u64> {
     let executable = std::env::current_exe().context("cannot find the serbench executable")?;
-    let arm_index = arm_index.to_string();
-    let worker = [
-        "instructions-worker",
-        "--format",
-        format,
-        "--arm-index",
-        &arm_index,
-    ];
+    let arm = serde_json::to_string(id)?;
     count_region(
         &executable,
-        &worker,
+        &["instructions-worker", "--arm", &arm],
         &[],
         "serbench_counted_region",
-        &scratch.join(format!("callgrind.{format}.{arm_index}.out")),
+        &scratch.join(format!("callgrind.{}.out", file_safe(&id.path()))),
     )
+}
+
+/// `text` with every character but ASCII letters and digits replaced by `_`: a file name.
+fn file_safe(text: &str) -> String {
+    text.chars()
+        .map(|character| {
+            if character.is_ascii_alphanumeric() {
+                character
+            } else {
+                '_'
+            }
+        })
+        .collect()
 }
 
 /// The executable `program` in the first folder of `path` (a PATH value) that has one: NixOS
@@ -231,38 +203,18 @@ pub fn count_region(
 }
 
 /// Instructions per operation of one fidelity pair: the fidelity benchmark's direct library
-/// call (its case `id`, counted in `bench_binary`), then serbench's arm of the same id.
-pub fn count_fidelity_pair(
-    registry: &Registry,
-    id: &str,
-    bench_binary: &Path,
-    scratch: &Path,
-) -> Result<(f64, f64)> {
-    let arm = registry
-        .arms
-        .iter()
-        .find(|arm| crate::report::fidelity::arm_id(&arm.id).as_deref() == Some(id))
-        .with_context(|| format!("no arm of the registry has the fidelity id {id}"))?;
-    let file_name: String = id
-        .chars()
-        .map(|character| {
-            if character.is_ascii_alphanumeric() {
-                character
-            } else {
-                '_'
-            }
-        })
-        .collect();
+/// call (its case of the arm `id`, counted in `bench_binary`), then serbench's arm `id`.
+pub fn count_fidelity_pair(id: &ArmId, bench_binary: &Path, scratch: &Path) -> Result<(f64, f64)> {
+    let path = id.path();
     let direct = count_region(
         bench_binary,
         &[],
-        &[("SERBENCH_FIDELITY_COUNT", id)],
+        &[("SERBENCH_FIDELITY_COUNT", &path)],
         "fidelity_counted_region",
-        &scratch.join(format!("callgrind.fidelity.{file_name}.out")),
+        &scratch.join(format!("callgrind.fidelity.{}.out", file_safe(&path))),
     )
-    .with_context(|| format!("counting the fidelity case {id}"))?;
-    let harness = callgrind(arm.id.codec.format, index_in_format(registry, arm), scratch)
-        .with_context(|| format!("counting serbench's arm {id}"))?;
+    .with_context(|| format!("counting the fidelity case {path}"))?;
+    let harness = callgrind(id, scratch).with_context(|| format!("counting serbench's arm {id}"))?;
     Ok((
         direct as f64 / ITERATIONS as f64,
         harness as f64 / ITERATIONS as f64,

@@ -1,25 +1,24 @@
-//! The serbench command line: list, run, sizes, report, compare, selfcheck, overhead, fidelity,
-//! robustness, dump. Every usage error (a bad name or number, a folder refused) exits with 2
-//! before any work; everything printed goes through [`print`], so a closed stdout (`| head`)
-//! ends the command quietly.
+//! The serbench command line: parses the arguments (clap), calls the subcommand's one function
+//! in [`serbench::commands`], prints what it returns. Every usage error (a bad name or number,
+//! a folder refused) exits with 2 before any work; everything printed goes through [`print`],
+//! so a closed stdout (`| head`) ends the command quietly.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use clap::builder::PossibleValuesParser;
 use clap::{Args, Parser, Subcommand};
 
 use serbench::UsageError;
 use serbench::arm::Operation;
+use serbench::commands;
 use serbench::format::Registry;
-use serbench::measure::{Profile, Schedule};
+use serbench::measure::Profile;
 use serbench::payload;
-use serbench::report::files::{OutDir, SetKind};
-use serbench::report::{host, table};
 use serbench::robustness::{MAX_ALLOC_CAP_MIB, MAX_CASE_TIMEOUT_SECS, MAX_CASES};
-use serbench::run::{RunOptions, Selection, run, write_sizes};
+use serbench::run::{RunOptions, Selection};
 
 #[derive(Parser)]
 #[command(
@@ -140,25 +139,21 @@ enum Command {
         #[arg(long)]
         bench_binary: Option<PathBuf>,
     },
-    /// Internal: one worker process of a block (see `Profile::processes`); prints its reports
-    /// as JSON on stdout.
+    /// Internal: one worker process of a block (see `Profile::processes`): reads its arms as
+    /// JSON on stdin, prints its reports as JSON on stdout.
     #[command(hide = true)]
     BlockWorker {
         #[arg(long, value_parser = PossibleValuesParser::new(Profile::ALL.map(|profile| profile.name)))]
         profile: String,
-        /// Registry indices of the arms, comma-separated.
-        #[arg(long, value_delimiter = ',')]
-        arms: Vec<usize>,
         #[arg(long)]
         burst: bool,
     },
     /// Internal: one arm under callgrind (see `run --measure instructions`).
     #[command(hide = true)]
     InstructionsWorker {
+        /// The arm's coordinates as JSON.
         #[arg(long)]
-        format: String,
-        #[arg(long)]
-        arm_index: usize,
+        arm: String,
     },
     /// Feed every decoder hostile inputs derived from its real payloads (truncations, bit flips,
     /// garbage, length bombs, deep nesting), each decoder in its own worker processes; write
@@ -236,34 +231,7 @@ fn payload_names() -> PossibleValuesParser {
 
 impl Select {
     fn selection(self, operations: Vec<String>, registry: &Registry) -> Result<Selection> {
-        let known = registry
-            .encoders
-            .iter()
-            .map(|encoder| encoder.id.backend.to_string());
-        check_names("backend", &self.backends, known)?;
-        Ok(Selection {
-            formats: self.formats,
-            backends: self.backends,
-            payloads: self.payloads,
-            operations,
-        })
-    }
-}
-
-/// Refuses a name that is not `known`, listing every valid one once, as clap does.
-fn check_names(what: &str, given: &[String], known: impl Iterator<Item = String>) -> Result<()> {
-    let mut valid: Vec<String> = Vec::new();
-    for name in known {
-        if !valid.contains(&name) {
-            valid.push(name);
-        }
-    }
-    match given.iter().find(|name| !valid.contains(name)) {
-        Some(name) => Err(UsageError::error(format!(
-            "unknown {what} '{name}' [possible values: {}]",
-            valid.join(", ")
-        ))),
-        None => Ok(()),
+        commands::selection(registry, self.formats, self.backends, self.payloads, operations)
     }
 }
 
@@ -293,12 +261,6 @@ fn is_broken_pipe(error: &anyhow::Error) -> bool {
     })
 }
 
-/// Where results go without `--out`: not results/<system>/, whose committed results a run
-/// must not touch unless told to in words.
-fn default_out() -> PathBuf {
-    PathBuf::from("results").join("local").join(host::system())
-}
-
 fn main() -> ExitCode {
     // The robustness run's worker processes: before clap, so they stay hidden and parse their
     // own arguments.
@@ -322,43 +284,37 @@ fn main() -> ExitCode {
     }
 }
 
+/// Profiles are clap-checked names.
+fn profile(name: &str) -> Profile {
+    Profile::by_name(name).expect("clap checked the profile name")
+}
+
+/// Calls the subcommand's function and prints what it returns.
 fn execute(command: Command) -> Result<()> {
-    // The worker builds only its own format: nothing else may touch its heap before counting.
-    if let Command::InstructionsWorker { format, arm_index } = &command {
-        return serbench::instructions::worker(format, *arm_index);
+    // Workers first: the instructions worker builds only its own format (nothing else may touch
+    // its heap before counting), the block worker only what its arms need.
+    match command {
+        Command::InstructionsWorker { arm } => return commands::instructions_worker(&arm),
+        Command::BlockWorker { ref profile, burst } => {
+            return print(commands::block_worker(
+                &self::profile(profile),
+                commands::schedule(burst),
+            )?);
+        }
+        _ => {}
     }
     let registry = Registry::build();
-    if let Command::BlockWorker { profile, arms, burst } = &command {
-        let profile = Profile::by_name(profile).expect("clap checked the profile name");
-        let reports = serbench::run::block_worker(&registry, arms, &profile, schedule(*burst))?;
-        return print(format_args!("{}\n", serde_json::to_string(&reports)?));
-    }
     match command {
+        Command::InstructionsWorker { .. } | Command::BlockWorker { .. } => unreachable!("handled above"),
         Command::List {
             formats_table: true,
             markdown,
             ..
-        } => print(list_formats(markdown)),
-        Command::List { select, json, .. } => list(&registry, select.selection(Vec::new(), &registry)?, json),
-        Command::Run {
-            select,
-            operations,
-            measure,
-            out,
-            resume,
-            replace,
-            ..
-        } if measure == "instructions" => {
-            if resume {
-                return Err(UsageError::error(
-                    "--resume extends a timing run; instruction counts are taken whole (--replace to redo them)",
-                ));
-            }
-            let selection = select.selection(operations, &registry)?;
-            count_instructions(&registry, &selection, &out.unwrap_or_else(default_out), replace)
+        } => print(commands::list_formats(markdown)),
+        Command::List { select, json, .. } => {
+            let selection = select.selection(Vec::new(), &registry)?;
+            print(commands::list(&registry, &selection, json)?)
         }
-        Command::InstructionsWorker { .. } => unreachable!("handled before the registry is built"),
-        Command::BlockWorker { .. } => unreachable!("handled before the other commands"),
         Command::Run {
             select,
             operations,
@@ -366,44 +322,34 @@ fn execute(command: Command) -> Result<()> {
             out,
             resume,
             replace,
+            measure,
             burst,
-            ..
         } => {
             let selection = select.selection(operations, &registry)?;
-            let profile = Profile::by_name(&profile).expect("clap checked the profile name");
-            let out = out.unwrap_or_else(default_out);
-            let started = std::time::Instant::now();
-            let options = RunOptions {
-                profile,
-                schedule: schedule(burst),
-                out: out.clone(),
-                resume,
-                replace,
-            };
-            // Every file is written before anything is printed: a closed stdout loses no result.
-            let summary = run(&registry, &selection, &options)?;
-            let rows = &summary.rows;
-            let mut text = table::summary(rows);
-            let ratios = serbench::report::ratios::headline(rows);
-            if !ratios.is_empty() {
-                text += "\nheadline ratios (time per record; below 1 means the first arm is faster):\n";
-                text += &table::ratios(&ratios);
+            let out = out.unwrap_or_else(commands::default_out);
+            match measure.as_str() {
+                "instructions" if resume => Err(UsageError::error(
+                    "--resume extends a timing run; instruction counts are taken whole (--replace to redo them)",
+                )),
+                "instructions" => print(commands::count_instructions(
+                    &registry, &selection, &out, replace,
+                )?),
+                _ => {
+                    let options = RunOptions {
+                        profile: self::profile(&profile),
+                        schedule: commands::schedule(burst),
+                        out,
+                        resume,
+                        replace,
+                    };
+                    print(commands::run(&registry, &selection, &options)?)
+                }
             }
-            let failed = rows.iter().filter(|row| row.status != "ok").count();
-            text += &format!(
-                "\n{} arms ({failed} failed) in {:.1} s, profile {}: results.csv, sizes.csv, ratios.csv in {}\nreport: {}\n",
-                rows.len(),
-                started.elapsed().as_secs_f64(),
-                profile.name,
-                out.display(),
-                summary.report.display()
-            );
-            print(text)
         }
         Command::Sizes { select, out, replace } => {
             let selection = select.selection(Vec::new(), &registry)?;
-            let path = write_sizes(&registry, &selection, &out.unwrap_or_else(default_out), replace)?;
-            print(format_args!("{}\n", path.display()))
+            let out = out.unwrap_or_else(commands::default_out);
+            print(commands::sizes(&registry, &selection, &out, replace)?)
         }
         Command::Robustness {
             formats,
@@ -416,69 +362,20 @@ fn execute(command: Command) -> Result<()> {
             out,
             replace,
         } => {
-            let options = serbench::robustness::RobustnessOptions {
+            let options = commands::robustness_options(
                 formats,
                 payloads,
                 backends,
-                // clap checked the ranges: the values fit.
-                cases: cases as usize,
+                cases,
                 seed,
-                alloc_cap: (alloc_cap_mib as usize) << 20,
-                case_timeout: std::time::Duration::from_secs(case_timeout),
-                progress: true,
-                ..Default::default()
-            };
-            let known = serbench::robustness::backend_names(&registry, options.fault_injection);
-            check_names("backend", &options.backends, known.into_iter())?;
-            let targets = serbench::robustness::select(&registry, &options)?;
-            let out = OutDir::for_new_set(&out.unwrap_or_else(default_out), SetKind::Robustness, replace)?;
-            // The folder's report shows robustness.csv: with a results.csv there, the report is
-            // written again, so what it reads must be valid before the run.
-            let results = out.file(serbench::report::results::FILE_NAME);
-            let reported = results.exists();
-            if reported {
-                serbench::report::load::load(out.path())?;
-            }
-            let started = std::time::Instant::now();
-            let rows = serbench::robustness::run_targets(&targets, &options)?;
-            let path = out.file(serbench::robustness::FILE_NAME);
-            out.write_file(serbench::robustness::FILE_NAME, |file| {
-                serbench::robustness::write_csv(file, &rows)
-            })?;
-            let mut text = serbench::robustness::markdown_table(&rows);
-            text += &format!(
-                "\n{} rows in {:.1} s (seed {seed:#x}, {cases} cases per kind): {}\n",
-                rows.len(),
-                started.elapsed().as_secs_f64(),
-                path.display()
+                alloc_cap_mib,
+                case_timeout,
             );
-            if reported {
-                let loaded = serbench::report::load::load(out.path())?;
-                let report = serbench::report::markdown::write(&[loaded], &out)?;
-                text += &format!("report: {}\n", report.report.display());
-            }
-            print(text)
+            let out = out.unwrap_or_else(commands::default_out);
+            print(commands::robustness(&registry, &options, &out, replace)?)
         }
-        Command::Report { dirs, out } => {
-            // The first folder, also when it is given as its results.csv.
-            let first = &dirs[0];
-            let out = out.unwrap_or_else(|| {
-                if first.is_file() {
-                    first.parent().map_or_else(PathBuf::new, Path::to_path_buf)
-                } else {
-                    first.clone()
-                }
-            });
-            print(serbench::report::markdown::report(&dirs, &out)?)
-        }
-        Command::Compare { a, b, markdown } => {
-            let comparison = serbench::report::compare::compare(&a, &b)?;
-            if markdown {
-                print(comparison.markdown())
-            } else {
-                print(comparison)
-            }
-        }
+        Command::Report { dirs, out } => print(commands::report(&dirs, out)?),
+        Command::Compare { a, b, markdown } => print(commands::compare(&a, &b, markdown)?),
         Command::Selfcheck {
             select,
             operations,
@@ -488,116 +385,21 @@ fn execute(command: Command) -> Result<()> {
             replace,
         } => {
             let selection = select.selection(operations, &registry)?;
-            let profile = Profile::by_name(&profile).expect("clap checked the profile name");
-            let out = out.unwrap_or_else(|| {
-                std::env::temp_dir().join(format!("serbench-selfcheck-{}", std::process::id()))
-            });
-            // One selfcheck per folder; each run also holds its own.
-            let _out = OutDir::lock(&out)?;
-            for run_name in ["a", "b"] {
-                let options = RunOptions {
-                    profile,
-                    schedule: schedule(burst),
-                    out: out.join(run_name),
-                    resume: false,
-                    replace,
-                };
-                eprintln!("selfcheck: run {run_name} into {}", options.out.display());
-                run(&registry, &selection, &options)?;
-            }
-            print(serbench::report::compare::compare(
-                &out.join("a"),
-                &out.join("b"),
+            print(commands::selfcheck(
+                &registry,
+                &selection,
+                self::profile(&profile),
+                commands::schedule(burst),
+                out,
+                replace,
             )?)
         }
-        Command::Overhead { profile } => {
-            let profile = Profile::by_name(&profile).expect("clap checked the profile name");
-            let overhead = serbench::measure::overhead(&profile)?;
-            let noop = &overhead.noop;
-            print(format_args!(
-                "no-op loop: {:.3} ns per iteration (95% CI {:.3}-{:.3}), {} allocations and {} bytes per iteration\n\
-                 copy of 1 MiB (in cache, as the copy-only arms): {:.2} GB/s\n\
-                 copy of 256 MiB (memory bandwidth): {:.2} GB/s\n",
-                noop.mean_ns,
-                noop.ci95_low_ns,
-                noop.ci95_high_ns,
-                noop.allocs_per_op,
-                noop.alloc_bytes_per_op,
-                overhead.cached_copy_gb_per_s,
-                overhead.memory_copy_gb_per_s
-            ))
-        }
+        Command::Overhead { profile } => print(commands::overhead(&self::profile(&profile))?),
         Command::Fidelity {
             results,
             criterion,
             bench_binary,
-        } => {
-            use serbench::report::fidelity;
-            let rows = serbench::report::load::load(&results)?.rows;
-            let mut pairs = fidelity::pairs(&fidelity::criterion_means(&criterion)?, &rows);
-            anyhow::ensure!(
-                !pairs.is_empty(),
-                "no arm of {} has a criterion result in {}",
-                results.display(),
-                criterion.display()
-            );
-            if let Some(bench_binary) = &bench_binary {
-                let scratch = tempfile_dir()?;
-                for pair in &mut pairs {
-                    let counted = serbench::instructions::count_fidelity_pair(
-                        &registry,
-                        &pair.id,
-                        bench_binary,
-                        &scratch,
-                    )?;
-                    pair.instructions = Some(counted);
-                }
-                std::fs::remove_dir_all(&scratch).ok();
-            }
-            let instructions = |pair: &fidelity::Pair| match pair.instructions {
-                Some((direct, harness)) => vec![
-                    format!("{direct:.0}"),
-                    format!("{harness:.0}"),
-                    format!("{:.3}", harness / direct),
-                ],
-                None => vec!["-".into(); 3],
-            };
-            let cells: Vec<Vec<String>> = pairs
-                .iter()
-                .map(|pair| {
-                    let mut cells = vec![
-                        pair.id.clone(),
-                        format!("{:.1}", pair.criterion_ns),
-                        format!(
-                            "{:.1} ±{:.1}%",
-                            pair.serbench_ns,
-                            pair.serbench_half_width * 100.0
-                        ),
-                        format!("{:.3}", pair.ratio()),
-                        if (pair.ratio() - 1.0).abs() <= 0.03 {
-                            "yes".into()
-                        } else {
-                            "NO".into()
-                        },
-                    ];
-                    cells.extend(instructions(pair));
-                    cells
-                })
-                .collect();
-            print(table::render(
-                &[
-                    "arm",
-                    ">criterion ns",
-                    ">serbench ns",
-                    ">ratio",
-                    "within ±3%",
-                    ">criterion instr/op",
-                    ">serbench instr/op",
-                    ">instr ratio",
-                ],
-                &cells,
-            ))
-        }
+        } => print(commands::fidelity(&results, &criterion, bench_binary.as_deref())?),
         Command::Dump {
             format,
             payload,
@@ -606,243 +408,26 @@ fn execute(command: Command) -> Result<()> {
             logical,
             output,
         } => {
-            let bytes = if logical {
-                payload::logical_json(&payload)
-                    .context("unknown payload")?
-                    .into_bytes()
-            } else {
-                let Some(format) = format else {
-                    bail!(UsageError("dump needs --format F or --logical".into()))
-                };
-                dump_encoder(
-                    &registry,
-                    &format,
-                    &payload,
-                    backend.as_deref(),
-                    variant.as_deref(),
-                )?
-                .encode()?
-            };
+            let bytes = commands::dump(
+                &registry,
+                format.as_deref(),
+                &payload,
+                backend.as_deref(),
+                variant.as_deref(),
+                logical,
+            )?;
             match output {
-                Some(path) => std::fs::write(&path, bytes)
-                    .with_context(|| format!("cannot write {}", path.display()))?,
+                Some(path) => {
+                    std::fs::write(&path, bytes).with_context(|| format!("cannot write {}", path.display()))
+                }
                 None => {
                     let mut stdout = std::io::stdout().lock();
                     stdout.write_all(&bytes)?;
-                    stdout.flush()?;
+                    Ok(stdout.flush()?)
                 }
             }
-            Ok(())
         }
     }
-}
-
-fn schedule(burst: bool) -> Schedule {
-    if burst {
-        Schedule::Burst
-    } else {
-        Schedule::Interleaved
-    }
-}
-
-/// The encoder `dump` writes: of `format` and `payload`, and of `backend` and `variant` when
-/// given; a usage error listing the valid ones otherwise.
-fn dump_encoder<'r>(
-    registry: &'r Registry,
-    format: &str,
-    payload: &str,
-    backend: Option<&str>,
-    variant: Option<&str>,
-) -> Result<&'r serbench::arm::Encoder> {
-    let candidates: Vec<&serbench::arm::Encoder> = registry
-        .encoders
-        .iter()
-        .filter(|encoder| encoder.id.format == format && encoder.id.payload.name == payload)
-        .collect();
-    if candidates.is_empty() {
-        let reason = registry
-            .unsupported
-            .iter()
-            .find(|unsupported| unsupported.format == format && unsupported.payload == payload)
-            .map_or("no such codec (see `serbench list`)".to_string(), |unsupported| {
-                unsupported.reason.clone()
-            });
-        return Err(UsageError::error(format!(
-            "{format} cannot dump {payload}: {reason}"
-        )));
-    }
-    let backends: Vec<String> = backend.into_iter().map(str::to_string).collect();
-    check_names(
-        "backend",
-        &backends,
-        candidates.iter().map(|encoder| encoder.id.backend.to_string()),
-    )?;
-    let of_backend: Vec<&serbench::arm::Encoder> = candidates
-        .into_iter()
-        .filter(|encoder| backend.is_none_or(|backend| encoder.id.backend == backend))
-        .collect();
-    let variants: Vec<String> = variant.into_iter().map(str::to_string).collect();
-    check_names(
-        "variant",
-        &variants,
-        of_backend.iter().map(|encoder| encoder.id.variant.to_string()),
-    )?;
-    Ok(of_backend
-        .into_iter()
-        .find(|encoder| variant.is_none_or(|variant| encoder.id.variant == variant))
-        .expect("a checked backend and variant have an encoder"))
-}
-
-fn list(registry: &Registry, selection: Selection, json: bool) -> Result<()> {
-    let arms = selection.arms(registry);
-    let unsupported: Vec<_> = registry
-        .unsupported
-        .iter()
-        .filter(|unsupported| {
-            (selection.formats.is_empty() || selection.formats.iter().any(|name| name == unsupported.format))
-                && (selection.payloads.is_empty()
-                    || selection.payloads.iter().any(|name| name == unsupported.payload))
-        })
-        .collect();
-    if json {
-        let value = serde_json::json!({
-            "formats": serbench::format::all().iter().map(|format| serde_json::json!({"name": format.name, "about": format.about})).collect::<Vec<_>>(),
-            "payloads": payload::specs().iter().map(|spec| serde_json::json!({"name": spec.name, "records": spec.records, "description": spec.description})).collect::<Vec<_>>(),
-            "arms": arms.iter().map(|arm| {
-                let codec = &arm.id.codec;
-                serde_json::json!({
-                    "format": codec.format, "backend": codec.backend, "variant": codec.variant,
-                    "payload": codec.payload.name, "operation": arm.id.operation.name(),
-                    "mode": arm.id.mode.name(), "framing": codec.framing.name(),
-                })
-            }).collect::<Vec<_>>(),
-            "unsupported": unsupported.iter().map(|unsupported| serde_json::json!({
-                "format": unsupported.format, "backend": unsupported.backend,
-                "payload": unsupported.payload,
-                "operation": unsupported.operation.map_or("*", |operation| operation.name()),
-                "reason": unsupported.reason,
-            })).collect::<Vec<_>>(),
-        });
-        return print(format_args!("{}\n", serde_json::to_string_pretty(&value)?));
-    }
-    let rows: Vec<Vec<String>> = arms
-        .iter()
-        .map(|arm| {
-            let codec = &arm.id.codec;
-            vec![
-                codec.format.to_string(),
-                codec.backend.to_string(),
-                codec.variant.to_string(),
-                codec.payload.name.to_string(),
-                arm.id.operation.name().to_string(),
-                arm.id.mode.name().to_string(),
-                codec.framing.name().to_string(),
-            ]
-        })
-        .collect();
-    let mut text = table::render(
-        &["format", "backend", "variant", "payload", "op", "mode", "framing"],
-        &rows,
-    );
-    text += &format!("\n{} arms\n", rows.len());
-    if !unsupported.is_empty() {
-        let rows: Vec<Vec<String>> = unsupported
-            .iter()
-            .map(|unsupported| {
-                vec![
-                    unsupported.format.to_string(),
-                    unsupported.backend.to_string(),
-                    unsupported.payload.to_string(),
-                    unsupported
-                        .operation
-                        .map_or("*", |operation| operation.name())
-                        .to_string(),
-                    unsupported.reason.clone(),
-                ]
-            })
-            .collect();
-        text += "\nunsupported:\n";
-        text += &table::render(&["format", "backend", "payload", "op", "reason"], &rows);
-    }
-    print(text)
-}
-
-/// The formats table, as Markdown or as text.
-fn list_formats(markdown: bool) -> String {
-    use serbench::report::formats;
-    if markdown {
-        formats::markdown()
-    } else {
-        table::render(&formats::HEADER, &formats::rows())
-    }
-}
-
-/// `run --measure instructions`: counts the selected arms into OUT/instructions.csv, in a folder
-/// that holds no instruction counts (or, with `replace`, after moving them aside).
-fn count_instructions(registry: &Registry, selection: &Selection, out: &Path, replace: bool) -> Result<()> {
-    let arms = selection.arms(registry);
-    if arms.is_empty() {
-        return Err(UsageError::error(
-            "the selection matches no arm (see `serbench list`)",
-        ));
-    }
-    let out = OutDir::for_new_set(out, SetKind::Instructions, replace)?;
-    let scratch = tempfile_dir()?;
-    let mut rows = Vec::new();
-    let count = |value: Option<f64>, decimals: usize| {
-        value.map_or("-".to_string(), |value| format!("{value:.decimals$}"))
-    };
-    for arm in arms {
-        let row = serbench::instructions::count(registry, arm, &scratch);
-        eprintln!(
-            "{}: {} instructions/op {}",
-            arm.id,
-            count(row.instructions_per_op, 0),
-            row.note
-        );
-        rows.push(row);
-    }
-    std::fs::remove_dir_all(&scratch).ok();
-    let path = out.write_csv(serbench::instructions::FILE_NAME, &rows)?;
-    let cells: Vec<Vec<String>> = rows
-        .iter()
-        .map(|row| {
-            vec![
-                serbench::report::load::arm_label(
-                    &row.format,
-                    &row.backend,
-                    &row.variant,
-                    "typed",
-                    "document",
-                ),
-                row.payload.clone(),
-                format!("{} {} {}", row.operation, row.mode, row.framing),
-                count(row.instructions_per_op, 0),
-                count(row.instructions_per_record, 1),
-                row.status.clone(),
-            ]
-        })
-        .collect();
-    let mut text = table::render(
-        &[
-            "arm",
-            "payload",
-            "op",
-            ">instructions/op",
-            ">per record",
-            "status",
-        ],
-        &cells,
-    );
-    text += &format!("{}\n", path.display());
-    print(text)
-}
-
-/// A private scratch folder for callgrind's dump files.
-fn tempfile_dir() -> Result<PathBuf> {
-    let dir = std::env::temp_dir().join(format!("serbench-callgrind-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    Ok(dir)
 }
 
 #[cfg(test)]
@@ -856,16 +441,5 @@ mod tests {
         assert_eq!(parse_seed("0XFF"), Ok(255));
         assert!(parse_seed("0x").is_err() && parse_seed("-1").is_err() && parse_seed("0x1g").is_err());
         assert!(parse_seed("18446744073709551616").is_err());
-    }
-
-    #[test]
-    fn unknown_names_list_each_valid_name_once() {
-        let known = ["a", "b", "a", "c", "b"].map(String::from);
-        let error = check_names("backend", &["x".to_string()], known.into_iter()).unwrap_err();
-        assert_eq!(
-            error.to_string(),
-            "unknown backend 'x' [possible values: a, b, c]"
-        );
-        assert!(check_names("backend", &["c".to_string()], ["c".to_string()].into_iter()).is_ok());
     }
 }

@@ -354,6 +354,27 @@ pub struct Overhead {
     pub memory_copy_gb_per_s: f64,
 }
 
+impl std::fmt::Display for Overhead {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let noop = &self.noop;
+        writeln!(
+            f,
+            "no-op loop: {:.3} ns per iteration (95% CI {:.3}-{:.3}), {} allocations and {} bytes per iteration",
+            noop.mean_ns, noop.ci95_low_ns, noop.ci95_high_ns, noop.allocs_per_op, noop.alloc_bytes_per_op
+        )?;
+        writeln!(
+            f,
+            "copy of 1 MiB (in cache, as the copy-only arms): {:.2} GB/s",
+            self.cached_copy_gb_per_s
+        )?;
+        writeln!(
+            f,
+            "copy of 256 MiB (memory bandwidth): {:.2} GB/s",
+            self.memory_copy_gb_per_s
+        )
+    }
+}
+
 struct Noop;
 
 impl Runner for Noop {

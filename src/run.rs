@@ -39,10 +39,18 @@ fn allows(list: &[String], name: &str) -> bool {
 }
 
 impl Selection {
+    pub fn allows_format(&self, format: &str) -> bool {
+        allows(&self.formats, format)
+    }
+
+    pub fn allows_payload(&self, payload: &str) -> bool {
+        allows(&self.payloads, payload)
+    }
+
     pub fn codec(&self, id: &CodecId) -> bool {
-        allows(&self.formats, id.format)
-            && allows(&self.backends, id.backend)
-            && allows(&self.payloads, id.payload.name)
+        allows(&self.formats, &id.format)
+            && allows(&self.backends, &id.backend)
+            && allows(&self.payloads, &id.payload)
     }
 
     pub fn arm(&self, id: &ArmId) -> bool {
@@ -142,7 +150,7 @@ pub fn run(registry: &Registry, selection: &Selection, options: &RunOptions) -> 
         let block: Vec<&Arm> = arms
             .iter()
             .copied()
-            .filter(|arm| arm.id.codec.payload.name == payload.name)
+            .filter(|arm| arm.id.codec.payload == payload.name)
             .collect();
         if block.is_empty() {
             continue;
@@ -150,13 +158,13 @@ pub fn run(registry: &Registry, selection: &Selection, options: &RunOptions) -> 
         progress.block(payload.name);
         let outcomes = match profile.processes {
             None => measure_here(&block, profile, *schedule, &progress),
-            Some(processes) => measure_in_workers(registry, &block, profile, processes, *schedule, &progress),
+            Some(processes) => measure_in_workers(&block, profile, processes, *schedule, &progress),
         };
         let block_rows: Vec<ResultRow> = block
             .iter()
             .zip(outcomes)
             .map(|(arm, outcome)| {
-                let row = this_run.for_arm(&arm.id);
+                let row = this_run.for_arm(&arm.id, arm.spec.records);
                 let row = match outcome {
                     Ok((measurement, encoded_bytes)) => row.measured(encoded_bytes, &measurement),
                     Err(error) => row.failed(&error),
@@ -294,66 +302,66 @@ fn sample_here(
 
 /// Times a block in worker processes, one after another (see [`Processes`]): each worker
 /// samples the arms that still need reps by the profile's rule, until none does. An arm whose
-/// worker fails (its proof, an error while timed, or the
-/// worker process itself) is failed with the reason; the others go on.
+/// worker fails (its proof, an error while timed, or the worker process itself) is failed with
+/// the reason; the others go on.
 fn measure_in_workers(
-    registry: &Registry,
     block: &[&Arm],
     profile: &Profile,
     processes: Processes,
     schedule: Schedule,
     progress: &Progress,
 ) -> Vec<Outcome> {
-    let indices: Vec<usize> = block
+    /// One arm's reps so far, one part per worker process, or why it has none.
+    struct Sampling<'a> {
+        arm: &'a Arm,
+        parts: Vec<Sampled>,
+        encoded_bytes: usize,
+        error: Option<anyhow::Error>,
+    }
+    let mut arms: Vec<Sampling> = block
         .iter()
-        .map(|arm| {
-            registry
-                .arms
-                .iter()
-                .position(|other| std::ptr::eq(other, *arm))
-                .expect("a selected arm is in the registry")
+        .map(|&arm| Sampling {
+            arm,
+            parts: Vec::new(),
+            encoded_bytes: 0,
+            error: None,
         })
         .collect();
-    let mut parts: Vec<Vec<Sampled>> = vec![Vec::new(); block.len()];
-    let mut encoded = vec![0; block.len()];
-    let mut errors: Vec<Option<anyhow::Error>> = block.iter().map(|_| None).collect();
-    // Ends: every worker adds `reps_each` reps to each arm it samples, or fails it, and an arm
-    // has enough at `max_reps` at the latest.
+    // Ends: every worker adds reps to each arm it samples, or fails it, and an arm has enough
+    // at `max_reps` at the latest.
     loop {
-        let wanted: Vec<usize> = (0..block.len())
-            .filter(|&arm| errors[arm].is_none() && !has_enough(profile, &parts[arm]))
+        let mut wanted: Vec<&mut Sampling> = arms
+            .iter_mut()
+            .filter(|sampling| sampling.error.is_none() && !has_enough(profile, &sampling.parts))
             .collect();
         if wanted.is_empty() {
             break;
         }
-        let arm_indices: Vec<usize> = wanted.iter().map(|&arm| indices[arm]).collect();
-        match start_worker(&arm_indices, profile, schedule) {
+        let ids: Vec<ArmId> = wanted.iter().map(|sampling| sampling.arm.id.clone()).collect();
+        match start_worker(&ids, profile, schedule) {
             Ok(reports) => {
-                for (&arm, report) in wanted.iter().zip(reports) {
+                for (sampling, report) in wanted.iter_mut().zip(reports) {
                     match report.result {
                         Ok(sampled) => {
-                            encoded[arm] = report.encoded_bytes;
-                            parts[arm].push(sampled);
+                            sampling.encoded_bytes = report.encoded_bytes;
+                            sampling.parts.push(sampled);
                         }
-                        Err(message) => errors[arm] = Some(anyhow!(message)),
+                        Err(message) => sampling.error = Some(anyhow!(message)),
                     }
                     (0..processes.reps_each).for_each(|_| progress.rep());
                 }
             }
             Err(error) => {
-                for &arm in &wanted {
-                    errors[arm] = Some(anyhow!("{}: {error:#}", block[arm].id));
+                for sampling in &mut wanted {
+                    sampling.error = Some(anyhow!("{}: {error:#}", sampling.arm.id));
                 }
             }
         }
     }
-    errors
-        .into_iter()
-        .zip(parts)
-        .zip(encoded)
-        .map(|((error, parts), encoded_bytes)| match error {
+    arms.into_iter()
+        .map(|sampling| match sampling.error {
             Some(error) => Err(error),
-            None => Ok((Measurement::of(&parts, profile), encoded_bytes)),
+            None => Ok((Measurement::of(&sampling.parts, profile), sampling.encoded_bytes)),
         })
         .collect()
 }
@@ -366,28 +374,37 @@ fn has_enough(profile: &Profile, parts: &[Sampled]) -> bool {
 /// One arm as a worker reports it to its parent.
 #[derive(Debug, Serialize, Deserialize)]
 pub struct WorkerReport {
+    pub arm: ArmId,
     pub encoded_bytes: usize,
     /// The reps, or the error (with the arm's name) that stopped the arm.
     pub result: Result<Sampled, String>,
 }
 
-/// Runs one `block-worker` process over the arms `arm_indices` (registry order) and reads its
-/// reports, one per arm in the same order.
-fn start_worker(arm_indices: &[usize], profile: &Profile, schedule: Schedule) -> Result<Vec<WorkerReport>> {
+/// Runs one `block-worker` process over the arms `ids` (given on its standard input) and reads
+/// its reports: one per arm, in the same order, each naming its arm.
+fn start_worker(ids: &[ArmId], profile: &Profile, schedule: Schedule) -> Result<Vec<WorkerReport>> {
+    use std::io::Write;
+    use std::process::Stdio;
     let program = std::env::current_exe().context("cannot find this executable for the block workers")?;
-    let arms: Vec<String> = arm_indices.iter().map(usize::to_string).collect();
     let mut command = Command::new(program);
-    command.args([
-        "block-worker",
-        "--profile",
-        profile.name,
-        "--arms",
-        &arms.join(","),
-    ]);
+    command.args(["block-worker", "--profile", profile.name]);
     if schedule == Schedule::Burst {
         command.arg("--burst");
     }
-    let output = command.output().context("cannot start a block worker")?;
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .context("cannot start a block worker")?;
+    let request = serde_json::to_vec(ids)?;
+    child
+        .stdin
+        .take()
+        .expect("a piped stdin")
+        .write_all(&request)
+        .context("cannot send a block worker its arms")?;
+    let output = child.wait_with_output().context("cannot read a block worker")?;
     if !output.status.success() {
         let stderr = String::from_utf8_lossy(&output.stderr);
         let last = stderr.lines().last().unwrap_or("no message");
@@ -395,41 +412,40 @@ fn start_worker(arm_indices: &[usize], profile: &Profile, schedule: Schedule) ->
     }
     let reports: Vec<WorkerReport> =
         serde_json::from_slice(&output.stdout).context("a block worker's report is not valid JSON")?;
-    if reports.len() != arm_indices.len() {
-        bail!(
-            "a block worker reported {} arms of {}",
-            reports.len(),
-            arm_indices.len()
-        );
+    let reported: Vec<&ArmId> = reports.iter().map(|report| &report.arm).collect();
+    if reported.len() != ids.len() || reported.iter().zip(ids).any(|(reported, id)| *reported != id) {
+        bail!("a block worker reported other arms than it was given");
     }
     Ok(reports)
 }
 
-/// What a `block-worker` process does: proves the registry's arms `arm_indices` (fresh, in
-/// this process) and samples them with the profile's worker share ([`Profile::worker`]).
+/// What a `block-worker` process does: proves the arms `ids` (fresh, in this process) and
+/// samples them with the profile's worker share ([`Profile::worker`]).
 pub fn block_worker(
     registry: &Registry,
-    arm_indices: &[usize],
+    ids: &[ArmId],
     profile: &Profile,
     schedule: Schedule,
 ) -> Result<Vec<WorkerReport>> {
-    let block = arm_indices
+    let block = ids
         .iter()
-        .map(|&index| {
+        .map(|id| {
             registry
-                .arms
-                .get(index)
-                .with_context(|| format!("no arm number {index} in the registry"))
+                .arm(id)
+                .with_context(|| format!("{id}: no such arm in this build"))
         })
         .collect::<Result<Vec<&Arm>>>()?;
     Ok(sample_here(&block, &profile.worker(), schedule, || {})
         .into_iter()
-        .map(|sampled| match sampled {
+        .zip(ids)
+        .map(|(sampled, id)| match sampled {
             Ok((sampled, encoded_bytes)) => WorkerReport {
+                arm: id.clone(),
                 encoded_bytes,
                 result: Ok(sampled),
             },
             Err(error) => WorkerReport {
+                arm: id.clone(),
                 encoded_bytes: 0,
                 result: Err(format!("{error:#}")),
             },

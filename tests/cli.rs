@@ -67,7 +67,7 @@ fn a_run_writes_one_row_per_selected_arm_and_both_files_parse_back() {
     for row in &rows {
         assert_eq!(row.schema_version, serbench::report::SCHEMA_VERSION);
         assert_eq!(
-            (row.format.as_str(), row.payload.as_str()),
+            (row.arm.codec.format.as_str(), row.arm.codec.payload.as_str()),
             (format.as_str(), "order")
         );
         assert_eq!(row.status, "ok", "{row:?}");
@@ -89,7 +89,7 @@ fn a_run_writes_one_row_per_selected_arm_and_both_files_parse_back() {
     assert!(
         sizes
             .iter()
-            .all(|row| row.format == format && row.payload == "order" && row.status == "ok")
+            .all(|row| row.codec.format == format && row.codec.payload == "order" && row.status == "ok")
     );
 }
 

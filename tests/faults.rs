@@ -101,15 +101,7 @@ fn a_killed_run_keeps_its_rows_and_resume_adds_only_the_missing_arms() {
     );
 
     let rows: Vec<ResultRow> = results::read(&csv).unwrap();
-    let mut keys: Vec<String> = rows
-        .iter()
-        .map(|row| {
-            format!(
-                "{} {} {} {} {} {}",
-                row.backend, row.variant, row.payload, row.operation, row.mode, row.framing
-            )
-        })
-        .collect();
+    let mut keys: Vec<String> = rows.iter().map(|row| row.arm.to_string()).collect();
     let total = keys.len();
     keys.sort();
     keys.dedup();

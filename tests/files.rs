@@ -108,11 +108,15 @@ fn edit(path: &Path, row: Option<usize>, column: &str, value: &str) {
 }
 
 /// The arms of a results.csv as `payload operation label` keys, checking there is no duplicate.
+/// Each arm of a results.csv as `payload operation label`, sorted; an arm twice fails.
 fn arms(path: &Path) -> Vec<String> {
     let rows: Vec<ResultRow> = results::read(path).unwrap();
     let mut keys: Vec<String> = rows
         .iter()
-        .map(|row| serbench::report::load::ArmKey::of(row).to_string())
+        .map(|row| {
+            let arm = &row.arm;
+            format!("{} {} {}", arm.codec.payload, arm.operation.name(), arm.label())
+        })
         .collect();
     let total = keys.len();
     keys.sort();
@@ -253,7 +257,7 @@ fn a_result_set_is_replaced_only_when_asked_and_then_kept() {
             .all(|arm| arm.starts_with("readings "))
     );
     let sizes: Vec<SizeRow> = files::read_complete(&out.join("sizes.csv")).unwrap();
-    assert!(!sizes.is_empty() && sizes.iter().all(|row| row.payload == "readings"));
+    assert!(!sizes.is_empty() && sizes.iter().all(|row| row.codec.payload == "readings"));
     let charts: Vec<String> = std::fs::read_dir(out.join("charts"))
         .unwrap()
         .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())

@@ -432,18 +432,7 @@ fn known(id: &CodecId, tree: &serde_json::Value) -> Option<&'static Known> {
 }
 
 fn codec_name(id: &CodecId) -> String {
-    let variant = if id.variant.is_empty() {
-        String::new()
-    } else {
-        format!("[{}]", id.variant)
-    };
-    format!(
-        "{}/{}{variant} {} {}",
-        id.format,
-        id.backend,
-        id.framing.name(),
-        id.payload.name
-    )
+    format!("{} {}", id.label(), id.payload)
 }
 
 /// Round-trips `value` through every codec of its type; fails on any failure not in [`KNOWN`].
@@ -562,8 +551,8 @@ proptest! {
             let classified: usize = Outcome::ALL.into_iter().map(|outcome| row.count(outcome)).sum();
             prop_assert_eq!(classified, row.cases);
         }
-        let decoders: std::collections::BTreeSet<String> = rows.iter().map(|row| row.id.key()).collect();
-        let expected = registry().decoders.iter().filter(|decoder| decoder.id.codec.payload.name == "order").count();
+        let decoders: std::collections::BTreeSet<String> = rows.iter().map(|row| row.id.to_string()).collect();
+        let expected = registry().decoders.iter().filter(|decoder| decoder.id.codec.payload == "order").count();
         prop_assert_eq!(decoders.len(), expected);
     }
 }

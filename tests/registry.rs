@@ -25,7 +25,7 @@ fn every_format_covers_or_explains_every_payload() {
             let covered = registry
                 .encoders
                 .iter()
-                .any(|encoder| encoder.id.format == format.name && encoder.id.payload.name == spec.name);
+                .any(|encoder| encoder.id.format == format.name && encoder.id.payload == spec.name);
             let explained = registry.unsupported.iter().any(|unsupported| {
                 unsupported.format == format.name
                     && unsupported.payload == spec.name

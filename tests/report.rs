@@ -5,9 +5,10 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use serbench::arm::ArmId;
 use serbench::report::charts::BAR_OPACITY;
 use serbench::report::compare::compare;
-use serbench::report::load::{self, ArmKey};
+use serbench::report::load;
 use serbench::report::markdown::report;
 
 fn fixture(name: &str) -> PathBuf {
@@ -56,7 +57,7 @@ fn measured_arms(dirs: &[PathBuf], payload: &str, operation: &str) -> usize {
             load::load(dir)
                 .unwrap()
                 .ok_rows()
-                .filter(|row| row.payload == payload && row.operation == operation)
+                .filter(|row| row.arm.codec.payload == payload && row.arm.operation.name() == operation)
                 .count()
         })
         .sum()
@@ -251,7 +252,9 @@ fn compare_two_hosts_per_arm_and_agreement() {
             .arms
             .iter()
             .find(|arm| {
-                arm.key.payload == payload && arm.key.operation == operation && arm.key.label() == label
+                arm.key.codec.payload == payload
+                    && arm.key.operation.name() == operation
+                    && arm.key.label() == label
             })
             .unwrap_or_else(|| panic!("no {payload} {operation} {label}"))
     };
@@ -261,11 +264,11 @@ fn compare_two_hosts_per_arm_and_agreement() {
     assert!(!serde_json.intervals_overlap && !serde_json.b_inside_a);
     assert!((arm("readings", "decode", "json/simd-json").ratio - 1.1).abs() < 1e-12);
 
-    let labels = |keys: &[ArmKey]| keys.iter().map(ToString::to_string).collect::<Vec<_>>();
-    assert_eq!(labels(&comparison.only_a), ["readings encode bincode/bincode"]);
-    assert_eq!(labels(&comparison.only_b), ["order decode postcard/postcard"]);
+    let labels = |keys: &[ArmId]| keys.iter().map(ToString::to_string).collect::<Vec<_>>();
+    assert_eq!(labels(&comparison.only_a), ["bincode/bincode readings encode"]);
+    assert_eq!(labels(&comparison.only_b), ["postcard/postcard order decode"]);
     assert_eq!(comparison.failed.len(), 1);
-    assert_eq!(comparison.failed[0].0.to_string(), "order decode csv/csv");
+    assert_eq!(comparison.failed[0].0.to_string(), "csv/csv order decode");
     assert!(comparison.failed[0].1.starts_with("A failed: round trip differs"));
 
     // Every B mean is 10-25% off A's, beyond every interval.

@@ -35,7 +35,7 @@ fn options(formats: &[&str], cases: usize) -> RobustnessOptions {
 
 fn row<'a>(rows: &'a [RobustnessRow], backend: &str, kind: CaseKind) -> &'a RobustnessRow {
     rows.iter()
-        .find(|row| row.id.backend == backend && row.case_kind == kind)
+        .find(|row| row.id.codec.backend == backend && row.case_kind == kind)
         .unwrap_or_else(|| panic!("no {backend} {} row", kind.name()))
 }
 
@@ -88,7 +88,7 @@ fn every_injected_fault_is_recorded_and_the_run_goes_on() {
     // The last decoder ran every case of every kind after the others crashed their workers.
     let well_behaved: Vec<&RobustnessRow> = rows
         .iter()
-        .filter(|row| row.id.backend == "well-behaved")
+        .filter(|row| row.id.codec.backend == "well-behaved")
         .collect();
     assert!(well_behaved.len() >= 5, "{well_behaved:?}");
     assert!(
@@ -131,7 +131,7 @@ fn the_same_seed_gives_the_same_rows() {
                     .into_iter()
                     .map(|outcome| row.count(outcome))
                     .collect();
-                (row.id.key(), row.case_kind.name(), counts)
+                (row.id.to_string(), row.case_kind.name(), counts)
             })
             .collect()
     };

@@ -29,7 +29,7 @@ pub fn decoders() -> Vec<&'static Decoder> {
     let chosen = |decoder: &Decoder| {
         let codec = &decoder.id.codec;
         let name = format!("{}/{}/{}", codec.format, codec.backend, codec.variant);
-        (formats.is_empty() || formats.iter().any(|format| format == codec.format)) && !skip.contains(&name)
+        (formats.is_empty() || formats.iter().any(|format| *format == codec.format)) && !skip.contains(&name)
     };
     let decoders: Vec<&Decoder> = registry()
         .decoders

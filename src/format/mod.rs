@@ -7,7 +7,8 @@
 //! for every payload to the [`Registry`] and lists what it cannot carry.
 
 use crate::arm::{
-    Access, Arm, Backend, Codec, CodecArms, CodecId, Decoder, Dynamic, Encoder, Operation, Update, Value,
+    Access, Arm, ArmId, Backend, Codec, CodecArms, CodecId, Decoder, Dynamic, Encoder, Framing, Mode,
+    Operation, Update, Value,
 };
 use crate::payload::fields::UpdateField;
 use crate::payload::{Model, Payload, PayloadSpec};
@@ -71,14 +72,21 @@ pub struct Fidelity {
     pub case: fn() -> Box<dyn FnMut()>,
 }
 
-impl Format {
-    /// The criterion id of one of its fidelity cases: `format/backend[variant]/payload/operation`.
-    pub fn fidelity_id(&self, fidelity: &Fidelity) -> String {
-        let mut id = format!("{}/{}", self.name, fidelity.backend);
-        if !fidelity.variant.is_empty() {
-            id += &format!("[{}]", fidelity.variant);
+impl Fidelity {
+    /// The arm of `format` this case measures (typed, document framing); its path is the
+    /// case's criterion id.
+    pub fn arm(&self, format: &str) -> ArmId {
+        ArmId {
+            codec: CodecId {
+                format: format.to_string(),
+                backend: self.backend.to_string(),
+                variant: self.variant.to_string(),
+                payload: self.payload.to_string(),
+                framing: Framing::Document,
+            },
+            operation: self.operation,
+            mode: Mode::Typed,
         }
-        id + &format!("/{}/{}", fidelity.payload, fidelity.operation.name())
     }
 }
 
@@ -158,13 +166,18 @@ impl Registry {
         registry
     }
 
+    /// The arm `id`, if this registry has it.
+    pub fn arm(&self, id: &ArmId) -> Option<&Arm> {
+        self.arms.iter().find(|arm| arm.id == *id)
+    }
+
     fn codec_id<P>(&self, payload: &Payload<P>, backend: Backend) -> CodecId {
         CodecId {
-            format: self.format,
-            backend: backend.name,
-            variant: backend.variant,
+            format: self.format.to_string(),
+            backend: backend.name.to_string(),
+            variant: backend.variant.to_string(),
             framing: backend.framing,
-            payload: payload.spec,
+            payload: payload.spec.name.to_string(),
         }
     }
 
@@ -190,7 +203,7 @@ impl Registry {
             arms,
             encoder,
             decoder,
-        } = Arm::codec(codec, payload.value, to_wire, to_model, make);
+        } = Arm::codec(codec, payload.spec, payload.value, to_wire, to_model, make);
         self.arms.extend(arms);
         self.encoders.push(encoder);
         self.decoders.push(decoder);
@@ -206,7 +219,14 @@ impl Registry {
         make_access: fn() -> A,
     ) {
         let codec = self.codec_id(payload, backend);
-        let (arm, decoder) = Arm::access(codec, operation, payload.value, make_codec, make_access);
+        let (arm, decoder) = Arm::access(
+            codec,
+            payload.spec,
+            operation,
+            payload.value,
+            make_codec,
+            make_access,
+        );
         self.arms.push(arm);
         self.decoders.push(decoder);
     }
@@ -220,7 +240,7 @@ impl Registry {
         make_update: fn() -> U,
     ) {
         let codec = self.codec_id(payload, backend);
-        let (arm, decoder) = Arm::update(codec, payload.value, make_codec, make_update);
+        let (arm, decoder) = Arm::update(codec, payload.spec, payload.value, make_codec, make_update);
         self.arms.push(arm);
         self.decoders.push(decoder);
     }
@@ -234,7 +254,7 @@ impl Registry {
         make_dynamic: fn() -> D,
     ) {
         let codec = self.codec_id(payload, backend);
-        let (arm, decoder) = Arm::dynamic(codec, payload.value, make_codec, make_dynamic);
+        let (arm, decoder) = Arm::dynamic(codec, payload.spec, payload.value, make_codec, make_dynamic);
         self.arms.push(arm);
         self.decoders.push(decoder);
     }
@@ -248,7 +268,7 @@ impl Registry {
     ) {
         let codec = self.codec_id(payload, backend);
         self.arms
-            .push(Arm::copy_baseline(codec, payload.value, make_codec));
+            .push(Arm::copy_baseline(codec, payload.spec, payload.value, make_codec));
     }
 
     /// Records that `backend` (or `*`, every backend) of the current format cannot carry

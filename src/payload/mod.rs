@@ -139,6 +139,15 @@ pub fn visit_batches(visitor: &mut impl BatchVisitor) {
     visitor.batch(&collections::VEC_BIG);
 }
 
+/// The position of the payload `name` in the payload list, the order of every table; a payload
+/// this build does not know (from another build's results) sorts last.
+pub fn rank(name: &str) -> usize {
+    specs()
+        .iter()
+        .position(|spec| spec.name == name)
+        .unwrap_or(usize::MAX)
+}
+
 /// Every payload's spec, in registry order.
 pub fn specs() -> Vec<&'static PayloadSpec> {
     struct Specs(Vec<&'static PayloadSpec>);

@@ -3,8 +3,8 @@
 //! 95% interval, whether the two arms' intervals overlap and whether B's mean lies inside A's
 //! interval. Arms only one side has are listed, and so are arms that failed on either side.
 //!
-//! Over the arms both sides measured it sums up how honest the intervals are, the measure of
-//! success for the harness (see DESIGN.md): coverage (the fraction of arms whose B mean lies
+//! Over the arms both sides measured it sums up how honest the intervals are (README,
+//! "Measurement"): coverage (the fraction of arms whose B mean lies
 //! inside A's interval), the fraction whose intervals overlap, the median and 95th-percentile
 //! drift |B/A - 1|, and the median interval half-width of each side.
 
@@ -15,17 +15,18 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 
 use super::SCHEMA_VERSION;
-use super::load::{self, ArmKey, ResultsDir};
+use super::load::{self, ResultsDir};
 use super::markdown::ns;
 use super::ratios::ratio_of;
 use super::results::{ResultRow, STATUS_OK};
 use super::table;
+use crate::arm::ArmId;
 use crate::stats::percentile;
 
 /// One arm both sides measured. Times are per record.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ArmComparison {
-    pub key: ArmKey,
+    pub key: ArmId,
     pub a: Interval,
     pub b: Interval,
     /// B's mean over A's.
@@ -126,10 +127,10 @@ pub struct Comparison {
     pub a: Side,
     pub b: Side,
     pub arms: Vec<ArmComparison>,
-    pub only_a: Vec<ArmKey>,
-    pub only_b: Vec<ArmKey>,
+    pub only_a: Vec<ArmId>,
+    pub only_b: Vec<ArmId>,
     /// Arms both sides have but at least one could not measure, with the reason.
-    pub failed: Vec<(ArmKey, String)>,
+    pub failed: Vec<(ArmId, String)>,
     /// `None` when no arm was measured on both sides.
     pub agreement: Option<Agreement>,
 }
@@ -179,8 +180,8 @@ fn check_same_schema(a: &Path, b: &Path) -> Result<()> {
 
 /// Compares two sets of rows (the side metadata is left empty).
 pub fn compare_rows(a: &[ResultRow], b: &[ResultRow]) -> Comparison {
-    let by_arm = |rows: &[ResultRow]| -> BTreeMap<ArmKey, ResultRow> {
-        rows.iter().map(|row| (ArmKey::of(row), row.clone())).collect()
+    let by_arm = |rows: &[ResultRow]| -> BTreeMap<ArmId, ResultRow> {
+        rows.iter().map(|row| (row.arm.clone(), row.clone())).collect()
     };
     let (a_rows, b_rows) = (by_arm(a), by_arm(b));
     let mut arms = Vec::new();
@@ -196,14 +197,14 @@ pub fn compare_rows(a: &[ResultRow], b: &[ResultRow]) -> Comparison {
             None => failed.push((key.clone(), failure(a_row, b_row))),
         }
     }
-    let mut only_b: Vec<ArmKey> = b_rows
+    let mut only_b: Vec<ArmId> = b_rows
         .keys()
         .filter(|key| !a_rows.contains_key(*key))
         .cloned()
         .collect();
     arms.sort_by_key(|arm| arm.key.sort_key());
-    only_a.sort_by_key(ArmKey::sort_key);
-    only_b.sort_by_key(ArmKey::sort_key);
+    only_a.sort_by_key(ArmId::sort_key);
+    only_b.sort_by_key(ArmId::sort_key);
     failed.sort_by_key(|(key, _)| key.sort_key());
     let agreement = agreement(&arms);
     let empty = Side {
@@ -228,7 +229,7 @@ pub fn compare_rows(a: &[ResultRow], b: &[ResultRow]) -> Comparison {
     }
 }
 
-fn compare_arm(key: &ArmKey, a: &ResultRow, b: &ResultRow) -> Option<ArmComparison> {
+fn compare_arm(key: &ArmId, a: &ResultRow, b: &ResultRow) -> Option<ArmComparison> {
     if a.status != STATUS_OK || b.status != STATUS_OK {
         return None;
     }
@@ -308,8 +309,8 @@ impl ArmComparison {
     /// The table cells: payload, op, arm, A, ±, B, ±, B/A, interval, CIs, B in A's CI.
     fn cells(&self) -> Vec<String> {
         vec![
-            self.key.payload.clone(),
-            self.key.operation.clone(),
+            self.key.codec.payload.clone(),
+            self.key.operation.name().to_string(),
             self.key.label(),
             ns(self.a.mean),
             format!("±{}", percent(self.a.relative_half_width())),
@@ -470,7 +471,12 @@ impl Comparison {
             if !keys.is_empty() {
                 text += &format!("## {title}\n\n");
                 for key in keys {
-                    text += &format!("- {} {} `{}`\n", key.payload, key.operation, key.label());
+                    text += &format!(
+                        "- {} {} `{}`\n",
+                        key.codec.payload,
+                        key.operation.name(),
+                        key.label()
+                    );
                 }
                 text += "\n";
             }
@@ -480,8 +486,8 @@ impl Comparison {
             for (key, reason) in &self.failed {
                 text += &format!(
                     "- {} {} `{}`: {}\n",
-                    key.payload,
-                    key.operation,
+                    key.codec.payload,
+                    key.operation.name(),
                     key.label(),
                     escape(reason)
                 );
@@ -495,16 +501,18 @@ impl Comparison {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::arm::Named;
 
     fn row(backend: &str, operation: &str, mean: f64, half: f64, records: usize) -> ResultRow {
         ResultRow {
             schema_version: SCHEMA_VERSION,
-            format: "json".into(),
-            backend: backend.into(),
-            payload: "readings".into(),
-            operation: operation.into(),
-            mode: "typed".into(),
-            framing: "document".into(),
+            arm: ArmId::typed(
+                "json",
+                backend,
+                "",
+                "readings",
+                crate::arm::Operation::from_name(operation).unwrap(),
+            ),
             records,
             mean_ns: Some(mean),
             ci95_low_ns: Some(mean - half),
@@ -536,7 +544,7 @@ mod tests {
             comparison
                 .arms
                 .iter()
-                .find(|arm| arm.key.backend == backend)
+                .find(|arm| arm.key.codec.backend == backend)
                 .unwrap()
         };
         let inside = arm("inside");
@@ -585,12 +593,12 @@ mod tests {
         let comparison = compare_rows(&a, &b);
         assert_eq!(comparison.arms.len(), 1);
         assert_eq!(comparison.only_a.len(), 1);
-        assert_eq!(comparison.only_a[0].backend, "a-only");
+        assert_eq!(comparison.only_a[0].codec.backend, "a-only");
         assert_eq!(comparison.only_b.len(), 1);
         assert_eq!(
             (
-                comparison.only_b[0].backend.as_str(),
-                comparison.only_b[0].operation.as_str()
+                comparison.only_b[0].codec.backend.as_str(),
+                comparison.only_b[0].operation.name()
             ),
             ("both", "encode")
         );
@@ -598,7 +606,7 @@ mod tests {
         assert_eq!(comparison.failed[0].1, "B failed: round trip differs");
         assert_eq!(comparison.agreement.unwrap().coverage, 1.0);
         let text = comparison.text();
-        assert!(text.contains("only in A (1):") && text.contains("readings decode json/a-only"));
+        assert!(text.contains("only in A (1):") && text.contains("json/a-only readings decode"));
         assert!(comparison.markdown().contains("## Only in B"));
     }
 }

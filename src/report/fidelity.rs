@@ -1,7 +1,7 @@
 //! The fidelity check: serbench's mean for an arm next to an independent, minimal criterion
 //! benchmark of the same library call on the same bytes (`cargo bench --bench fidelity`).
 //! Criterion writes `<id>/new/benchmark.json` (the id) and `new/estimates.json` (the mean in
-//! ns) under `target/criterion`; the ids are `format/backend[variant]/payload/operation`. A mean
+//! ns) under `target/criterion`; the ids are the arms' paths ([`crate::arm::ArmId::path`]). A mean
 //! outside serbench's own range of times is refused, naming its file.
 
 use std::path::{Path, PathBuf};
@@ -10,7 +10,6 @@ use anyhow::{Context, Result};
 use serde::Deserialize;
 
 use super::results::{ResultRow, STATUS_OK};
-use crate::arm::{ArmId, Framing, Mode};
 
 /// One arm measured both ways.
 #[derive(Clone, Debug, PartialEq)]
@@ -29,38 +28,6 @@ impl Pair {
     pub fn ratio(&self) -> f64 {
         self.serbench_ns / self.criterion_ns
     }
-}
-
-/// The id a results row has in the fidelity benchmark (typed, document arms only).
-pub fn row_id(row: &ResultRow) -> Option<String> {
-    (row.mode == "typed" && row.framing == "document").then(|| {
-        fidelity_id(
-            &row.format,
-            &row.backend,
-            &row.variant,
-            &row.payload,
-            &row.operation,
-        )
-    })
-}
-
-/// The id an arm has in the fidelity benchmark (typed, document arms only).
-pub fn arm_id(id: &ArmId) -> Option<String> {
-    let codec = &id.codec;
-    (id.mode == Mode::Typed && codec.framing == Framing::Document).then(|| {
-        fidelity_id(
-            codec.format,
-            codec.backend,
-            codec.variant,
-            codec.payload.name,
-            id.operation.name(),
-        )
-    })
-}
-
-fn fidelity_id(format: &str, backend: &str, variant: &str, payload: &str, operation: &str) -> String {
-    let arm = super::load::arm_label(format, backend, variant, "typed", "document");
-    format!("{arm}/{payload}/{operation}")
 }
 
 #[derive(Deserialize)]
@@ -123,7 +90,7 @@ pub fn pairs(criterion: &[(String, f64)], rows: &[ResultRow]) -> Vec<Pair> {
         .filter_map(|(id, criterion_ns)| {
             let row = rows
                 .iter()
-                .find(|row| row.status == STATUS_OK && row_id(row).as_deref() == Some(id))?;
+                .find(|row| row.status == STATUS_OK && row.arm.path() == *id)?;
             Some(Pair {
                 id: id.clone(),
                 criterion_ns: *criterion_ns,
@@ -135,6 +102,52 @@ pub fn pairs(criterion: &[(String, f64)], rows: &[ResultRow]) -> Vec<Pair> {
         .collect()
 }
 
+/// `serbench fidelity`: each pair's two means, their ratio, and instruction counts when taken.
+pub fn table(pairs: &[Pair]) -> String {
+    let cells: Vec<Vec<String>> = pairs
+        .iter()
+        .map(|pair| {
+            let mut cells = vec![
+                pair.id.clone(),
+                format!("{:.1}", pair.criterion_ns),
+                format!(
+                    "{:.1} ±{:.1}%",
+                    pair.serbench_ns,
+                    pair.serbench_half_width * 100.0
+                ),
+                format!("{:.3}", pair.ratio()),
+                if (pair.ratio() - 1.0).abs() <= 0.03 {
+                    "yes".into()
+                } else {
+                    "NO".into()
+                },
+            ];
+            cells.extend(match pair.instructions {
+                Some((direct, harness)) => vec![
+                    format!("{direct:.0}"),
+                    format!("{harness:.0}"),
+                    format!("{:.3}", harness / direct),
+                ],
+                None => vec!["-".into(); 3],
+            });
+            cells
+        })
+        .collect();
+    super::table::render(
+        &[
+            "arm",
+            ">criterion ns",
+            ">serbench ns",
+            ">ratio",
+            "within ±3%",
+            ">criterion instr/op",
+            ">serbench instr/op",
+            ">instr ratio",
+        ],
+        &cells,
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -142,13 +155,13 @@ mod tests {
     #[test]
     fn pairs_rows_with_criterion_ids() {
         let row = ResultRow {
-            format: "bitcode".into(),
-            backend: "bitcode".into(),
-            variant: "native".into(),
-            payload: "vec-small".into(),
-            operation: "decode".into(),
-            mode: "typed".into(),
-            framing: "document".into(),
+            arm: crate::arm::ArmId::typed(
+                "bitcode",
+                "bitcode",
+                "native",
+                "vec-small",
+                crate::arm::Operation::Decode,
+            ),
             status: "ok".into(),
             records: 32,
             mean_ns: Some(1030.0),

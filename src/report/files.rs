@@ -57,32 +57,24 @@ pub trait Record: Serialize + DeserializeOwned + Default {
 
 /// The exact header this version writes for `T`: its field names, in order.
 pub fn header<T: Serialize + Default>() -> Vec<String> {
-    let mut writer = csv::Writer::from_writer(Vec::new());
-    writer.serialize(T::default()).expect("a default row serializes");
-    let bytes = writer.into_inner().expect("an in-memory writer cannot fail");
-    let first_line = bytes.split(|&byte| byte == b'\n').next().unwrap_or_default();
-    String::from_utf8_lossy(first_line)
-        .split(',')
-        .map(str::to_string)
-        .collect()
+    super::columns::of::<T>()
 }
 
-/// One row from its fields (in header order); the error names the column.
+/// One row from its fields, by position (the header was checked to be this version's exact
+/// one); the error names the column.
 fn parse<T: DeserializeOwned>(record: &csv::StringRecord, header: &csv::StringRecord) -> Result<T, String> {
-    record
-        .deserialize(Some(header))
-        .map_err(|error| match error.kind() {
-            csv::ErrorKind::Deserialize { err, .. } => match err.field() {
-                Some(field) => format!(
-                    "field {} ({}): {}",
-                    field + 1,
-                    header.get(field as usize).unwrap_or("?"),
-                    err.kind()
-                ),
-                None => err.kind().to_string(),
-            },
-            _ => error.to_string(),
-        })
+    record.deserialize(None).map_err(|error| match error.kind() {
+        csv::ErrorKind::Deserialize { err, .. } => match err.field() {
+            Some(field) => format!(
+                "field {} ({}): {}",
+                field + 1,
+                header.get(field as usize).unwrap_or("?"),
+                err.kind()
+            ),
+            None => err.kind().to_string(),
+        },
+        _ => error.to_string(),
+    })
 }
 
 /// What every row of a versioned file (results, sizes, instructions) is checked for first:
@@ -287,6 +279,12 @@ pub fn schema_version(path: &Path) -> Result<Option<(usize, String)>> {
     Ok(lines
         .find(|(_, line)| !line.trim().is_empty())
         .map(|(index, line)| (index + 1, line.split(',').next().unwrap_or_default().to_string())))
+}
+
+/// A whole CSV file of `rows`: this version's header, then the rows (what every writer here
+/// writes; tests build files with it).
+pub fn to_csv<T: Serialize + Default>(rows: &[T]) -> Result<Vec<u8>> {
+    csv_bytes(Some(&header::<T>()), rows)
 }
 
 /// Rows as CSV bytes, after `header` when given.
@@ -538,7 +536,7 @@ impl OutDir {
 
     /// [`OutDir::write_file`] of rows under the header of `T`.
     pub fn write_csv<T: Serialize + Default>(&self, name: &str, rows: &[T]) -> Result<PathBuf> {
-        let bytes = csv_bytes(Some(&header::<T>()), rows)?;
+        let bytes = to_csv(rows)?;
         self.write_file(name, |file| Ok(file.write_all(&bytes)?))
     }
 
@@ -583,7 +581,7 @@ impl OutDir {
     /// Starts the CSV file `name` afresh with the header of `T` and `rows` (atomically), then
     /// opens it for appending.
     pub fn start_csv<T: Record>(&self, name: &str, rows: &[T]) -> Result<Appender<T>> {
-        let bytes = csv_bytes(Some(&header::<T>()), rows)?;
+        let bytes = to_csv(rows)?;
         let path = self.write_file(name, |file| Ok(file.write_all(&bytes)?))?;
         Appender::open(path)
     }

@@ -3,7 +3,6 @@
 //! [`files::read_complete`] before anything is written, so a bad file stops the command with one
 //! line naming the file and the line.
 
-use std::fmt;
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
@@ -12,97 +11,6 @@ use super::files;
 use super::results::{self, ResultRow, STATUS_OK};
 use super::sizes::{self, SizeRow};
 use crate::UsageError;
-
-/// An arm by its coordinates, as every report and comparison keys it.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ArmKey {
-    pub format: String,
-    pub backend: String,
-    pub variant: String,
-    pub payload: String,
-    pub operation: String,
-    pub mode: String,
-    pub framing: String,
-}
-
-impl ArmKey {
-    pub fn of(row: &ResultRow) -> ArmKey {
-        ArmKey {
-            format: row.format.clone(),
-            backend: row.backend.clone(),
-            variant: row.variant.clone(),
-            payload: row.payload.clone(),
-            operation: row.operation.clone(),
-            mode: row.mode.clone(),
-            framing: row.framing.clone(),
-        }
-    }
-
-    /// `format/backend[variant]`, then the mode and framing when they are not the usual
-    /// typed/document: the same label the headline ratios use.
-    pub fn label(&self) -> String {
-        arm_label(
-            &self.format,
-            &self.backend,
-            &self.variant,
-            &self.mode,
-            &self.framing,
-        )
-    }
-
-    /// A baseline arm (it times a copy of the input, not a codec): charted apart, never the
-    /// fastest. The results carry no flag for it, so the variant name decides.
-    pub fn is_baseline(&self) -> bool {
-        self.variant == "copy-only"
-    }
-
-    /// Payload order as in the payload list, then operation order, then label: the order of
-    /// every table.
-    pub fn sort_key(&self) -> (usize, usize, String) {
-        (
-            payload_rank(&self.payload),
-            operation_rank(&self.operation),
-            self.label(),
-        )
-    }
-}
-
-impl fmt::Display for ArmKey {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} {} {}", self.payload, self.operation, self.label())
-    }
-}
-
-/// The label of an arm's coordinates (sizes rows pass `typed` as their mode).
-pub fn arm_label(format: &str, backend: &str, variant: &str, mode: &str, framing: &str) -> String {
-    let mut label = format!("{format}/{backend}");
-    if !variant.is_empty() {
-        label += &format!("[{variant}]");
-    }
-    if mode != "typed" {
-        label += &format!(" {mode}");
-    }
-    if framing != "document" {
-        label += &format!(" {framing}");
-    }
-    label
-}
-
-/// Position in the payload list; unknown payloads (from a newer serbench) sort last.
-pub fn payload_rank(name: &str) -> usize {
-    crate::payload::specs()
-        .iter()
-        .position(|spec| spec.name == name)
-        .unwrap_or(usize::MAX)
-}
-
-/// Position in the operation list; unknown operations sort last.
-pub fn operation_rank(name: &str) -> usize {
-    crate::arm::Operation::ALL
-        .iter()
-        .position(|operation| operation.name() == name)
-        .unwrap_or(usize::MAX)
-}
 
 /// One results folder, read and checked.
 #[derive(Clone, Debug)]
@@ -222,18 +130,6 @@ pub fn load(path: &Path) -> Result<ResultsDir> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn labels_match_the_headline_ratio_labels() {
-        assert_eq!(
-            arm_label("json", "simd-json", "copy-only", "typed", "ndjson"),
-            "json/simd-json[copy-only] ndjson"
-        );
-        assert_eq!(
-            arm_label("json", "serde_json", "", "dynamic", "document"),
-            "json/serde_json dynamic"
-        );
-    }
 
     #[test]
     fn two_runs_on_one_system_get_distinct_labels() {

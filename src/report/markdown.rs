@@ -18,11 +18,12 @@ use anyhow::Result;
 
 use super::charts::{self, Bar, BarChart, Panel, SizeChart};
 use super::files::OutDir;
-use super::load::{self, ArmKey, ResultsDir, arm_label, operation_rank, payload_rank};
+use super::load::{self, ResultsDir};
 use super::ratios;
 use super::results::{self, ResultRow, STATUS_OK};
 use super::sizes::SizeRow;
 use crate::UsageError;
+use crate::arm::{ArmId, CodecId, Operation};
 
 pub const REPORT_FILE: &str = "report.md";
 pub const CHARTS_DIR: &str = "charts";
@@ -129,7 +130,7 @@ pub fn write(dirs: &[ResultsDir], out: &OutDir) -> Result<ReportSummary> {
 struct Source<'a> {
     label: String,
     dir: &'a ResultsDir,
-    by_arm: BTreeMap<ArmKey, &'a ResultRow>,
+    by_arm: BTreeMap<ArmId, &'a ResultRow>,
 }
 
 /// Renders report.md and the charts from loaded folders.
@@ -140,7 +141,7 @@ pub fn render(dirs: &[ResultsDir]) -> Result<Rendered> {
         .map(|(label, dir)| Source {
             label,
             dir,
-            by_arm: dir.rows.iter().map(|row| (ArmKey::of(row), row)).collect(),
+            by_arm: dir.rows.iter().map(|row| (row.arm.clone(), row)).collect(),
         })
         .collect();
     let mut absent = Vec::new();
@@ -184,25 +185,28 @@ pub fn render(dirs: &[ResultsDir]) -> Result<Rendered> {
 
     let mut payloads: Vec<String> = dirs
         .iter()
-        .flat_map(|dir| dir.rows.iter().map(|row| row.payload.clone()))
+        .flat_map(|dir| dir.rows.iter().map(|row| row.arm.codec.payload.clone()))
         .chain(sizes.keys().map(|key| key.payload.clone()))
         .collect();
-    payloads.sort_by_key(|name| (payload_rank(name), name.clone()));
+    payloads.sort_by_key(|name| (crate::payload::rank(name), name.clone()));
     payloads.dedup();
     for payload in &payloads {
         writeln!(markdown, "## {payload}\n")?;
-        let mut operations: Vec<String> = dirs
+        let mut operations: Vec<Operation> = dirs
             .iter()
             .flat_map(|dir| dir.rows.iter())
-            .filter(|row| &row.payload == payload)
-            .map(|row| row.operation.clone())
+            .filter(|row| &row.arm.codec.payload == payload)
+            .map(|row| row.arm.operation)
             .collect();
-        operations.sort_by_key(|name| (operation_rank(name), name.clone()));
+        operations.sort();
         operations.dedup();
-        for operation in &operations {
-            write_timing_section(&mut markdown, &mut charts, &sources, payload, operation)?;
+        for operation in operations {
+            write_timing_section(&mut markdown, &mut charts, &sources, payload, operation.name())?;
         }
-        let payload_sizes: Vec<&SizeRow> = sizes.values().filter(|row| &row.payload == payload).collect();
+        let payload_sizes: Vec<&SizeRow> = sizes
+            .values()
+            .filter(|row| &row.codec.payload == payload)
+            .collect();
         if !payload_sizes.is_empty() {
             write_sizes_section(&mut markdown, &mut charts, payload, &payload_sizes)?;
         }
@@ -276,7 +280,7 @@ fn write_hosts(markdown: &mut String, sources: &[Source]) -> Result<()> {
 fn write_headline(markdown: &mut String, sources: &[Source]) -> Result<()> {
     writeln!(markdown, "## Headline ratios\n")?;
     // Keyed by what is compared; one cell per host.
-    type RatioKey = (String, String, String, String, String);
+    type RatioKey = (String, String, Operation, String, String);
     let mut order: Vec<RatioKey> = Vec::new();
     let mut cells: BTreeMap<(RatioKey, usize), String> = BTreeMap::new();
     for (index, source) in sources.iter().enumerate() {
@@ -284,7 +288,7 @@ fn write_headline(markdown: &mut String, sources: &[Source]) -> Result<()> {
             let key = (
                 ratio.comparison.clone(),
                 ratio.payload.clone(),
-                ratio.operation.clone(),
+                ratio.operation,
                 ratio.numerator.clone(),
                 ratio.denominator.clone(),
             );
@@ -326,7 +330,7 @@ fn write_headline(markdown: &mut String, sources: &[Source]) -> Result<()> {
             let mut row = vec![
                 comparison.clone(),
                 payload.clone(),
-                operation.clone(),
+                operation.name().to_string(),
                 format!("`{numerator}` / `{denominator}`"),
             ];
             row.extend((0..sources.len()).map(|index| {
@@ -366,7 +370,7 @@ fn write_timing_section(
     operation: &str,
 ) -> Result<()> {
     writeln!(markdown, "### {payload} {operation}\n")?;
-    let in_section = |key: &ArmKey| key.payload == payload && key.operation == operation;
+    let in_section = |key: &ArmId| key.codec.payload == payload && key.operation.name() == operation;
     let figures = |row: &ResultRow| -> Option<Bar> {
         if row.status != STATUS_OK {
             return None;
@@ -378,9 +382,9 @@ fn write_timing_section(
         })
     };
     // Rows: arms measured on the first host, fastest first; then those only the second has...
-    let mut arms: Vec<ArmKey> = Vec::new();
+    let mut arms: Vec<ArmId> = Vec::new();
     for source in sources {
-        let mut measured: Vec<(&ArmKey, f64)> = source
+        let mut measured: Vec<(&ArmId, f64)> = source
             .by_arm
             .iter()
             .filter(|(key, _)| in_section(key) && !arms.contains(key))
@@ -409,9 +413,9 @@ fn write_timing_section(
         let chart = BarChart {
             title: format!("{payload} {operation}: time per record"),
             axis: "ns per record".to_string(),
-            labels: arms.iter().map(ArmKey::label).collect(),
-            formats: arms.iter().map(|key| key.format.clone()).collect(),
-            baselines: arms.iter().map(ArmKey::is_baseline).collect(),
+            labels: arms.iter().map(ArmId::label).collect(),
+            formats: arms.iter().map(|key| key.codec.format.clone()).collect(),
+            baselines: arms.iter().map(ArmId::is_baseline).collect(),
             panels,
         };
         let bars = chart
@@ -509,7 +513,7 @@ fn write_timing_section(
     if !rows.is_empty() {
         markdown.push_str(&table(&header, &rows));
     }
-    if arms.iter().any(ArmKey::is_baseline) {
+    if arms.iter().any(ArmId::is_baseline) {
         writeln!(
             markdown,
             "A baseline (grey bar) times only the copy of the input a decoder makes, not a decode; \
@@ -525,12 +529,12 @@ fn write_timing_section(
 /// The sizes of every folder that has a sizes.csv, one row per codec and payload. Sizes are
 /// deterministic, so folders agree; where they do not, the first folder's row is kept and the
 /// difference is reported.
-fn merged_sizes(sources: &[Source]) -> (BTreeMap<SizeKey, SizeRow>, Vec<String>) {
-    let mut merged: BTreeMap<SizeKey, (SizeRow, &str)> = BTreeMap::new();
+fn merged_sizes(sources: &[Source]) -> (BTreeMap<CodecId, SizeRow>, Vec<String>) {
+    let mut merged: BTreeMap<CodecId, (SizeRow, &str)> = BTreeMap::new();
     let mut conflicts = Vec::new();
     for source in sources {
         for row in source.dir.sizes.iter().flatten() {
-            let key = SizeKey::of(row);
+            let key = row.codec.clone();
             match merged.get(&key) {
                 None => {
                     merged.insert(key, (row.clone(), &source.label));
@@ -541,7 +545,7 @@ fn merged_sizes(sources: &[Source]) -> (BTreeMap<SizeKey, SizeRow>, Vec<String>)
                             "sizes of {} {} differ: {} on {first_label}, {} on {} (sizes are meant to be \
                              identical everywhere; the report shows {first_label}'s)",
                             key.payload,
-                            key.label(),
+                            key.backend_label(),
                             optional(first.encoded_bytes, |bytes| format!("{bytes} bytes")),
                             optional(row.encoded_bytes, |bytes| format!("{bytes} bytes")),
                             source.label
@@ -553,31 +557,6 @@ fn merged_sizes(sources: &[Source]) -> (BTreeMap<SizeKey, SizeRow>, Vec<String>)
     }
     let sizes = merged.into_iter().map(|(key, (row, _))| (key, row)).collect();
     (sizes, conflicts)
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-struct SizeKey {
-    payload: String,
-    format: String,
-    backend: String,
-    variant: String,
-    framing: String,
-}
-
-impl SizeKey {
-    fn of(row: &SizeRow) -> SizeKey {
-        SizeKey {
-            payload: row.payload.clone(),
-            format: row.format.clone(),
-            backend: row.backend.clone(),
-            variant: row.variant.clone(),
-            framing: row.framing.clone(),
-        }
-    }
-
-    fn label(&self) -> String {
-        arm_label(&self.format, &self.backend, &self.variant, "typed", &self.framing)
-    }
 }
 
 fn write_sizes_section(
@@ -592,7 +571,7 @@ fn write_sizes_section(
         .copied()
         .filter(|row| row.status == STATUS_OK && row.encoded_bytes.is_some())
         .collect();
-    measured.sort_by_key(|row| (row.encoded_bytes, SizeKey::of(row)));
+    measured.sort_by_key(|row| (row.encoded_bytes, row.codec.clone()));
     let levels: Vec<i32> = {
         let mut levels: Vec<i32> = measured.iter().map(|row| row.zstd_level).collect();
         levels.dedup();
@@ -605,8 +584,8 @@ fn write_sizes_section(
     if !measured.is_empty() {
         let chart = SizeChart {
             title: format!("{payload}: encoded size"),
-            labels: measured.iter().map(|row| SizeKey::of(row).label()).collect(),
-            formats: measured.iter().map(|row| row.format.clone()).collect(),
+            labels: measured.iter().map(|row| row.codec.label()).collect(),
+            formats: measured.iter().map(|row| row.codec.format.clone()).collect(),
             encoded: measured
                 .iter()
                 .map(|row| row.encoded_bytes.unwrap_or_default() as f64)
@@ -643,7 +622,7 @@ fn write_sizes_section(
         .iter()
         .map(|row| {
             vec![
-                format!("`{}`", SizeKey::of(row).label()),
+                format!("`{}`", row.codec.label()),
                 optional(row.encoded_bytes, |bytes| bytes.to_string()),
                 optional(row.bytes_per_record, |bytes| format!("{bytes:.1}")),
                 optional(row.zstd_bytes, |bytes| bytes.to_string()),
@@ -658,7 +637,7 @@ fn write_sizes_section(
     let failed: Vec<String> = rows
         .iter()
         .filter(|row| row.status != STATUS_OK)
-        .map(|row| format!("- `{}`: {}", SizeKey::of(row).label(), escape(&row.note)))
+        .map(|row| format!("- `{}`: {}", row.codec.label(), escape(&row.note)))
         .collect();
     if !failed.is_empty() {
         writeln!(markdown, "Not measured:\n\n{}\n", failed.join("\n"))?;
@@ -757,6 +736,7 @@ pub fn table(header: &[String], rows: &[Vec<String>]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::arm::Named;
     use proptest::prelude::*;
     use proptest::test_runner::Config;
 
@@ -821,17 +801,13 @@ mod tests {
                     let mean = 10f64.powf(exponent);
                     let mut row = ResultRow {
                         schema_version: super::super::SCHEMA_VERSION,
-                        format: format.into(),
-                        backend: format.into(),
-                        variant: if baseline {
-                            "copy-only".into()
-                        } else {
-                            String::new()
-                        },
-                        payload: payload.into(),
-                        operation: operation.into(),
-                        mode: "typed".into(),
-                        framing: "document".into(),
+                        arm: ArmId::typed(
+                            format,
+                            format,
+                            if baseline { crate::arm::COPY_ONLY } else { "" },
+                            payload,
+                            Operation::from_name(operation).unwrap(),
+                        ),
                         records,
                         status: STATUS_OK.into(),
                         encoded_bytes: Some(100),
@@ -872,12 +848,7 @@ mod tests {
         #[test]
         fn load_and_report_end_on_any_rows(rows in prop::collection::vec(row(), 1..8)) {
             let dir = tempfile::tempdir().unwrap();
-            let mut writer = csv::Writer::from_path(dir.path().join("results.csv")).unwrap();
-            for row in &rows {
-                writer.serialize(row).unwrap();
-            }
-            writer.flush().unwrap();
-            drop(writer);
+            std::fs::write(dir.path().join("results.csv"), super::super::files::to_csv(&rows).unwrap()).unwrap();
             let path = dir.path().to_path_buf();
             let (done, ended) = std::sync::mpsc::channel();
             std::thread::spawn(move || {

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::SCHEMA_VERSION;
 use super::results::{ResultRow, STATUS_OK};
+use crate::arm::{ArmId, COPY_ONLY, Framing, Mode, Operation};
 use crate::stats;
 
 pub const FILE_NAME: &str = "ratios.csv";
@@ -19,7 +20,7 @@ pub struct Ratio {
     pub schema_version: u32,
     pub comparison: String,
     pub payload: String,
-    pub operation: String,
+    pub operation: Operation,
     pub numerator: String,
     pub denominator: String,
     pub ratio: f64,
@@ -52,53 +53,23 @@ pub fn ratio_of(numerator: &ResultRow, denominator: &ResultRow) -> Option<(f64, 
     ))
 }
 
-/// An arm by its coordinates.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
-struct Key<'a> {
-    format: &'a str,
-    backend: &'a str,
-    variant: &'a str,
-    payload: &'a str,
-    operation: &'a str,
-    mode: &'a str,
-    framing: &'a str,
-}
-
-impl<'a> Key<'a> {
-    fn of(row: &'a ResultRow) -> Key<'a> {
-        Key {
-            format: &row.format,
-            backend: &row.backend,
-            variant: &row.variant,
-            payload: &row.payload,
-            operation: &row.operation,
-            mode: &row.mode,
-            framing: &row.framing,
-        }
-    }
-
-    fn label(&self) -> String {
-        super::load::arm_label(self.format, self.backend, self.variant, self.mode, self.framing)
-    }
-}
-
 /// Every headline ratio the rows allow, in a stable order.
 pub fn headline(rows: &[ResultRow]) -> Vec<Ratio> {
-    let by_key: HashMap<Key, &ResultRow> = rows
+    let by_arm: HashMap<&ArmId, &ResultRow> = rows
         .iter()
         .filter(|row| row.status == STATUS_OK)
-        .map(|row| (Key::of(row), row))
+        .map(|row| (&row.arm, row))
         .collect();
     let mut ratios = Vec::new();
-    let mut push = |comparison: &str, numerator: Key, denominator: Key| {
-        if let (Some(a), Some(b)) = (by_key.get(&numerator), by_key.get(&denominator))
+    let mut push = |comparison: &str, numerator: ArmId, denominator: ArmId| {
+        if let (Some(a), Some(b)) = (by_arm.get(&numerator), by_arm.get(&denominator))
             && let Some((ratio, ci95_low, ci95_high, intervals_overlap)) = ratio_of(a, b)
         {
             ratios.push(Ratio {
                 schema_version: SCHEMA_VERSION,
                 comparison: comparison.to_string(),
-                payload: numerator.payload.to_string(),
-                operation: numerator.operation.to_string(),
+                payload: numerator.codec.payload.clone(),
+                operation: numerator.operation,
                 numerator: numerator.label(),
                 denominator: denominator.label(),
                 ratio,
@@ -108,31 +79,27 @@ pub fn headline(rows: &[ResultRow]) -> Vec<Ratio> {
             });
         }
     };
-    let typed = |format, backend, payload, operation, framing| Key {
-        format,
-        backend,
-        variant: "",
-        payload,
-        operation,
-        mode: "typed",
-        framing,
+    let arm = |format, backend, variant, payload, operation, framing| {
+        ArmId::typed(format, backend, variant, payload, operation).framed(framing)
     };
+    let typed =
+        |format, backend, payload, operation, framing| arm(format, backend, "", payload, operation, framing);
     let payloads = crate::payload::specs().into_iter().map(|spec| spec.name);
-    for payload in payloads.filter(|&name| rows.iter().any(|row| row.payload == name)) {
-        for operation in ["decode", "encode"] {
+    for payload in payloads.filter(|&name| rows.iter().any(|row| row.arm.codec.payload == name)) {
+        for operation in [Operation::Decode, Operation::Encode] {
             push(
                 "Avro (serde_avro_fast) vs JSON NDJSON (serde_json)",
-                typed("avro", "serde_avro_fast", payload, operation, "document"),
-                typed("json", "serde_json", payload, operation, "ndjson"),
+                typed("avro", "serde_avro_fast", payload, operation, Framing::Document),
+                typed("json", "serde_json", payload, operation, Framing::Ndjson),
             );
             for backend in ["serde_json", "simd-json"] {
                 push(
                     "NDJSON vs top-level array",
-                    typed("json", backend, payload, operation, "ndjson"),
-                    typed("json", backend, payload, operation, "array"),
+                    typed("json", backend, payload, operation, Framing::Ndjson),
+                    typed("json", backend, payload, operation, Framing::Array),
                 );
             }
-            for framing in ["document", "array", "ndjson"] {
+            for framing in Framing::ALL {
                 push(
                     "simd-json vs serde_json (same bytes)",
                     typed("json", "simd-json", payload, operation, framing),
@@ -141,28 +108,34 @@ pub fn headline(rows: &[ResultRow]) -> Vec<Ratio> {
             }
             push(
                 "apache-avro vs serde_avro_fast (same bytes)",
-                typed("avro", "apache-avro", payload, operation, "document"),
-                typed("avro", "serde_avro_fast", payload, operation, "document"),
+                typed("avro", "apache-avro", payload, operation, Framing::Document),
+                typed("avro", "serde_avro_fast", payload, operation, Framing::Document),
             );
         }
-        for framing in ["document", "array", "ndjson"] {
+        for framing in Framing::ALL {
             push(
                 "copy-only share of simd-json decode",
-                Key {
-                    variant: "copy-only",
-                    ..typed("json", "simd-json", payload, "decode", framing)
-                },
-                typed("json", "simd-json", payload, "decode", framing),
+                arm(
+                    "json",
+                    "simd-json",
+                    COPY_ONLY,
+                    payload,
+                    Operation::Decode,
+                    framing,
+                ),
+                typed("json", "simd-json", payload, Operation::Decode, framing),
             );
         }
-        let mut dynamic: Vec<&ResultRow> = rows
+        // Every dynamic decode against the typed decode of the same backend and variant.
+        for row in rows
             .iter()
-            .filter(|row| row.payload == payload && row.mode == "dynamic")
-            .collect();
-        dynamic.dedup_by_key(|row| (&row.format, &row.backend, &row.framing));
-        for row in dynamic {
-            let key = Key::of(row);
-            push("dynamic vs typed decode", key, Key { mode: "typed", ..key });
+            .filter(|row| row.arm.codec.payload == payload && row.arm.mode == Mode::Dynamic)
+        {
+            let typed = ArmId {
+                mode: Mode::Typed,
+                ..row.arm.clone()
+            };
+            push("dynamic vs typed decode", row.arm.clone(), typed);
         }
     }
     ratios
@@ -171,15 +144,12 @@ pub fn headline(rows: &[ResultRow]) -> Vec<Ratio> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::arm::Named;
 
     fn row(format: &str, backend: &str, framing: &str, mean: f64, half: f64, records: usize) -> ResultRow {
         ResultRow {
-            format: format.into(),
-            backend: backend.into(),
-            payload: "readings".into(),
-            operation: "decode".into(),
-            mode: "typed".into(),
-            framing: framing.into(),
+            arm: ArmId::typed(format, backend, "", "readings", Operation::Decode)
+                .framed(Framing::from_name(framing).unwrap()),
             records,
             mean_ns: Some(mean),
             ci95_low_ns: Some(mean - half),

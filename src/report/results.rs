@@ -11,7 +11,6 @@ use serde::{Deserialize, Serialize};
 use super::SCHEMA_VERSION;
 use super::files::{self, Record, in_range};
 use super::host::Host;
-use super::load::ArmKey;
 use crate::arm::{ArmId, CodecId};
 use crate::measure::{Measurement, Schedule};
 
@@ -34,13 +33,8 @@ pub struct ResultRow {
     /// `interleaved` (reps round-robin across the payload's arms) or `burst`.
     pub schedule: String,
     pub timestamp: String,
-    pub format: String,
-    pub backend: String,
-    pub variant: String,
-    pub payload: String,
-    pub operation: String,
-    pub mode: String,
-    pub framing: String,
+    /// Its columns: format, backend, variant, payload, framing, operation, mode.
+    pub arm: ArmId,
     pub records: usize,
     pub encoded_bytes: Option<usize>,
     pub reps: Option<usize>,
@@ -83,18 +77,11 @@ impl ResultRow {
         }
     }
 
-    /// This run's row of the arm `id`, with no figures yet.
-    pub fn for_arm(&self, id: &ArmId) -> ResultRow {
-        let codec = &id.codec;
+    /// This run's row of the arm `id` over `records` records, with no figures yet.
+    pub fn for_arm(&self, id: &ArmId, records: usize) -> ResultRow {
         ResultRow {
-            format: codec.format.to_string(),
-            backend: codec.backend.to_string(),
-            variant: codec.variant.to_string(),
-            payload: codec.payload.name.to_string(),
-            operation: id.operation.name().to_string(),
-            mode: id.mode.name().to_string(),
-            framing: codec.framing.name().to_string(),
-            records: codec.payload.records,
+            arm: id.clone(),
+            records,
             ..self.clone()
         }
     }
@@ -128,16 +115,12 @@ impl ResultRow {
 
     /// Whether this row records the arm `id`.
     pub fn is_arm(&self, id: &ArmId) -> bool {
-        self.is_codec(&id.codec) && self.operation == id.operation.name() && self.mode == id.mode.name()
+        self.arm == *id
     }
 
     /// Whether this row records an arm of the codec `id`.
     pub fn is_codec(&self, id: &CodecId) -> bool {
-        self.format == id.format
-            && self.backend == id.backend
-            && self.variant == id.variant
-            && self.payload == id.payload.name
-            && self.framing == id.framing.name()
+        self.arm.codec == *id
     }
 
     /// The CI half-width as a fraction of the mean.
@@ -198,7 +181,7 @@ impl Record for ResultRow {
     }
 
     fn key(&self) -> String {
-        ArmKey::of(self).to_string()
+        self.arm.to_string()
     }
 
     /// One run: one machine, build, profile and schedule.

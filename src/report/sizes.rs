@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::SCHEMA_VERSION;
 use super::files::{self, Record, in_range};
-use crate::arm::Encoder;
+use crate::arm::{CodecId, Encoder};
 
 pub const FILE_NAME: &str = "sizes.csv";
 
@@ -17,11 +17,8 @@ pub const ZSTD_LEVEL: i32 = 3;
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct SizeRow {
     pub schema_version: u32,
-    pub format: String,
-    pub backend: String,
-    pub variant: String,
-    pub payload: String,
-    pub framing: String,
+    /// Its columns: format, backend, variant, payload, framing.
+    pub codec: CodecId,
     pub records: usize,
     pub encoded_bytes: Option<usize>,
     pub zstd_level: i32,
@@ -42,12 +39,8 @@ pub fn compute(encoders: &[&Encoder], json_bytes: &BTreeMap<&str, usize>) -> Vec
             let id = &encoder.id;
             let row = SizeRow {
                 schema_version: SCHEMA_VERSION,
-                format: id.format.to_string(),
-                backend: id.backend.to_string(),
-                variant: id.variant.to_string(),
-                payload: id.payload.name.to_string(),
-                framing: id.framing.name().to_string(),
-                records: id.payload.records,
+                codec: id.clone(),
+                records: encoder.spec.records,
                 zstd_level: ZSTD_LEVEL,
                 ..SizeRow::default()
             };
@@ -61,7 +54,7 @@ pub fn compute(encoders: &[&Encoder], json_bytes: &BTreeMap<&str, usize>) -> Vec
                     bytes_per_record: Some(round4(encoded as f64 / row.records as f64)),
                     zstd_bytes_per_record: Some(round4(compressed as f64 / row.records as f64)),
                     ratio_to_json: json_bytes
-                        .get(id.payload.name)
+                        .get(id.payload.as_str())
                         .map(|&json| round4(encoded as f64 / json as f64)),
                     status: "ok".to_string(),
                     ..row
@@ -107,8 +100,6 @@ impl Record for SizeRow {
     }
 
     fn key(&self) -> String {
-        let label =
-            super::load::arm_label(&self.format, &self.backend, &self.variant, "typed", &self.framing);
-        format!("{} {label}", self.payload)
+        format!("{} {}", self.codec.label(), self.codec.payload)
     }
 }

@@ -1,7 +1,11 @@
-//! Plain-text tables for the terminal: the arm list and the summary after a run.
+//! Plain-text tables for the terminal: the arm list and its unsupported combinations, the
+//! summary after a run, the headline ratios, instruction counts and fidelity pairs.
 
 use super::ratios::Ratio;
 use super::results::ResultRow;
+use crate::arm::Arm;
+use crate::format::Unsupported;
+use crate::instructions::InstructionRow;
 
 /// Left-aligned text columns; numbers are right-aligned when a column header says so with a
 /// leading `>`.
@@ -48,32 +52,28 @@ pub fn render(headers: &[&str], rows: &[Vec<String>]) -> String {
 /// The summary printed after `serbench run`: per payload and operation, fastest first.
 pub fn summary(rows: &[ResultRow]) -> String {
     let mut sorted: Vec<&ResultRow> = rows.iter().collect();
-    let payload_order = super::load::payload_rank;
+    let group = |row: &ResultRow| {
+        let (payload, operation, _) = row.arm.sort_key();
+        (payload, operation, row.arm.mode, row.arm.codec.framing)
+    };
     sorted.sort_by(|a, b| {
-        (payload_order(&a.payload), &a.operation, &a.mode, &a.framing)
-            .cmp(&(payload_order(&b.payload), &b.operation, &b.mode, &b.framing))
-            .then(
-                a.ns_per_record
-                    .unwrap_or(f64::INFINITY)
-                    .total_cmp(&b.ns_per_record.unwrap_or(f64::INFINITY)),
-            )
+        group(a).cmp(&group(b)).then(
+            a.ns_per_record
+                .unwrap_or(f64::INFINITY)
+                .total_cmp(&b.ns_per_record.unwrap_or(f64::INFINITY)),
+        )
     });
     let cells: Vec<Vec<String>> = sorted
         .iter()
         .map(|row| {
-            let backend = if row.variant.is_empty() {
-                row.backend.clone()
-            } else {
-                format!("{}[{}]", row.backend, row.variant)
-            };
             let figure = |value: Option<f64>, digits: usize| {
                 value.map_or("-".to_string(), |value| format!("{value:.digits$}"))
             };
             vec![
-                row.payload.clone(),
-                row.operation.clone(),
-                format!("{} {}", row.mode, row.framing),
-                format!("{}/{backend}", row.format),
+                row.arm.codec.payload.clone(),
+                row.arm.operation.name().to_string(),
+                format!("{} {}", row.arm.mode.name(), row.arm.codec.framing.name()),
+                row.arm.codec.backend_label(),
                 figure(row.ns_per_record, 1),
                 figure(row.relative_half_width().map(|fraction| fraction * 100.0), 1),
                 row.encoded_bytes
@@ -103,6 +103,105 @@ pub fn summary(rows: &[ResultRow]) -> String {
     )
 }
 
+/// `serbench list`: one line per arm, then the unsupported combinations with their reasons.
+pub fn arms(arms: &[&Arm], unsupported: &[&Unsupported]) -> String {
+    let rows: Vec<Vec<String>> = arms
+        .iter()
+        .map(|arm| {
+            let id = &arm.id;
+            vec![
+                id.codec.format.clone(),
+                id.codec.backend.clone(),
+                id.codec.variant.clone(),
+                id.codec.payload.clone(),
+                id.operation.name().to_string(),
+                id.mode.name().to_string(),
+                id.codec.framing.name().to_string(),
+            ]
+        })
+        .collect();
+    let mut text = render(
+        &["format", "backend", "variant", "payload", "op", "mode", "framing"],
+        &rows,
+    );
+    text += &format!("\n{} arms\n", rows.len());
+    if !unsupported.is_empty() {
+        let rows: Vec<Vec<String>> = unsupported
+            .iter()
+            .map(|unsupported| {
+                vec![
+                    unsupported.format.to_string(),
+                    unsupported.backend.to_string(),
+                    unsupported.payload.to_string(),
+                    unsupported_operation(unsupported).to_string(),
+                    unsupported.reason.clone(),
+                ]
+            })
+            .collect();
+        text += "\nunsupported:\n";
+        text += &render(&["format", "backend", "payload", "op", "reason"], &rows);
+    }
+    text
+}
+
+/// `serbench list --json`: the formats, payloads, arms and unsupported combinations.
+pub fn arms_json(arms: &[&Arm], unsupported: &[&Unsupported]) -> serde_json::Value {
+    serde_json::json!({
+        "formats": crate::format::all().iter().map(|format| serde_json::json!({"name": format.name, "about": format.about})).collect::<Vec<_>>(),
+        "payloads": crate::payload::specs().iter().map(|spec| serde_json::json!({"name": spec.name, "records": spec.records, "description": spec.description})).collect::<Vec<_>>(),
+        "arms": arms.iter().map(|arm| {
+            let id = &arm.id;
+            serde_json::json!({
+                "format": id.codec.format, "backend": id.codec.backend, "variant": id.codec.variant,
+                "payload": id.codec.payload, "operation": id.operation.name(),
+                "mode": id.mode.name(), "framing": id.codec.framing.name(),
+            })
+        }).collect::<Vec<_>>(),
+        "unsupported": unsupported.iter().map(|unsupported| serde_json::json!({
+            "format": unsupported.format, "backend": unsupported.backend,
+            "payload": unsupported.payload,
+            "operation": unsupported_operation(unsupported),
+            "reason": unsupported.reason,
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// The operation an unsupported entry names, `*` for all of them.
+fn unsupported_operation(unsupported: &Unsupported) -> &'static str {
+    unsupported.operation.map_or("*", |operation| operation.name())
+}
+
+/// `run --measure instructions`: one line per counted arm.
+pub fn instructions(rows: &[InstructionRow]) -> String {
+    let count = |value: Option<f64>, decimals: usize| {
+        value.map_or("-".to_string(), |value| format!("{value:.decimals$}"))
+    };
+    let cells: Vec<Vec<String>> = rows
+        .iter()
+        .map(|row| {
+            vec![
+                row.arm.label(),
+                row.arm.codec.payload.clone(),
+                row.arm.operation.name().to_string(),
+                count(row.instructions_per_op, 0),
+                count(row.instructions_per_record, 1),
+                row.status.clone(),
+            ]
+        })
+        .collect();
+    render(
+        &[
+            "arm",
+            "payload",
+            "op",
+            ">instructions/op",
+            ">per record",
+            "status",
+        ],
+        &cells,
+    )
+}
+
 /// The headline ratios, as printed after a run.
 pub fn ratios(ratios: &[Ratio]) -> String {
     let cells: Vec<Vec<String>> = ratios
@@ -111,7 +210,7 @@ pub fn ratios(ratios: &[Ratio]) -> String {
             vec![
                 ratio.comparison.clone(),
                 ratio.payload.clone(),
-                ratio.operation.clone(),
+                ratio.operation.name().to_string(),
                 format!("{} / {}", ratio.numerator, ratio.denominator),
                 format!("{:.2}x", ratio.ratio),
                 format!("[{:.2}, {:.2}]", ratio.ci95_low, ratio.ci95_high),

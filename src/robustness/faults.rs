@@ -14,7 +14,7 @@ use std::hint::black_box;
 
 use anyhow::{Result, bail};
 
-use super::TargetId;
+use crate::arm::{ArmId, CodecId, Framing, Mode, Operation};
 
 pub const FORMAT: &str = "fault-injection";
 pub const PAYLOAD: &str = "synthetic";
@@ -62,14 +62,17 @@ pub const FAULTS: [Fault; 7] = [
 ];
 
 impl Fault {
-    pub fn id(&self) -> TargetId {
-        TargetId {
-            format: FORMAT.to_string(),
-            backend: self.backend.to_string(),
-            variant: String::new(),
-            mode: "typed".to_string(),
-            framing: "document".to_string(),
-            payload: PAYLOAD.to_string(),
+    pub fn id(&self) -> ArmId {
+        ArmId {
+            codec: CodecId {
+                format: FORMAT.to_string(),
+                backend: self.backend.to_string(),
+                variant: String::new(),
+                payload: PAYLOAD.to_string(),
+                framing: Framing::Document,
+            },
+            operation: Operation::Decode,
+            mode: Mode::Typed,
         }
     }
 }

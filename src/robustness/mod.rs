@@ -32,7 +32,7 @@ pub use report::{CaseReport, Outcome, RobustnessRow, Tally, WorstCase, markdown_
 pub use worker::{DECODE_STACK_BYTES, WorkerArgs, worker, worker_main};
 
 use crate::UsageError;
-use crate::arm::{Decoder, Encoder, Operation};
+use crate::arm::ArmId;
 use crate::format::Registry;
 
 /// Random cases per kind (and the most truncation lengths; bombs get four times as many):
@@ -68,71 +68,9 @@ pub const WORKER_SUBCOMMAND: &str = "robustness-worker";
 pub const FAULT_INJECTION_ENV: &str = "SERBENCH_FAULT_INJECTION";
 pub use faults::FORMAT as FAULT_INJECTION_FORMAT;
 
-/// Which decoder: the coordinates of one registry decoder (or one fake).
-#[derive(Clone, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
-pub struct TargetId {
-    pub format: String,
-    pub backend: String,
-    pub variant: String,
-    pub mode: String,
-    pub framing: String,
-    pub payload: String,
-}
-
-impl TargetId {
-    fn of(decoder: &Decoder) -> TargetId {
-        let codec = &decoder.id.codec;
-        TargetId {
-            format: codec.format.to_string(),
-            backend: codec.backend.to_string(),
-            variant: codec.variant.to_string(),
-            // In-place access (zero-copy formats) reads untrusted bytes too: its own mode.
-            mode: match decoder.id.operation {
-                Operation::AccessAll | Operation::AccessPartial | Operation::Update => {
-                    decoder.id.operation.name()
-                }
-                _ => decoder.id.mode.name(),
-            }
-            .to_string(),
-            framing: codec.framing.name().to_string(),
-            payload: codec.payload.name.to_string(),
-        }
-    }
-
-    /// The worker's `--target`: every coordinate, `/`-separated.
-    pub fn key(&self) -> String {
-        [
-            &self.format,
-            &self.backend,
-            &self.variant,
-            &self.mode,
-            &self.framing,
-            &self.payload,
-        ]
-        .map(String::as_str)
-        .join("/")
-    }
-
-    /// The decoder without its payload, as the report names it: `json/serde_json typed`,
-    /// `bincode/bincode[hardened] typed`, `json/simd-json typed ndjson`.
-    pub fn label(&self) -> String {
-        let mut label = format!("{}/{}", self.format, self.backend);
-        if !self.variant.is_empty() {
-            label.push_str(&format!("[{}]", self.variant));
-        }
-        label.push(' ');
-        label.push_str(&self.mode);
-        if self.framing != "document" {
-            label.push(' ');
-            label.push_str(&self.framing);
-        }
-        label
-    }
-}
-
 /// A decoder with the real payload bytes its cases are derived from.
 pub struct Target<'a> {
-    pub id: TargetId,
+    pub id: ArmId,
     pub original: Vec<u8>,
     pub decode: DecodeFn<'a>,
 }
@@ -145,22 +83,20 @@ pub type DecodeFn<'a> = Box<dyn Fn(&[u8]) -> Result<bool> + Send + Sync + 'a>;
 pub fn targets<'a>(
     registry: &'a Registry,
     fault_injection: bool,
-    select: &dyn Fn(&TargetId) -> bool,
+    select: &dyn Fn(&ArmId) -> bool,
 ) -> Result<Vec<Target<'a>>> {
     let mut targets = Vec::new();
     for decoder in &registry.decoders {
-        let id = TargetId::of(decoder);
+        let id = decoder.id.clone();
         if !select(&id) {
             continue;
         }
         let encoder = registry
             .encoders
             .iter()
-            .find(|encoder| same_codec(encoder, decoder))
-            .with_context(|| format!("{}: no encoder of the same codec", id.key()))?;
-        let original = encoder
-            .encode()
-            .with_context(|| format!("{}: encode failed", id.key()))?;
+            .find(|encoder| encoder.id == decoder.id.codec)
+            .with_context(|| format!("{id}: no encoder of the same codec"))?;
+        let original = encoder.encode().with_context(|| format!("{id}: encode failed"))?;
         targets.push(Target {
             id,
             original,
@@ -182,15 +118,6 @@ pub fn targets<'a>(
     Ok(targets)
 }
 
-fn same_codec(encoder: &Encoder, decoder: &Decoder) -> bool {
-    let (left, right) = (&encoder.id, &decoder.id.codec);
-    left.format == right.format
-        && left.backend == right.backend
-        && left.variant == right.variant
-        && left.framing == right.framing
-        && left.payload.name == right.payload.name
-}
-
 /// The format names `--format` accepts: the registry's, plus `fault-injection` when
 /// `SERBENCH_FAULT_INJECTION=1`.
 pub fn format_names() -> Vec<&'static str> {
@@ -207,7 +134,7 @@ pub fn backend_names(registry: &Registry, fault_injection: bool) -> Vec<String> 
     let fakes = faults::FAULTS
         .iter()
         .filter(|_| fault_injection)
-        .map(|fault| fault.id().backend);
+        .map(|fault| fault.id().codec.backend);
     let mut names: Vec<String> = Vec::new();
     for name in registry
         .decoders
@@ -329,19 +256,19 @@ impl Default for RobustnessOptions {
 }
 
 impl RobustnessOptions {
-    fn selects(&self, id: &TargetId) -> bool {
+    fn selects(&self, id: &ArmId) -> bool {
         let listed = |list: &[String], name: &str| list.iter().any(|item| item == name);
-        let format = if id.format == FAULT_INJECTION_FORMAT {
-            listed(&self.formats, &id.format)
+        let format = if id.codec.format == FAULT_INJECTION_FORMAT {
+            listed(&self.formats, &id.codec.format)
         } else {
-            self.formats.is_empty() || listed(&self.formats, &id.format)
+            self.formats.is_empty() || listed(&self.formats, &id.codec.format)
         };
         let payload = if self.payloads.is_empty() {
-            DEFAULT_PAYLOADS.contains(&id.payload.as_str()) || id.payload == faults::PAYLOAD
+            DEFAULT_PAYLOADS.contains(&id.codec.payload.as_str()) || id.codec.payload == faults::PAYLOAD
         } else {
-            listed(&self.payloads, &id.payload)
+            listed(&self.payloads, &id.codec.payload)
         };
-        format && payload && (self.backends.is_empty() || listed(&self.backends, &id.backend))
+        format && payload && (self.backends.is_empty() || listed(&self.backends, &id.codec.backend))
     }
 }
 
@@ -402,7 +329,7 @@ pub fn run_targets(targets: &[Target], options: &RobustnessOptions) -> Result<Ve
         let plan = || {
             cases::plan(
                 target.original.len(),
-                &target.id.format,
+                &target.id.codec.format,
                 options.cases,
                 options.seed,
             )
@@ -410,12 +337,12 @@ pub fn run_targets(targets: &[Target], options: &RobustnessOptions) -> Result<Ve
         let cases = plan().len();
         let mut spawn = |start: usize| -> Result<Box<dyn supervise::Worker>> {
             let args = WorkerArgs {
-                target: target.id.key(),
+                target: serde_json::to_string(&target.id)?,
                 seed: options.seed,
                 cases: options.cases,
                 start,
                 alloc_cap: options.alloc_cap,
-                fault_injection: target.id.format == FAULT_INJECTION_FORMAT,
+                fault_injection: target.id.codec.format == FAULT_INJECTION_FORMAT,
             };
             Ok(Box::new(supervise::ProcessWorker::spawn(worker.command(&args))?))
         };
@@ -423,7 +350,7 @@ pub fn run_targets(targets: &[Target], options: &RobustnessOptions) -> Result<Ve
         supervise::supervise(cases, options.case_timeout, &mut spawn, &mut |report| {
             tally.add(&report)
         })
-        .with_context(|| format!("robustness of {}", target.id.key()))?;
+        .with_context(|| format!("robustness of {}", target.id))?;
         let target_rows = tally.rows();
         if options.progress {
             let failures: usize = target_rows
@@ -434,8 +361,8 @@ pub fn run_targets(targets: &[Target], options: &RobustnessOptions) -> Result<Ve
                 "[{}/{}] {} {}: {cases} cases, {failures} failures, {:.1} s",
                 number + 1,
                 targets.len(),
-                target.id.label(),
-                target.id.payload,
+                target.id.decoder_label(),
+                target.id.codec.payload,
                 started.elapsed().as_secs_f64()
             );
         }

@@ -9,8 +9,8 @@ use std::path::Path;
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
-use super::TargetId;
 use super::cases::{CaseKind, Mutation};
+use crate::arm::ArmId;
 use crate::report::files::{self, Record};
 
 /// What one hostile input did to one decoder, from harmless to worst.
@@ -90,7 +90,7 @@ pub struct WorstCase {
 /// Counts for one decoder and one kind of hostile input.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RobustnessRow {
-    pub id: TargetId,
+    pub id: ArmId,
     pub case_kind: CaseKind,
     pub cases: usize,
     pub ok_equal: usize,
@@ -108,7 +108,7 @@ pub struct RobustnessRow {
 }
 
 impl RobustnessRow {
-    fn new(id: &TargetId, case_kind: CaseKind, input_bytes: usize) -> Self {
+    fn new(id: &ArmId, case_kind: CaseKind, input_bytes: usize) -> Self {
         RobustnessRow {
             id: id.clone(),
             case_kind,
@@ -169,14 +169,14 @@ impl RobustnessRow {
 /// One decoder's rows, counted case by case as the reports arrive (in plan order), so that
 /// neither the plan nor the reports are ever held whole.
 pub struct Tally<P> {
-    id: TargetId,
+    id: ArmId,
     input_bytes: usize,
     plan: P,
     rows: BTreeMap<CaseKind, RobustnessRow>,
 }
 
 impl<P: Iterator<Item = Mutation>> Tally<P> {
-    pub fn new(id: &TargetId, input_bytes: usize, plan: P) -> Self {
+    pub fn new(id: &ArmId, input_bytes: usize, plan: P) -> Self {
         Tally {
             id: id.clone(),
             input_bytes,
@@ -204,12 +204,8 @@ impl<P: Iterator<Item = Mutation>> Tally<P> {
 /// One line of robustness.csv: a [`RobustnessRow`] as flat columns, in file order.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct CsvRow {
-    pub format: String,
-    pub backend: String,
-    pub variant: String,
-    pub mode: String,
-    pub framing: String,
-    pub payload: String,
+    /// The decoder: format, backend, variant, payload, framing, operation, mode.
+    pub target: ArmId,
     pub case_kind: String,
     pub cases: usize,
     pub ok_equal: usize,
@@ -239,12 +235,7 @@ impl CsvRow {
             None => Default::default(),
         };
         CsvRow {
-            format: id.format,
-            backend: id.backend,
-            variant: id.variant,
-            mode: id.mode,
-            framing: id.framing,
-            payload: id.payload,
+            target: id,
             case_kind: row.case_kind.name().to_string(),
             cases: row.cases,
             ok_equal: row.ok_equal,
@@ -288,14 +279,7 @@ impl CsvRow {
             }
         };
         Ok(RobustnessRow {
-            id: TargetId {
-                format: self.format.clone(),
-                backend: self.backend.clone(),
-                variant: self.variant.clone(),
-                mode: self.mode.clone(),
-                framing: self.framing.clone(),
-                payload: self.payload.clone(),
-            },
+            id: self.target.clone(),
             case_kind,
             cases: self.cases,
             ok_equal: self.ok_equal,
@@ -314,11 +298,8 @@ impl CsvRow {
 
 /// Writes `robustness.csv`: one line per decoder and case kind.
 pub fn write_csv(out: &mut dyn std::io::Write, rows: &[RobustnessRow]) -> Result<()> {
-    let mut writer = csv::Writer::from_writer(out);
-    for row in rows {
-        writer.serialize(CsvRow::of(row))?;
-    }
-    writer.flush()?;
+    let lines: Vec<CsvRow> = rows.iter().map(CsvRow::of).collect();
+    out.write_all(&files::to_csv(&lines)?)?;
     Ok(())
 }
 
@@ -363,10 +344,7 @@ impl Record for CsvRow {
     }
 
     fn key(&self) -> String {
-        format!(
-            "{}/{}/{}/{}/{}/{} {}",
-            self.format, self.backend, self.variant, self.mode, self.framing, self.payload, self.case_kind
-        )
+        format!("{} {}", self.target, self.case_kind)
     }
 }
 
@@ -382,7 +360,7 @@ pub fn markdown_table(rows: &[RobustnessRow]) -> String {
     }
     let mut decoders: Vec<(String, Decoder)> = Vec::new();
     for row in rows {
-        let label = row.id.label();
+        let label = row.id.decoder_label();
         let index = match decoders.iter().position(|(existing, _)| *existing == label) {
             Some(index) => index,
             None => {
@@ -427,7 +405,7 @@ pub fn markdown_table(rows: &[RobustnessRow]) -> String {
                     "{} on {} ({})",
                     worst.outcome.name(),
                     row.case_kind.name(),
-                    row.id.payload
+                    row.id.codec.payload
                 )
             }
             _ => "-".to_string(),
@@ -456,7 +434,7 @@ pub fn markdown_table(rows: &[RobustnessRow]) -> String {
                     "- {label}: {} on {} (payload {}, case #{}: {}){detail}",
                     worst.outcome.name(),
                     row.case_kind.name(),
-                    row.id.payload,
+                    row.id.codec.payload,
                     worst.case,
                     worst.input,
                 )
@@ -487,14 +465,16 @@ fn human_bytes(bytes: u64) -> String {
 mod tests {
     use super::*;
 
-    fn id(backend: &str) -> TargetId {
-        TargetId {
-            format: "fmt".into(),
-            backend: backend.into(),
-            variant: String::new(),
-            mode: "typed".into(),
-            framing: "document".into(),
-            payload: "order".into(),
+    fn id(backend: &str) -> ArmId {
+        ArmId {
+            codec: crate::arm::CodecId {
+                format: "fmt".into(),
+                backend: backend.into(),
+                payload: "order".into(),
+                ..Default::default()
+            },
+            operation: crate::arm::Operation::Decode,
+            mode: crate::arm::Mode::Typed,
         }
     }
 

@@ -106,13 +106,20 @@ static PANIC_LOCATION: Mutex<String> = Mutex::new(String::new());
 pub fn worker(args: &[String]) -> Result<()> {
     let args = WorkerArgs::parse(args)?;
     let registry = Registry::build();
-    let mut found = targets(&registry, args.fault_injection, &|id| id.key() == args.target)?;
+    let mut found = targets(&registry, args.fault_injection, &|id| {
+        serde_json::to_string(id).is_ok_and(|key| key == args.target)
+    })?;
     let target = match (found.pop(), found.is_empty()) {
         (Some(target), true) => target,
         (None, _) => bail!("no decoder {}", args.target),
         (Some(_), false) => bail!("more than one decoder is {}", args.target),
     };
-    let plan = cases::plan(target.original.len(), &target.id.format, args.cases, args.seed);
+    let plan = cases::plan(
+        target.original.len(),
+        &target.id.codec.format,
+        args.cases,
+        args.seed,
+    );
     {
         let mut stdout = std::io::stdout().lock();
         writeln!(stdout, "READY {}", plan.len())?;

@@ -1559,7 +1559,7 @@ mod tests {
             .arms
             .iter()
             .filter(|arm| arm.id.codec.variant == STRUCT_SAMPLES.variant)
-            .map(|arm| arm.id.codec.payload.name)
+            .map(|arm| arm.id.codec.payload.as_str())
             .collect();
         assert_eq!(variants, ["telemetry"; 5]);
     }

@@ -1,0 +1,411 @@
+//! One function per `serbench` subcommand: it takes the parsed arguments, checks what clap
+//! cannot (names that only the registry knows), calls the stages, and returns what the command
+//! prints. Every file is written before anything is returned, so a closed stdout loses no
+//! result; main.rs only parses and prints.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+
+use crate::UsageError;
+use crate::arm::{ArmId, Encoder};
+use crate::format::{Registry, Unsupported};
+use crate::measure::{Profile, Schedule};
+use crate::report::files::{OutDir, SetKind};
+use crate::report::{compare, fidelity, formats, host, load, markdown, ratios, results, table};
+use crate::robustness::RobustnessOptions;
+use crate::run::{RunOptions, Selection};
+
+/// Where results go without `--out`: not results/<system>/, whose committed results a run
+/// must not touch unless told to in words.
+pub fn default_out() -> PathBuf {
+    PathBuf::from("results").join("local").join(host::system())
+}
+
+/// The selection `formats`, `backends`, `payloads` and `operations` name, after checking the
+/// backends against the registry (clap knows the other names).
+pub fn selection(
+    registry: &Registry,
+    formats: Vec<String>,
+    backends: Vec<String>,
+    payloads: Vec<String>,
+    operations: Vec<String>,
+) -> Result<Selection> {
+    let known = registry.encoders.iter().map(|encoder| encoder.id.backend.clone());
+    check_names("backend", &backends, known)?;
+    Ok(Selection {
+        formats,
+        backends,
+        payloads,
+        operations,
+    })
+}
+
+/// Refuses a name that is not `known`, listing every valid one once, as clap does.
+pub fn check_names(what: &str, given: &[String], known: impl Iterator<Item = String>) -> Result<()> {
+    let mut valid: Vec<String> = Vec::new();
+    for name in known {
+        if !valid.contains(&name) {
+            valid.push(name);
+        }
+    }
+    match given.iter().find(|name| !valid.contains(name)) {
+        Some(name) => Err(UsageError::error(format!(
+            "unknown {what} '{name}' [possible values: {}]",
+            valid.join(", ")
+        ))),
+        None => Ok(()),
+    }
+}
+
+pub fn schedule(burst: bool) -> Schedule {
+    if burst {
+        Schedule::Burst
+    } else {
+        Schedule::Interleaved
+    }
+}
+
+/// `serbench list`: the selected arms and the unsupported combinations of the selected formats
+/// and payloads, as a table or as JSON.
+pub fn list(registry: &Registry, selection: &Selection, json: bool) -> Result<String> {
+    let arms = selection.arms(registry);
+    let unsupported: Vec<&Unsupported> = registry
+        .unsupported
+        .iter()
+        .filter(|unsupported| {
+            selection.allows_format(unsupported.format) && selection.allows_payload(unsupported.payload)
+        })
+        .collect();
+    if json {
+        let value = table::arms_json(&arms, &unsupported);
+        return Ok(format!("{}\n", serde_json::to_string_pretty(&value)?));
+    }
+    Ok(table::arms(&arms, &unsupported))
+}
+
+/// `serbench list --formats`: the formats table, as Markdown (README's) or as text.
+pub fn list_formats(markdown: bool) -> String {
+    if markdown {
+        formats::markdown()
+    } else {
+        table::render(&formats::HEADER, &formats::rows())
+    }
+}
+
+/// `serbench run` (timing): the run, then its summary table, headline ratios and where the
+/// files are.
+pub fn run(registry: &Registry, selection: &Selection, options: &RunOptions) -> Result<String> {
+    let started = Instant::now();
+    let summary = crate::run::run(registry, selection, options)?;
+    let rows = &summary.rows;
+    let mut text = table::summary(rows);
+    let ratios = ratios::headline(rows);
+    if !ratios.is_empty() {
+        text += "\nheadline ratios (time per record; below 1 means the first arm is faster):\n";
+        text += &table::ratios(&ratios);
+    }
+    let failed = rows.iter().filter(|row| row.status != results::STATUS_OK).count();
+    text += &format!(
+        "\n{} arms ({failed} failed) in {:.1} s, profile {}: results.csv, sizes.csv, ratios.csv in {}\nreport: {}\n",
+        rows.len(),
+        started.elapsed().as_secs_f64(),
+        options.profile.name,
+        options.out.display(),
+        summary.report.display()
+    );
+    Ok(text)
+}
+
+/// `serbench run --measure instructions`: counts the selected arms into OUT/instructions.csv,
+/// in a folder that holds no instruction counts (or, with `replace`, after moving them aside).
+pub fn count_instructions(
+    registry: &Registry,
+    selection: &Selection,
+    out: &Path,
+    replace: bool,
+) -> Result<String> {
+    let arms = selection.arms(registry);
+    if arms.is_empty() {
+        return Err(UsageError::error(
+            "the selection matches no arm (see `serbench list`)",
+        ));
+    }
+    let out = OutDir::for_new_set(out, SetKind::Instructions, replace)?;
+    let scratch = scratch_dir()?;
+    let mut rows = Vec::new();
+    for arm in arms {
+        let row = crate::instructions::count(arm, &scratch);
+        let per_op = row
+            .instructions_per_op
+            .map_or("-".to_string(), |count| format!("{count:.0}"));
+        eprintln!("{}: {per_op} instructions/op {}", arm.id, row.note);
+        rows.push(row);
+    }
+    std::fs::remove_dir_all(&scratch).ok();
+    let path = out.write_csv(crate::instructions::FILE_NAME, &rows)?;
+    Ok(table::instructions(&rows) + &format!("{}\n", path.display()))
+}
+
+/// `serbench sizes`: sizes.csv of the selected codecs.
+pub fn sizes(registry: &Registry, selection: &Selection, out: &Path, replace: bool) -> Result<String> {
+    let path = crate::run::write_sizes(registry, selection, out, replace)?;
+    Ok(format!("{}\n", path.display()))
+}
+
+/// `serbench robustness`: every selected decoder under hostile inputs, into robustness.csv
+/// (and the folder's report again when it has a results.csv).
+pub fn robustness(
+    registry: &Registry,
+    options: &RobustnessOptions,
+    out: &Path,
+    replace: bool,
+) -> Result<String> {
+    let known = crate::robustness::backend_names(registry, options.fault_injection);
+    check_names("backend", &options.backends, known.into_iter())?;
+    let targets = crate::robustness::select(registry, options)?;
+    let out = OutDir::for_new_set(out, SetKind::Robustness, replace)?;
+    // The folder's report shows robustness.csv: with a results.csv there, the report is written
+    // again, so what it reads must be valid before the run.
+    let reported = out.holds(results::FILE_NAME);
+    if reported {
+        load::load(out.path())?;
+    }
+    let started = Instant::now();
+    let rows = crate::robustness::run_targets(&targets, options)?;
+    let path = out.file(crate::robustness::FILE_NAME);
+    out.write_file(crate::robustness::FILE_NAME, |file| {
+        crate::robustness::write_csv(file, &rows)
+    })?;
+    let mut text = crate::robustness::markdown_table(&rows);
+    text += &format!(
+        "\n{} rows in {:.1} s (seed {:#x}, {} cases per kind): {}\n",
+        rows.len(),
+        started.elapsed().as_secs_f64(),
+        options.seed,
+        options.cases,
+        path.display()
+    );
+    if reported {
+        let report = markdown::write(&[load::load(out.path())?], &out)?;
+        text += &format!("report: {}\n", report.report.display());
+    }
+    Ok(text)
+}
+
+/// `serbench report`: report.md and charts/ from `dirs`, into `out` (default: the first folder,
+/// also when it is given as its results.csv).
+pub fn report(dirs: &[PathBuf], out: Option<PathBuf>) -> Result<String> {
+    let first = &dirs[0];
+    let out = out.unwrap_or_else(|| {
+        if first.is_file() {
+            first.parent().map_or_else(PathBuf::new, Path::to_path_buf)
+        } else {
+            first.clone()
+        }
+    });
+    Ok(markdown::report(dirs, &out)?.to_string())
+}
+
+/// `serbench compare`: two results folders arm by arm.
+pub fn compare(a: &Path, b: &Path, as_markdown: bool) -> Result<String> {
+    let comparison = compare::compare(a, b)?;
+    Ok(if as_markdown {
+        comparison.markdown()
+    } else {
+        comparison.to_string()
+    })
+}
+
+/// `serbench selfcheck`: the same selection twice, into OUT/a and OUT/b, then their comparison.
+pub fn selfcheck(
+    registry: &Registry,
+    selection: &Selection,
+    profile: Profile,
+    schedule: Schedule,
+    out: Option<PathBuf>,
+    replace: bool,
+) -> Result<String> {
+    let out = out
+        .unwrap_or_else(|| std::env::temp_dir().join(format!("serbench-selfcheck-{}", std::process::id())));
+    // One selfcheck per folder; each run also holds its own.
+    let _out = OutDir::lock(&out)?;
+    for run_name in ["a", "b"] {
+        let options = RunOptions {
+            profile,
+            schedule,
+            out: out.join(run_name),
+            resume: false,
+            replace,
+        };
+        eprintln!("selfcheck: run {run_name} into {}", options.out.display());
+        crate::run::run(registry, selection, &options)?;
+    }
+    Ok(compare::compare(&out.join("a"), &out.join("b"))?.to_string())
+}
+
+/// `serbench overhead`: the timed loop around a no-op, and copy bandwidth.
+pub fn overhead(profile: &Profile) -> Result<String> {
+    Ok(crate::measure::overhead(profile)?.to_string())
+}
+
+/// `serbench fidelity`: serbench's means next to criterion's for the same arms, and with the
+/// fidelity bench's executable both sides' instructions per operation.
+pub fn fidelity(results_dir: &Path, criterion: &Path, bench_binary: Option<&Path>) -> Result<String> {
+    let rows = load::load(results_dir)?.rows;
+    let mut pairs = fidelity::pairs(&fidelity::criterion_means(criterion)?, &rows);
+    anyhow::ensure!(
+        !pairs.is_empty(),
+        "no arm of {} has a criterion result in {}",
+        results_dir.display(),
+        criterion.display()
+    );
+    if let Some(bench_binary) = bench_binary {
+        let scratch = scratch_dir()?;
+        for pair in &mut pairs {
+            let arm = rows
+                .iter()
+                .map(|row| &row.arm)
+                .find(|arm| arm.path() == pair.id)
+                .expect("a pair is of a row's arm");
+            pair.instructions = Some(crate::instructions::count_fidelity_pair(
+                arm,
+                bench_binary,
+                &scratch,
+            )?);
+        }
+        std::fs::remove_dir_all(&scratch).ok();
+    }
+    Ok(fidelity::table(&pairs))
+}
+
+/// `serbench dump`: the encoded bytes of one codec, or (`logical`) the payload as pretty JSON.
+pub fn dump(
+    registry: &Registry,
+    format: Option<&str>,
+    payload: &str,
+    backend: Option<&str>,
+    variant: Option<&str>,
+    logical: bool,
+) -> Result<Vec<u8>> {
+    if logical {
+        return Ok(crate::payload::logical_json(payload)
+            .context("unknown payload")?
+            .into_bytes());
+    }
+    let Some(format) = format else {
+        return Err(UsageError::error("dump needs --format F or --logical"));
+    };
+    dump_encoder(registry, format, payload, backend, variant)?.encode()
+}
+
+/// The encoder `dump` writes: of `format` and `payload`, and of `backend` and `variant` when
+/// given; a usage error listing the valid ones otherwise.
+fn dump_encoder<'r>(
+    registry: &'r Registry,
+    format: &str,
+    payload: &str,
+    backend: Option<&str>,
+    variant: Option<&str>,
+) -> Result<&'r Encoder> {
+    let candidates: Vec<&Encoder> = registry
+        .encoders
+        .iter()
+        .filter(|encoder| encoder.id.format == format && encoder.id.payload == payload)
+        .collect();
+    if candidates.is_empty() {
+        let reason = registry
+            .unsupported
+            .iter()
+            .find(|unsupported| unsupported.format == format && unsupported.payload == payload)
+            .map_or("no such codec (see `serbench list`)".to_string(), |unsupported| {
+                unsupported.reason.clone()
+            });
+        return Err(UsageError::error(format!(
+            "{format} cannot dump {payload}: {reason}"
+        )));
+    }
+    let backends: Vec<String> = backend.into_iter().map(str::to_string).collect();
+    check_names(
+        "backend",
+        &backends,
+        candidates.iter().map(|encoder| encoder.id.backend.clone()),
+    )?;
+    let of_backend: Vec<&Encoder> = candidates
+        .into_iter()
+        .filter(|encoder| backend.is_none_or(|backend| encoder.id.backend == backend))
+        .collect();
+    let variants: Vec<String> = variant.into_iter().map(str::to_string).collect();
+    check_names(
+        "variant",
+        &variants,
+        of_backend.iter().map(|encoder| encoder.id.variant.clone()),
+    )?;
+    Ok(of_backend
+        .into_iter()
+        .find(|encoder| variant.is_none_or(|variant| encoder.id.variant == variant))
+        .expect("a checked backend and variant have an encoder"))
+}
+
+/// The hidden `block-worker`: samples the arms named on standard input (JSON) and returns its
+/// reports as JSON.
+pub fn block_worker(profile: &Profile, schedule: Schedule) -> Result<String> {
+    let ids: Vec<ArmId> = serde_json::from_reader(std::io::stdin().lock())
+        .context("a block worker reads its arms as JSON on stdin")?;
+    let registry = Registry::build();
+    let reports = crate::run::block_worker(&registry, &ids, profile, schedule)?;
+    Ok(format!("{}\n", serde_json::to_string(&reports)?))
+}
+
+/// The hidden `instructions-worker`: the arm named by `arm` (JSON), under callgrind.
+pub fn instructions_worker(arm: &str) -> Result<()> {
+    let id: ArmId = serde_json::from_str(arm).context("--arm is an arm's coordinates as JSON")?;
+    crate::instructions::worker(&id)
+}
+
+/// The robustness options of the command line: the counts in range (clap checked them).
+pub fn robustness_options(
+    formats: Vec<String>,
+    payloads: Vec<String>,
+    backends: Vec<String>,
+    cases: u64,
+    seed: u64,
+    alloc_cap_mib: u64,
+    case_timeout_secs: u64,
+) -> RobustnessOptions {
+    RobustnessOptions {
+        formats,
+        payloads,
+        backends,
+        cases: cases as usize,
+        seed,
+        alloc_cap: (alloc_cap_mib as usize) << 20,
+        case_timeout: Duration::from_secs(case_timeout_secs),
+        progress: true,
+        ..Default::default()
+    }
+}
+
+/// A private scratch folder for callgrind's dump files.
+fn scratch_dir() -> Result<PathBuf> {
+    let dir = std::env::temp_dir().join(format!("serbench-callgrind-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    Ok(dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_names_list_each_valid_name_once() {
+        let known = ["a", "b", "a", "c", "b"].map(String::from);
+        let error = check_names("backend", &["x".to_string()], known.into_iter()).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "unknown backend 'x' [possible values: a, b, c]"
+        );
+        assert!(check_names("backend", &["c".to_string()], ["c".to_string()].into_iter()).is_ok());
+    }
+}
