@@ -270,6 +270,19 @@ mod tests {
     }
 
     #[test]
+    fn bytes_after_the_value_are_ignored_by_both() {
+        let order: &Order = crate::payload::value_of("order").unwrap();
+        let (mut maps, mut arrays) = (ciborium_bytes(order), minicbor_bytes(order));
+        maps.push(0x00);
+        arrays.push(0x00);
+        assert_eq!(
+            &ciborium::from_reader::<Order, _>(maps.as_slice()).unwrap(),
+            order
+        );
+        assert_eq!(&minicbor::decode::<Order>(&arrays).unwrap(), order);
+    }
+
+    #[test]
     fn the_backends_write_different_bytes_for_every_payload() {
         struct Compare(Vec<&'static str>);
         impl<P: Model + Native> Visit<P> for Compare {
