@@ -19,8 +19,12 @@ pub mod avro;
 pub mod bincode;
 #[cfg(feature = "bitcode")]
 pub mod bitcode;
+#[cfg(feature = "borsh")]
+pub mod borsh;
 #[cfg(feature = "bson")]
 pub mod bson;
+#[cfg(feature = "cbor")]
+pub mod cbor;
 #[cfg(feature = "csv")]
 pub mod csv;
 #[cfg(feature = "dbus")]
