@@ -20,6 +20,8 @@ pub mod bincode;
 pub mod bitcode;
 #[cfg(feature = "bson")]
 pub mod bson;
+#[cfg(feature = "capnp")]
+pub mod capnp;
 #[cfg(feature = "csv")]
 pub mod csv;
 #[cfg(feature = "dbus")]
