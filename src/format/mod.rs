@@ -23,6 +23,8 @@ pub mod bitcode;
 pub mod borsh;
 #[cfg(feature = "bson")]
 pub mod bson;
+#[cfg(feature = "capnp")]
+pub mod capnp;
 #[cfg(feature = "cbor")]
 pub mod cbor;
 #[cfg(feature = "csv")]
