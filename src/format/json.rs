@@ -17,8 +17,9 @@
 //! up by key, nested objects and arrays iterated lazily too. Neither builds a tree or an owned
 //! value (an escaped string is unescaped on its own). What they validate differs, as lazy access
 //! does: `access-all` validates every value it passes (the whole document up to its closing
-//! brace); `access-partial` validates only the text it scans, which ends at the last routing
-//! field, so a damaged tail after it goes unnoticed. Neither reads a list's length for free: the
+//! brace, nothing after it); `access-partial` validates only the text it scans, which ends at
+//! the last routing field, so a damaged tail after it goes unnoticed. Neither has a nesting
+//! limit (sonic-rs skips a container by recursion): see README's robustness table. Neither reads a list's length for free: the
 //! digest folds a list's length before its elements, so a list is iterated twice (counted, then
 //! read; the second pass skips without validating again, as sonic-rs does inside a validated
 //! value). There is no update: a JSON number's text can change length.
@@ -30,8 +31,10 @@
 //! alone, so users see what remains of simd-json's decode. sonic-rs decodes from the borrowed
 //! bytes with `from_slice` (UTF-8 validated; its `_unchecked` functions are not used) and
 //! encodes with `to_writer` into the reused buffer. Its SIMD is chosen at compile time
-//! (`cfg(target_feature)`), so this portable build runs its SSE2 code on x86_64 (its AVX2 and
-//! PCLMULQDQ paths need `-C target-cpu`) and its NEON code on aarch64.
+//! (`cfg(target_feature)`, no run-time detection), so this portable build runs its SSE2 code
+//! and scalar fallbacks on x86_64 (its AVX2 and PCLMULQDQ paths need `-C target-cpu`) and its
+//! NEON code on aarch64; only its UTF-8 validation (simdutf8) picks AVX2 at run time. simd-json
+//! detects AVX2 at run time.
 
 use std::borrow::Cow;
 use std::hint::black_box;
@@ -84,7 +87,7 @@ pub static FORMAT: Format = Format {
             backend: "sonic-rs",
             variant: "",
             crates: &["sonic-rs"],
-            crate_note: "SIMD picked at compile time: SSE2 in a portable x86_64 build (AVX2 needs `-C target-cpu`), NEON on aarch64",
+            crate_note: "SIMD picked at compile time: SSE2 in a portable x86_64 build (AVX2 needs `-C target-cpu`; only its UTF-8 check detects AVX2 at run time), NEON on aarch64",
             schema: "-",
             buffer_policy: "`to_writer` into a reused `Vec`; `from_slice` (UTF-8 validated) from the borrowed bytes; access through `get_many` (partial) and its lazy object iterator (all), no tree",
         },
@@ -609,6 +612,14 @@ fn list<'a>(value: &LazyValue<'a>) -> Result<(usize, ArrayJsonIter<'a>)> {
     Ok((count, elements()?))
 }
 
+/// Routing fields that are all strings.
+fn fold_found_texts(found: &[LazyValue<'_>], digest: &mut Digest) -> Result<()> {
+    for value in found {
+        digest.text(text(value)?);
+    }
+    Ok(())
+}
+
 /// The routing fields of a batch's first record, found by path inside that record.
 fn fold_first_route<T: LazyRoute>(record: &LazyValue<'_>, digest: &mut Digest) -> Result<()> {
     let found = T::ROUTE
@@ -731,9 +742,7 @@ impl LazyRoute for TelemetryEvent {
     ];
 
     fn fold_route_lazy(found: &[LazyValue<'_>], digest: &mut Digest) -> Result<()> {
-        for value in &found[..4] {
-            digest.text(text(value)?);
-        }
+        fold_found_texts(&found[..4], digest)?;
         // The latest sample is the last: every element is skipped to reach it.
         let mut latest = None;
         for sample in list(&found[4])?.1 {
@@ -804,9 +813,7 @@ impl LazyRoute for CheckoutRequest {
     const ROUTE: &'static [&'static [&'static str]] = &[&["meta", "request_id"], &["customer_id"]];
 
     fn fold_route_lazy(found: &[LazyValue<'_>], digest: &mut Digest) -> Result<()> {
-        digest.text(text(&found[0])?);
-        digest.text(text(&found[1])?);
-        Ok(())
+        fold_found_texts(found, digest)
     }
 }
 
@@ -857,9 +864,7 @@ impl LazyRoute for CheckoutResponse {
     const ROUTE: &'static [&'static [&'static str]] = &[&["meta", "request_id"], &["order_id"]];
 
     fn fold_route_lazy(found: &[LazyValue<'_>], digest: &mut Digest) -> Result<()> {
-        digest.text(text(&found[0])?);
-        digest.text(text(&found[1])?);
-        Ok(())
+        fold_found_texts(found, digest)
     }
 }
 
