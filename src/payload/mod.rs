@@ -14,6 +14,7 @@
 
 mod checkout;
 mod collections;
+pub mod data;
 pub mod fields;
 mod order;
 mod readings;
