@@ -1,5 +1,5 @@
 //! The serbench command line: list, run, sizes, report, compare, selfcheck, overhead, fidelity,
-//! robustness, dump. Every usage error (a bad name or number, a folder refused) exits with 2
+//! robustness, dump, check, schema. Every usage error (a bad name or number, a folder refused) exits with 2
 //! before any work; everything printed goes through [`print`], so a closed stdout (`| head`)
 //! ends the command quietly.
 
@@ -11,7 +11,6 @@ use anyhow::{Context, Result, bail};
 use clap::builder::PossibleValuesParser;
 use clap::{Args, Parser, Subcommand};
 
-use serbench::UsageError;
 use serbench::arm::Operation;
 use serbench::format::Registry;
 use serbench::measure::{Profile, Schedule};
@@ -20,6 +19,7 @@ use serbench::report::files::{OutDir, SetKind};
 use serbench::report::{host, table};
 use serbench::robustness::{MAX_ALLOC_CAP_MIB, MAX_CASE_TIMEOUT_SECS, MAX_CASES};
 use serbench::run::{RunOptions, Selection, run, write_sizes};
+use serbench::{UsageError, check_names};
 
 #[derive(Parser)]
 #[command(
@@ -151,6 +151,9 @@ enum Command {
         arms: Vec<usize>,
         #[arg(long)]
         burst: bool,
+        /// The run's data, read again to build the same registry.
+        #[command(flatten)]
+        data: DataArgs,
     },
     /// Internal: one arm under callgrind (see `run --measure instructions`).
     #[command(hide = true)]
@@ -199,18 +202,52 @@ enum Command {
     Dump {
         #[arg(long, value_parser = format_names())]
         format: Option<String>,
-        #[arg(long, value_parser = payload_names())]
-        payload: String,
+        #[arg(long, value_parser = payload_names(), required_unless_present = "sources", conflicts_with = "sources")]
+        payload: Option<String>,
         #[arg(long)]
         backend: Option<String>,
         #[arg(long)]
         variant: Option<String>,
+        /// The JSON framing of a batch payload: document, array or ndjson (default: the first).
+        #[arg(long, value_parser = ["document", "array", "ndjson"])]
+        framing: Option<String>,
         /// The logical data as pretty JSON instead of a format's bytes.
         #[arg(long, conflicts_with = "format")]
         logical: bool,
         /// Output file (default: standard output).
         #[arg(short = 'o', long = "output")]
         output: Option<PathBuf>,
+        #[command(flatten)]
+        data: DataArgs,
+    },
+    /// Decode BYTES_FILE, made by another program, with one codec and compare it with a payload:
+    /// exit 0 when it holds the same data, 1 with the first differing path and both values.
+    Check {
+        #[arg(long, value_parser = format_names())]
+        format: String,
+        #[arg(long)]
+        backend: Option<String>,
+        #[arg(long)]
+        variant: Option<String>,
+        /// The JSON framing of the bytes: document, array or ndjson (default: the first).
+        #[arg(long, value_parser = ["document", "array", "ndjson"])]
+        framing: Option<String>,
+        #[arg(long, value_parser = payload_names(), required_unless_present = "sources", conflicts_with = "sources")]
+        payload: Option<String>,
+        #[command(flatten)]
+        data: DataArgs,
+        bytes_file: PathBuf,
+    },
+    /// Infer the schema of data files and write it as FILE.avsc, FILE.proto and FILE.schema.txt.
+    Schema {
+        #[command(flatten)]
+        data: DataArgs,
+        /// Output folder.
+        #[arg(long)]
+        out: PathBuf,
+        /// Move the schema files the folder holds for these data into its replaced/ folder first.
+        #[arg(long)]
+        replace: bool,
     },
 }
 
@@ -224,6 +261,49 @@ struct Select {
     /// Backends to keep (e.g. serde_json, simd-json).
     #[arg(long = "backend")]
     backends: Vec<String>,
+    #[command(flatten)]
+    data: DataArgs,
+}
+
+/// Data without Rust types to measure as payloads `data:<file stem>`: see README, "Your own data".
+#[derive(Args, Clone, Default)]
+struct DataArgs {
+    /// A JSON file (one document, an array of records, or NDJSON), a folder of them, or
+    /// corpus:twitter, corpus:citm_catalog, corpus:canada (repeatable). Alone, it selects its
+    /// payloads only.
+    #[arg(long = "data", value_name = "FILE")]
+    sources: Vec<String>,
+    /// How the files hold their records (default: detected).
+    #[arg(long = "data-framing", value_parser = ["document", "array", "ndjson"])]
+    data_framing: Option<String>,
+    /// Read the objects at this schema path (`$.events`, `$.items[].tags`) as a map (repeatable).
+    #[arg(long = "map", value_name = "PATH")]
+    maps: Vec<String>,
+    /// Read the objects at this schema path as a record, whatever their keys (repeatable).
+    #[arg(long = "record", value_name = "PATH")]
+    records: Vec<String>,
+    /// Refuse data files larger than this many MiB, 1 to 1048576 (reading one takes up to
+    /// 40 times its size).
+    #[arg(long, default_value_t = payload::data::DEFAULT_MAX_MIB,
+          value_parser = clap::value_parser!(u64).range(1..=1 << 20))]
+    max_data_mib: u64,
+}
+
+impl DataArgs {
+    fn request(&self) -> payload::data::Request {
+        payload::data::Request {
+            sources: self.sources.clone(),
+            framing: self
+                .data_framing
+                .as_deref()
+                .and_then(payload::data::DataFraming::by_name),
+            overrides: payload::data::Overrides {
+                maps: self.maps.clone(),
+                records: self.records.clone(),
+            },
+            max_mib: self.max_data_mib,
+        }
+    }
 }
 
 fn format_names() -> PossibleValuesParser {
@@ -241,29 +321,17 @@ impl Select {
             .iter()
             .map(|encoder| encoder.id.backend.to_string());
         check_names("backend", &self.backends, known)?;
+        // `--data` alone means the data's payloads.
+        let mut payloads = self.payloads;
+        if payloads.is_empty() {
+            payloads.extend(registry.data.iter().map(|data| data.spec.name.to_string()));
+        }
         Ok(Selection {
             formats: self.formats,
             backends: self.backends,
-            payloads: self.payloads,
+            payloads,
             operations,
         })
-    }
-}
-
-/// Refuses a name that is not `known`, listing every valid one once, as clap does.
-fn check_names(what: &str, given: &[String], known: impl Iterator<Item = String>) -> Result<()> {
-    let mut valid: Vec<String> = Vec::new();
-    for name in known {
-        if !valid.contains(&name) {
-            valid.push(name);
-        }
-    }
-    match given.iter().find(|name| !valid.contains(name)) {
-        Some(name) => Err(UsageError::error(format!(
-            "unknown {what} '{name}' [possible values: {}]",
-            valid.join(", ")
-        ))),
-        None => Ok(()),
     }
 }
 
@@ -327,8 +395,19 @@ fn execute(command: Command) -> Result<()> {
     if let Command::InstructionsWorker { format, arm_index } = &command {
         return serbench::instructions::worker(format, *arm_index);
     }
-    let registry = Registry::build();
-    if let Command::BlockWorker { profile, arms, burst } = &command {
+    if let Command::Schema { data, out, replace } = &command {
+        let written = serbench::report::schema::write(&data.request(), out, *replace)?;
+        let names: Vec<String> = written
+            .iter()
+            .map(|path| format!("{}\n", path.display()))
+            .collect();
+        return print(names.concat());
+    }
+    let registry = Registry::build_with_data(&command.data_request())?;
+    if let Command::BlockWorker {
+        profile, arms, burst, ..
+    } = &command
+    {
         let profile = Profile::by_name(profile).expect("clap checked the profile name");
         let reports = serbench::run::block_worker(&registry, arms, &profile, schedule(*burst))?;
         return print(format_args!("{}\n", serde_json::to_string(&reports)?));
@@ -352,6 +431,11 @@ fn execute(command: Command) -> Result<()> {
             if resume {
                 return Err(UsageError::error(
                     "--resume extends a timing run; instruction counts are taken whole (--replace to redo them)",
+                ));
+            }
+            if !registry.data.is_empty() {
+                return Err(UsageError::error(
+                    "--measure instructions counts the built-in payloads; data payloads are timed only",
                 ));
             }
             let selection = select.selection(operations, &registry)?;
@@ -603,25 +687,25 @@ fn execute(command: Command) -> Result<()> {
             payload,
             backend,
             variant,
+            framing,
             logical,
             output,
+            ..
         } => {
+            let payload = one_payload(&registry, payload)?;
             let bytes = if logical {
-                payload::logical_json(&payload)
-                    .context("unknown payload")?
-                    .into_bytes()
+                match registry.data.iter().find(|data| data.spec.name == payload) {
+                    Some(data) => serde_json::to_string_pretty(&data.as_value())?.into_bytes(),
+                    None => payload::logical_json(&payload)
+                        .context("unknown payload")?
+                        .into_bytes(),
+                }
             } else {
                 let Some(format) = format else {
                     bail!(UsageError("dump needs --format F or --logical".into()))
                 };
-                dump_encoder(
-                    &registry,
-                    &format,
-                    &payload,
-                    backend.as_deref(),
-                    variant.as_deref(),
-                )?
-                .encode()?
+                let query = codec_query(&format, &payload, &backend, &variant, &framing);
+                serbench::check::encoder(&registry, &query)?.encode()?
             };
             match output {
                 Some(path) => std::fs::write(&path, bytes)
@@ -634,6 +718,69 @@ fn execute(command: Command) -> Result<()> {
             }
             Ok(())
         }
+        Command::Check {
+            format,
+            backend,
+            variant,
+            framing,
+            payload,
+            data,
+            bytes_file,
+        } => {
+            let payload = one_payload(&registry, payload)?;
+            let query = codec_query(&format, &payload, &backend, &variant, &framing);
+            let max_bytes = data.max_data_mib << 20;
+            print(serbench::check::check(&registry, &query, &bytes_file, max_bytes)?)
+        }
+        Command::Schema { .. } => unreachable!("handled before the registry is built"),
+    }
+}
+
+impl Command {
+    /// The data the command measures (`--data`), read before the registry is built.
+    fn data_request(&self) -> payload::data::Request {
+        match self {
+            Command::List { select, .. }
+            | Command::Run { select, .. }
+            | Command::Sizes { select, .. }
+            | Command::Selfcheck { select, .. } => select.data.request(),
+            Command::Dump { data, .. } | Command::Check { data, .. } | Command::BlockWorker { data, .. } => {
+                data.request()
+            }
+            _ => payload::data::Request::default(),
+        }
+    }
+}
+
+/// The payload `dump` and `check` name: `--payload`, or the one data payload of `--data`.
+fn one_payload(registry: &Registry, payload: Option<String>) -> Result<String> {
+    match (payload, registry.data.as_slice()) {
+        (Some(payload), _) => Ok(payload),
+        (None, [data]) => Ok(data.spec.name.to_string()),
+        (None, data) => Err(UsageError::error(format!(
+            "--data names {} payloads here; dump and check take one file",
+            data.len()
+        ))),
+    }
+}
+
+fn codec_query<'a>(
+    format: &'a str,
+    payload: &'a str,
+    backend: &'a Option<String>,
+    variant: &'a Option<String>,
+    framing: &'a Option<String>,
+) -> serbench::check::CodecQuery<'a> {
+    serbench::check::CodecQuery {
+        format,
+        payload,
+        backend: backend.as_deref(),
+        variant: variant.as_deref(),
+        framing: framing.as_deref().and_then(|name| {
+            serbench::arm::Framing::ALL
+                .into_iter()
+                .find(|framing| framing.name() == name)
+        }),
     }
 }
 
@@ -643,54 +790,6 @@ fn schedule(burst: bool) -> Schedule {
     } else {
         Schedule::Interleaved
     }
-}
-
-/// The encoder `dump` writes: of `format` and `payload`, and of `backend` and `variant` when
-/// given; a usage error listing the valid ones otherwise.
-fn dump_encoder<'r>(
-    registry: &'r Registry,
-    format: &str,
-    payload: &str,
-    backend: Option<&str>,
-    variant: Option<&str>,
-) -> Result<&'r serbench::arm::Encoder> {
-    let candidates: Vec<&serbench::arm::Encoder> = registry
-        .encoders
-        .iter()
-        .filter(|encoder| encoder.id.format == format && encoder.id.payload.name == payload)
-        .collect();
-    if candidates.is_empty() {
-        let reason = registry
-            .unsupported
-            .iter()
-            .find(|unsupported| unsupported.format == format && unsupported.payload == payload)
-            .map_or("no such codec (see `serbench list`)".to_string(), |unsupported| {
-                unsupported.reason.clone()
-            });
-        return Err(UsageError::error(format!(
-            "{format} cannot dump {payload}: {reason}"
-        )));
-    }
-    let backends: Vec<String> = backend.into_iter().map(str::to_string).collect();
-    check_names(
-        "backend",
-        &backends,
-        candidates.iter().map(|encoder| encoder.id.backend.to_string()),
-    )?;
-    let of_backend: Vec<&serbench::arm::Encoder> = candidates
-        .into_iter()
-        .filter(|encoder| backend.is_none_or(|backend| encoder.id.backend == backend))
-        .collect();
-    let variants: Vec<String> = variant.into_iter().map(str::to_string).collect();
-    check_names(
-        "variant",
-        &variants,
-        of_backend.iter().map(|encoder| encoder.id.variant.to_string()),
-    )?;
-    Ok(of_backend
-        .into_iter()
-        .find(|encoder| variant.is_none_or(|variant| encoder.id.variant == variant))
-        .expect("a checked backend and variant have an encoder"))
 }
 
 fn list(registry: &Registry, selection: Selection, json: bool) -> Result<()> {
@@ -856,16 +955,5 @@ mod tests {
         assert_eq!(parse_seed("0XFF"), Ok(255));
         assert!(parse_seed("0x").is_err() && parse_seed("-1").is_err() && parse_seed("0x1g").is_err());
         assert!(parse_seed("18446744073709551616").is_err());
-    }
-
-    #[test]
-    fn unknown_names_list_each_valid_name_once() {
-        let known = ["a", "b", "a", "c", "b"].map(String::from);
-        let error = check_names("backend", &["x".to_string()], known.into_iter()).unwrap_err();
-        assert_eq!(
-            error.to_string(),
-            "unknown backend 'x' [possible values: a, b, c]"
-        );
-        assert!(check_names("backend", &["c".to_string()], ["c".to_string()].into_iter()).is_ok());
     }
 }

@@ -138,7 +138,7 @@ pub fn run(registry: &Registry, selection: &Selection, options: &RunOptions) -> 
     out.remove(&DERIVED_FILES)?;
     let progress = Progress::new(arms.len() as u64, profile);
     let mut rows = kept.rows;
-    for payload in crate::payload::specs() {
+    for payload in registry.payloads() {
         let block: Vec<&Arm> = arms
             .iter()
             .copied()
@@ -175,7 +175,7 @@ pub fn run(registry: &Registry, selection: &Selection, options: &RunOptions) -> 
         .iter()
         .filter(|encoder| rows.iter().any(|row| row.is_codec(&encoder.id)))
         .collect();
-    out.write_csv(sizes::FILE_NAME, &compute_sizes(&codecs))?;
+    out.write_csv(sizes::FILE_NAME, &compute_sizes(registry, &codecs))?;
     out.write_csv(ratios::FILE_NAME, &ratios::headline(&rows))?;
     let report = markdown::write(&[load::load(out.path())?], &out)?.report;
     Ok(RunSummary { rows, report })
@@ -327,7 +327,7 @@ fn measure_in_workers(
             break;
         }
         let arm_indices: Vec<usize> = wanted.iter().map(|&arm| indices[arm]).collect();
-        match start_worker(&arm_indices, profile, schedule) {
+        match start_worker(&arm_indices, profile, schedule, &registry.data_request) {
             Ok(reports) => {
                 for (&arm, report) in wanted.iter().zip(reports) {
                     match report.result {
@@ -371,9 +371,14 @@ pub struct WorkerReport {
     pub result: Result<Sampled, String>,
 }
 
-/// Runs one `block-worker` process over the arms `arm_indices` (registry order) and reads its
-/// reports, one per arm in the same order.
-fn start_worker(arm_indices: &[usize], profile: &Profile, schedule: Schedule) -> Result<Vec<WorkerReport>> {
+/// Runs one `block-worker` process over the arms `arm_indices` (registry order, the registry
+/// built with `data`) and reads its reports, one per arm in the same order.
+fn start_worker(
+    arm_indices: &[usize],
+    profile: &Profile,
+    schedule: Schedule,
+    data: &crate::payload::data::Request,
+) -> Result<Vec<WorkerReport>> {
     let program = std::env::current_exe().context("cannot find this executable for the block workers")?;
     let arms: Vec<String> = arm_indices.iter().map(usize::to_string).collect();
     let mut command = Command::new(program);
@@ -387,6 +392,7 @@ fn start_worker(arm_indices: &[usize], profile: &Profile, schedule: Schedule) ->
     if schedule == Schedule::Burst {
         command.arg("--burst");
     }
+    command.args(data.to_args());
     let output = command.output().context("cannot start a block worker")?;
     if !output.status.success() {
         let stderr = String::from_utf8_lossy(&output.stderr);
@@ -438,8 +444,8 @@ pub fn block_worker(
 }
 
 /// The sizes of `codecs`, against the compact JSON of each payload.
-fn compute_sizes(codecs: &[&Encoder]) -> Vec<sizes::SizeRow> {
-    sizes::compute(codecs, &crate::payload::json_reference_bytes())
+fn compute_sizes(registry: &Registry, codecs: &[&Encoder]) -> Vec<sizes::SizeRow> {
+    sizes::compute(codecs, &registry.json_reference_bytes())
 }
 
 /// `serbench sizes`: writes `out/sizes.csv` for the selected codecs, in a folder that holds no
@@ -452,7 +458,7 @@ pub fn write_sizes(registry: &Registry, selection: &Selection, out: &Path, repla
         ));
     }
     let out = OutDir::for_new_set(out, SetKind::Sizes, replace)?;
-    out.write_csv(sizes::FILE_NAME, &compute_sizes(&codecs))
+    out.write_csv(sizes::FILE_NAME, &compute_sizes(registry, &codecs))
 }
 
 /// A progress bar on a terminal (one step per rep, at most `max_reps` per arm); otherwise one

@@ -14,7 +14,7 @@
 use anyhow::Result;
 use std::hint::black_box;
 
-use super::{BackendDoc, Fidelity, Format, Registry};
+use super::{BackendDoc, DataSupport, Fidelity, Format, NEEDS_RUST_TYPES, Registry};
 use crate::arm::{Backend, Codec, Operation};
 use crate::payload::{Model, Payload, TelemetryEvent, Visit, visit_all};
 
@@ -48,6 +48,7 @@ pub static FORMAT: Format = Format {
         case: bincode_telemetry_decode,
     }],
     register: |registry| visit_all(&mut Bincode(registry)),
+    data: DataSupport::Unsupported(NEEDS_RUST_TYPES),
 };
 
 /// The hardened decode budget: 4 MiB of claimed bytes (roughly the decoded in-memory size),

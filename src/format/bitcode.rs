@@ -9,7 +9,7 @@
 use anyhow::Result;
 use std::hint::black_box;
 
-use super::{BackendDoc, Fidelity, Format, Registry};
+use super::{BackendDoc, DataSupport, Fidelity, Format, NEEDS_RUST_TYPES, Registry};
 use crate::arm::{Backend, Codec, Operation};
 use crate::payload::{Items, Model, Payload, Visit, visit_all};
 
@@ -43,6 +43,7 @@ pub static FORMAT: Format = Format {
         case: bitcode_vec_small_decode,
     }],
     register: |registry| visit_all(&mut Bitcode(registry)),
+    data: DataSupport::Unsupported(NEEDS_RUST_TYPES),
 };
 
 /// What bitcode's native path needs of a model type.

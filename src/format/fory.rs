@@ -35,7 +35,7 @@ use anyhow::{Context, Result};
 use fory::Fory;
 use std::hint::black_box;
 
-use super::{BackendDoc, Fidelity, Format, Registry};
+use super::{BackendDoc, DataSupport, Fidelity, Format, NEEDS_RUST_TYPES, Registry};
 use crate::arm::{Backend, Codec, Operation};
 use crate::payload::{
     Address, CheckoutRequest, CheckoutResponse, Item, Items, Keyed, LineItem, MetricSample, Model, Order,
@@ -73,6 +73,7 @@ pub static FORMAT: Format = Format {
         case: fory_xlang_order_decode,
     }],
     register: |registry| visit_all(&mut ForyFormat(registry)),
+    data: DataSupport::Unsupported(NEEDS_RUST_TYPES),
 };
 
 /// What Fory needs of a model type: the serializer its derive generates, registrable as a

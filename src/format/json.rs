@@ -14,14 +14,24 @@
 //! scratch buffer it keeps (cleared, never freed) and reuses its parser `Buffers` too, as its
 //! documentation recommends for repeated parsing. A `copy-only` arm per framing times that copy
 //! alone, so users see what remains of simd-json's decode.
+//!
+//! Data payloads (`--data`): each backend's value tree (`serde_json::Value`, simd-json's
+//! `OwnedValue`, written by its own writer) of the document, or of the records as a top-level
+//! array and as NDJSON, compared exactly with the file's records. serbench's serde_json is built
+//! without its `float_roundtrip` feature, so it reads some doubles one unit in the last place
+//! off: on float-heavy data (canada) its arms fail their proof, naming the first such number.
+//! simd-json keeps an object of more than 32 keys in a hash map whose order changes from
+//! process to process, so on such data it writes no bytes for sizes.csv and `dump` (serde_json
+//! writes the same JSON with its keys sorted).
 
 use anyhow::{Context, Result};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use std::hint::black_box;
 
-use super::{BackendDoc, Fidelity, Format, Registry};
-use crate::arm::{Backend, Codec, Dynamic, Framing, Operation};
+use super::{BackendDoc, DataSupport, Fidelity, Format, Registry};
+use crate::arm::{Backend, Codec, DataTree, Dynamic, Framing, Operation, Value};
+use crate::payload::data::{DataPayload, Difference, Equivalence};
 use crate::payload::{
     Batch, Model, Order, Payload, TelemetryEvent, Visit, VisitBatch, visit_all, visit_batches,
 };
@@ -83,6 +93,7 @@ pub static FORMAT: Format = Format {
         visit_all(&mut Json(registry));
         visit_batches(&mut Json(registry));
     },
+    data: DataSupport::Arms(register_data),
 };
 
 const SERDE_JSON: Backend = Backend::new("serde_json");
@@ -302,6 +313,229 @@ impl<P: Model> Dynamic<P> for SimdJsonTree {
 
     fn to_model(&mut self, tree: simd_json::OwnedValue) -> Result<P> {
         Ok(simd_json::serde::from_owned_value(tree)?)
+    }
+}
+
+/// A data payload in each backend's value tree: the document, or the records as a top-level
+/// array and as NDJSON.
+fn register_data(registry: &mut Registry, payload: &'static DataPayload) {
+    let operations = &Operation::CODEC;
+    if payload.is_list() {
+        registry.data_tree(
+            payload,
+            SERDE_JSON.framing(Framing::Array),
+            OneTree::<SerdeJson>::default(),
+            operations,
+        );
+        registry.data_tree(
+            payload,
+            SERDE_JSON.framing(Framing::Ndjson),
+            TreeLines::<SerdeJson>::default(),
+            operations,
+        );
+        registry.data_tree(
+            payload,
+            SIMD_JSON.framing(Framing::Array),
+            OneTree::<SimdJson>::default(),
+            operations,
+        );
+        registry.data_tree(
+            payload,
+            SIMD_JSON.framing(Framing::Ndjson),
+            TreeLines::<SimdJson>::default(),
+            operations,
+        );
+    } else {
+        registry.data_tree(payload, SERDE_JSON, OneTree::<SerdeJson>::default(), operations);
+        registry.data_tree(payload, SIMD_JSON, OneTree::<SimdJson>::default(), operations);
+    }
+    // sonic-rs, where its backend is present, registers its `sonic_rs::Value` tree here the same
+    // way (a `TreeLibrary` impl).
+}
+
+/// What the data trees need of a JSON library: its own value tree, written and read by the
+/// library itself, and converted from and to the file's records (untimed).
+pub trait TreeLibrary: Default + Send + Sync + 'static {
+    type Tree: Value;
+    fn write_tree(&mut self, out: &mut Vec<u8>, tree: &Self::Tree) -> Result<()>;
+    fn read_tree(&mut self, bytes: &[u8]) -> Result<Self::Tree>;
+    fn from_json(value: &serde_json::Value) -> Self::Tree;
+    fn to_json(tree: &Self::Tree) -> serde_json::Value;
+    /// Why the bytes of `payload`'s tree change from run to run, if they do.
+    fn unstable(_payload: &DataPayload) -> Option<String> {
+        None
+    }
+}
+
+impl TreeLibrary for SerdeJson {
+    type Tree = serde_json::Value;
+
+    fn write_tree(&mut self, out: &mut Vec<u8>, tree: &serde_json::Value) -> Result<()> {
+        self.write(out, tree)
+    }
+
+    fn read_tree(&mut self, bytes: &[u8]) -> Result<serde_json::Value> {
+        self.read(bytes)
+    }
+
+    fn from_json(value: &serde_json::Value) -> serde_json::Value {
+        value.clone()
+    }
+
+    fn to_json(tree: &serde_json::Value) -> serde_json::Value {
+        tree.clone()
+    }
+}
+
+impl TreeLibrary for SimdJson {
+    type Tree = simd_json::OwnedValue;
+
+    fn write_tree(&mut self, out: &mut Vec<u8>, tree: &simd_json::OwnedValue) -> Result<()> {
+        use simd_json::prelude::Writable;
+        Ok(tree.write(out)?)
+    }
+
+    fn read_tree(&mut self, bytes: &[u8]) -> Result<simd_json::OwnedValue> {
+        self.scratch.clear();
+        self.scratch.extend_from_slice(bytes);
+        Ok(simd_json::to_owned_value_with_buffers(
+            &mut self.scratch,
+            &mut self.buffers,
+        )?)
+    }
+
+    fn from_json(value: &serde_json::Value) -> simd_json::OwnedValue {
+        use simd_json::OwnedValue;
+        match value {
+            serde_json::Value::Null => OwnedValue::Static(simd_json::StaticNode::Null),
+            serde_json::Value::Bool(flag) => OwnedValue::from(*flag),
+            serde_json::Value::Number(number) => match number.as_i64() {
+                Some(integer) => OwnedValue::from(integer),
+                None => OwnedValue::from(number.as_f64().expect("a JSON number is an i64 or a double here")),
+            },
+            serde_json::Value::String(text) => OwnedValue::from(text.clone()),
+            serde_json::Value::Array(items) => {
+                OwnedValue::Array(Box::new(items.iter().map(Self::from_json).collect()))
+            }
+            serde_json::Value::Object(object) => {
+                let mut tree =
+                    simd_json::owned::Object::with_capacity_and_hasher(object.len(), Default::default());
+                for (key, value) in object {
+                    tree.insert(key.clone(), Self::from_json(value));
+                }
+                OwnedValue::Object(Box::new(tree))
+            }
+        }
+    }
+
+    fn to_json(tree: &simd_json::OwnedValue) -> serde_json::Value {
+        use simd_json::{OwnedValue, StaticNode};
+        match tree {
+            OwnedValue::Static(StaticNode::Null) => serde_json::Value::Null,
+            OwnedValue::Static(StaticNode::Bool(flag)) => serde_json::Value::from(*flag),
+            OwnedValue::Static(StaticNode::I64(integer)) => serde_json::Value::from(*integer),
+            OwnedValue::Static(StaticNode::U64(integer)) => serde_json::Value::from(*integer),
+            OwnedValue::Static(StaticNode::F64(float)) => serde_json::Value::from(*float),
+            OwnedValue::String(text) => serde_json::Value::from(text.as_str()),
+            OwnedValue::Array(items) => serde_json::Value::Array(items.iter().map(Self::to_json).collect()),
+            OwnedValue::Object(object) => serde_json::Value::Object(
+                object
+                    .iter()
+                    .map(|(key, value)| (key.clone(), Self::to_json(value)))
+                    .collect(),
+            ),
+        }
+    }
+
+    /// Objects of up to 32 keys keep their order (a vector); larger ones are a hash map.
+    fn unstable(payload: &DataPayload) -> Option<String> {
+        let place = payload.first_object_wider_than(32)?;
+        Some(format!(
+            "simd-json keeps an object of more than 32 keys ({place}) in a hash map whose order changes \
+             from process to process, and so do its bytes; serde_json's are the same JSON, sorted"
+        ))
+    }
+}
+
+/// One JSON value per message: the document, or the records as a top-level array.
+#[derive(Default)]
+pub struct OneTree<L>(L);
+
+impl<L: TreeLibrary> Codec<L::Tree> for OneTree<L> {
+    fn encode<'a>(&'a mut self, tree: &L::Tree, out: &'a mut Vec<u8>) -> Result<&'a [u8]> {
+        self.0.write_tree(out, tree)?;
+        Ok(out)
+    }
+
+    fn decode(&mut self, bytes: &[u8]) -> Result<L::Tree> {
+        self.0.read_tree(bytes)
+    }
+}
+
+impl<L: TreeLibrary> DataTree<DataPayload> for OneTree<L> {
+    type Tree = L::Tree;
+    type Codec = OneTree<L>;
+
+    fn codec(&self) -> OneTree<L> {
+        OneTree::default()
+    }
+
+    fn tree(&self, data: &DataPayload) -> Result<L::Tree> {
+        Ok(L::from_json(&data.as_value()))
+    }
+
+    fn holds(&self, tree: &L::Tree, data: &DataPayload) -> Result<Option<Difference>> {
+        Ok(data.compare(&L::to_json(tree), Equivalence::Exact))
+    }
+
+    fn unstable(&self, data: &DataPayload) -> Option<String> {
+        L::unstable(data)
+    }
+}
+
+/// The records as NDJSON: one value per line, each line parsed on its own.
+#[derive(Default)]
+pub struct TreeLines<L>(L);
+
+impl<L: TreeLibrary> Codec<Vec<L::Tree>> for TreeLines<L> {
+    fn encode<'a>(&'a mut self, records: &Vec<L::Tree>, out: &'a mut Vec<u8>) -> Result<&'a [u8]> {
+        for record in records {
+            self.0.write_tree(out, record)?;
+            out.push(b'\n');
+        }
+        Ok(out)
+    }
+
+    fn decode(&mut self, bytes: &[u8]) -> Result<Vec<L::Tree>> {
+        lines(bytes)
+            .map(|(number, line)| {
+                self.0
+                    .read_tree(line)
+                    .with_context(|| format!("NDJSON line {number}"))
+            })
+            .collect()
+    }
+}
+
+impl<L: TreeLibrary> DataTree<DataPayload> for TreeLines<L> {
+    type Tree = Vec<L::Tree>;
+    type Codec = TreeLines<L>;
+
+    fn codec(&self) -> TreeLines<L> {
+        TreeLines::default()
+    }
+
+    fn tree(&self, data: &DataPayload) -> Result<Vec<L::Tree>> {
+        Ok(data.records.iter().map(L::from_json).collect())
+    }
+
+    fn holds(&self, tree: &Vec<L::Tree>, data: &DataPayload) -> Result<Option<Difference>> {
+        let records: Vec<serde_json::Value> = tree.iter().map(L::to_json).collect();
+        Ok(data.compare_records(&records, Equivalence::Exact))
+    }
+
+    fn unstable(&self, data: &DataPayload) -> Option<String> {
+        L::unstable(data)
     }
 }
 

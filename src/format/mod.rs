@@ -6,9 +6,15 @@
 //! A format file exposes `pub static FORMAT: Format`, whose `register` adds the format's codecs
 //! for every payload to the [`Registry`] and lists what it cannot carry.
 
+use std::collections::BTreeMap;
+
+use anyhow::Result;
+
 use crate::arm::{
-    Access, Arm, Backend, Codec, CodecArms, CodecId, Decoder, Dynamic, Encoder, Operation, Update, Value,
+    Access, Arm, Backend, Codec, CodecArms, CodecId, DataArms, DataTree, Decoder, Dynamic, Encoder,
+    Operation, Update, Value,
 };
+use crate::payload::data::{self, DataPayload};
 use crate::payload::fields::UpdateField;
 use crate::payload::{Model, Payload, PayloadSpec};
 
@@ -53,7 +59,25 @@ pub struct Format {
     /// as its documentation shows, on the same data (`cargo bench --bench fidelity`).
     pub fidelity: &'static [Fidelity],
     pub register: fn(&mut Registry),
+    /// What the format does with data that has no Rust types (`--data FILE`, `corpus:<name>`).
+    pub data: DataSupport,
 }
+
+/// Whether a format can carry a data payload (a JSON file read at run time, with an inferred
+/// schema and no compiled Rust types), and how.
+pub enum DataSupport {
+    /// Registers the format's arms for one data payload: its own value tree built from the
+    /// records ([`Registry::data_tree`], the schema at [`DataPayload::schema`]), or, where this
+    /// data does not fit, [`Registry::unsupported`] with the reason (a conflict, a null).
+    Arms(fn(&mut Registry, &'static DataPayload)),
+    /// The format cannot carry any data without compiled Rust types: the one-line reason, listed
+    /// as unsupported for every data payload.
+    Unsupported(&'static str),
+}
+
+/// The reason of the formats that encode only types compiled into the program.
+pub const NEEDS_RUST_TYPES: &str =
+    "needs compiled Rust types (its derive or generated code): add the data as a typed payload (README)";
 
 /// One arm of a format measured without serbench's harness: `case` prepares everything the
 /// call needs (untimed) and returns the call, one operation per invocation, written straight
@@ -133,6 +157,10 @@ pub struct Registry {
     pub encoders: Vec<Encoder>,
     pub decoders: Vec<Decoder>,
     pub unsupported: Vec<Unsupported>,
+    /// The data payloads (`--data`) after the built-in ones, and the request that read them,
+    /// which a worker process needs to build the same registry.
+    pub data: Vec<&'static DataPayload>,
+    pub data_request: data::Request,
     /// The format whose `register` is running.
     format: &'static str,
 }
@@ -141,6 +169,46 @@ impl Registry {
     /// The registry of every enabled format, in registry order.
     pub fn build() -> Registry {
         Registry::of_formats(|_| true)
+    }
+
+    /// [`Registry::build`], then every enabled format's arms (or reason) for each data payload
+    /// `request` reads (after the built-in payloads, so their arms keep their indices).
+    pub fn build_with_data(request: &data::Request) -> Result<Registry> {
+        let mut registry = Registry::build();
+        if request.sources.is_empty() {
+            return Ok(registry);
+        }
+        registry.data = data::load(request)?;
+        registry.data_request = request.clone();
+        for format in all() {
+            registry.format = format.name;
+            for &payload in &registry.data.clone() {
+                match format.data {
+                    DataSupport::Arms(register) => register(&mut registry, payload),
+                    DataSupport::Unsupported(reason) => registry.unsupported(payload.spec, "*", reason),
+                }
+            }
+        }
+        Ok(registry)
+    }
+
+    /// Every payload's spec: the built-in ones, then the data payloads.
+    pub fn payloads(&self) -> Vec<&'static PayloadSpec> {
+        let mut specs = crate::payload::specs();
+        specs.extend(self.data.iter().map(|payload| payload.spec));
+        specs
+    }
+
+    /// The compact serde_json size of every payload, data payloads included: the reference of
+    /// `ratio_to_json`.
+    pub fn json_reference_bytes(&self) -> BTreeMap<&'static str, usize> {
+        let mut sizes = crate::payload::json_reference_bytes();
+        sizes.extend(
+            self.data
+                .iter()
+                .map(|payload| (payload.spec.name, payload.json_bytes)),
+        );
+        sizes
     }
 
     /// The registry of the enabled formats `keep` accepts (a worker process that needs one
@@ -155,13 +223,38 @@ impl Registry {
     }
 
     fn codec_id<P>(&self, payload: &Payload<P>, backend: Backend) -> CodecId {
+        self.spec_codec_id(payload.spec, backend)
+    }
+
+    fn spec_codec_id(&self, payload: &'static PayloadSpec, backend: Backend) -> CodecId {
         CodecId {
             format: self.format,
             backend: backend.name,
             variant: backend.variant,
             framing: backend.framing,
-            payload: payload.spec,
+            payload,
         }
+    }
+
+    /// Registers `backend` of the current format for a data payload: the `operations` arms of
+    /// the format's own value tree of the data (dynamic mode), its decoder, and its encoder when
+    /// it has an encode arm. See [`Arm::data`].
+    pub fn data_tree<T: DataTree<DataPayload>>(
+        &mut self,
+        payload: &'static DataPayload,
+        backend: Backend,
+        tree: T,
+        operations: &[Operation],
+    ) {
+        let codec = self.spec_codec_id(payload.spec, backend);
+        let DataArms {
+            arms,
+            encoder,
+            decoder,
+        } = Arm::data(codec, payload, tree, operations);
+        self.arms.extend(arms);
+        self.encoders.extend(encoder);
+        self.decoders.push(decoder);
     }
 
     /// Registers `backend` of the current format for `payload`: its encode, decode and

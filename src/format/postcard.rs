@@ -5,7 +5,7 @@
 use anyhow::Result;
 use std::hint::black_box;
 
-use super::{BackendDoc, Fidelity, Format, Registry};
+use super::{BackendDoc, DataSupport, Fidelity, Format, Registry};
 use crate::arm::{Backend, Codec, Operation};
 use crate::payload::{Model, Order, Payload, Visit, visit_all};
 
@@ -29,6 +29,9 @@ pub static FORMAT: Format = Format {
         case: postcard_order_decode,
     }],
     register: |registry| visit_all(&mut Postcard(registry)),
+    data: DataSupport::Unsupported(
+        "not self-describing (no type tags on the wire): it decodes only into compiled Rust types",
+    ),
 };
 
 struct Postcard<'a>(&'a mut Registry);

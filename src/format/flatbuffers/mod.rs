@@ -61,7 +61,7 @@ use flatbuffers::{
     FlatBufferBuilder, Follow, ForwardsUOffset, UnionWIPOffset, Vector, Verifiable, WIPOffset,
 };
 
-use super::{BackendDoc, Fidelity, Format, Registry};
+use super::{BackendDoc, DataSupport, Fidelity, Format, Registry};
 use crate::arm::{Access, Backend, Codec, Operation};
 use crate::payload::fields::{self, Digest, Fields};
 use crate::payload::{
@@ -101,6 +101,9 @@ pub static FORMAT: Format = Format {
         case: flatbuffers_order_access_partial,
     }],
     register: |registry| visit_all(&mut Flatbuffers(registry)),
+    data: DataSupport::Unsupported(
+        "needs a .fbs schema compiled into Rust by flatc; serbench writes no FlatBuffers schema for data",
+    ),
 };
 
 const BACKEND: Backend = Backend::new("flatbuffers");

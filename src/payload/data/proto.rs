@@ -54,6 +54,9 @@ pub enum Role {
     Map,
     /// One value that may be null (absent `value`), or a document that is not a record.
     Boxed,
+    /// One entry of a map written as a list of entries (`key`, `value`), which is how protobuf
+    /// puts a map on the wire: see [`Plan::with_maps_as_entries`].
+    Entry,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -121,6 +124,48 @@ impl Plan {
         Ok(Plan {
             messages: planner.messages,
         })
+    }
+
+    /// The same messages with every map field declared as a repeated field of entry messages
+    /// (`key = 1`, `value = 2`), which protobuf defines as its map's wire format: the same bytes
+    /// for the same entries, in the order the list gives (a map's order is its library's).
+    pub fn with_maps_as_entries(&self) -> Plan {
+        let mut names = Names::default();
+        for message in &self.messages {
+            names.unique(&message.name);
+        }
+        let mut messages = self.messages.clone();
+        let mut entries = Vec::new();
+        for message in &mut messages {
+            for field in &mut message.fields {
+                if field.label != Label::Map {
+                    continue;
+                }
+                let name = names.unique(&format!("{}_{}_entry", message.name, field.name));
+                entries.push(Message {
+                    name: name.clone(),
+                    role: Role::Entry,
+                    fields: vec![
+                        ProtoField {
+                            name: "key".into(),
+                            number: 1,
+                            label: Label::Plain,
+                            ty: ProtoType::String,
+                        },
+                        ProtoField {
+                            name: "value".into(),
+                            number: 2,
+                            label: Label::Plain,
+                            ty: field.ty.clone(),
+                        },
+                    ],
+                });
+                field.label = Label::Repeated;
+                field.ty = ProtoType::Message(name);
+            }
+        }
+        messages.extend(entries);
+        Plan { messages }
     }
 
     /// The top-level message.

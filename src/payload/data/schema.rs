@@ -236,6 +236,21 @@ fn walk_children(ty: &Type, path: &mut String, visit: &mut impl FnMut(&str, &Typ
     path.truncate(parent);
 }
 
+/// The branch of a union (its kinds, in their order) a value of it belongs to: an integer is
+/// in the integer branch, or the float branch when there is none.
+pub fn branch_of(value: &Value, branches: &[Type]) -> Option<usize> {
+    let fits = |kind: &Kind| match (value, kind) {
+        (Value::Number(number), Kind::Int) => !number.is_f64(),
+        (Value::Number(_), Kind::Float)
+        | (Value::Bool(_), Kind::Bool)
+        | (Value::String(_), Kind::String)
+        | (Value::Array(_), Kind::Array(_))
+        | (Value::Object(_), Kind::Map(_) | Kind::Record(_)) => true,
+        _ => false,
+    };
+    branches.iter().position(|branch| fits(&branch.kind))
+}
+
 /// Whether Avro and Protobuf can use `key` as a field name.
 pub fn is_field_name(key: &str) -> bool {
     let mut chars = key.chars();
