@@ -283,7 +283,7 @@ struct DataArgs {
     #[arg(long = "record", value_name = "PATH")]
     records: Vec<String>,
     /// Refuse data files larger than this many MiB, 1 to 1048576 (reading one takes up to
-    /// 40 times its size).
+    /// 100 times its size).
     #[arg(long, default_value_t = payload::data::DEFAULT_MAX_MIB,
           value_parser = clap::value_parser!(u64).range(1..=1 << 20))]
     max_data_mib: u64,

@@ -106,7 +106,12 @@ pub static FORMAT: Format = Format {
         operation: Operation::Decode,
         case: serde_avro_fast_order_decode,
     }],
-    register: |registry| visit_all(&mut Avro(registry)),
+    register: |registry| {
+        visit_all(&mut Avro(registry));
+        registry.unsupported_corpora(
+            "no hand-written .avsc for the corpus types; data:<name> measures them on the inferred schema",
+        );
+    },
     data: DataSupport::Arms(register_data),
 };
 
@@ -652,6 +657,71 @@ fn serde_avro_fast_order_decode() -> Box<dyn FnMut()> {
             serde_avro_fast::from_datum_slice::<Order>(black_box(&bytes), &schema).expect("it decodes"),
         );
     })
+}
+
+#[cfg(test)]
+mod data_tests {
+    use super::*;
+    use crate::payload::data::{TRICKY, test_payload};
+
+    #[test]
+    fn both_backends_prove_on_tricky_records_a_conflict_being_a_union() {
+        let payload = test_payload("tricky", TRICKY);
+        let schema = data::avsc::schema(payload).unwrap();
+        let field = |name: &str| {
+            schema["items"]["fields"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|field| field["name"] == name)
+                .unwrap()
+                .clone()
+        };
+        assert_eq!(field("v")["type"], serde_json::json!(["long", "string"]));
+        let (proofs, reasons) = Registry::data_proofs(&FORMAT, payload);
+        assert_eq!(proofs.len(), 6);
+        for (arm, proof) in proofs {
+            proof.unwrap_or_else(|error| panic!("{arm}: {error:#}"));
+        }
+        assert!(reasons.is_empty());
+    }
+
+    #[test]
+    fn the_inferred_schemas_of_the_corpora_parse_with_both_crates() {
+        for corpus in ["twitter", "citm_catalog", "canada"] {
+            let payload = data::load(&data::Request {
+                sources: vec![format!("corpus:{corpus}")],
+                ..data::Request::default()
+            })
+            .unwrap()[0];
+            let text = data::avsc::text(payload).unwrap();
+            apache_avro::Schema::parse_str(&text).unwrap_or_else(|error| panic!("{corpus}: {error}"));
+            text.parse::<serde_avro_fast::Schema>()
+                .unwrap_or_else(|error| panic!("{corpus}: {error}"));
+        }
+    }
+
+    #[test]
+    fn apache_avro_writes_no_stable_bytes_of_maps_and_serde_avro_fast_does() {
+        let payload = test_payload("maps", r#"{"m": {"a-1": 1, "b-2": 2, "c-3": 3}}"#);
+        let apache = ApacheData {
+            schema: Box::leak(Box::new(
+                apache_avro::Schema::parse(&data::avsc::schema(payload).unwrap()).unwrap(),
+            )),
+        };
+        let error = apache.stable_bytes(payload).unwrap_err().to_string();
+        assert!(
+            error.contains("apache-avro keeps a map ($.m) in a std HashMap"),
+            "{error}"
+        );
+        let fast = FastData {
+            schema: Box::leak(Box::new(data::avsc::text(payload).unwrap().parse().unwrap())),
+        };
+        let bytes = fast.stable_bytes(payload).unwrap();
+        // Read by the other crate into the same data.
+        let tree = apache.codec().decode(&bytes).unwrap();
+        assert_eq!(apache.holds(&tree, payload).unwrap(), None);
+    }
 }
 
 #[cfg(test)]

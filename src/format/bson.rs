@@ -19,7 +19,7 @@ use std::hint::black_box;
 use super::{BackendDoc, DataSupport, Fidelity, Format, Registry};
 use crate::arm::{Backend, Codec, DataTree, Dynamic, Operation};
 use crate::payload::data::{DataPayload, Difference, Equivalence, Kind};
-use crate::payload::{Model, Order, Payload, Visit, visit_all};
+use crate::payload::{Model, Order, Payload, Visit, visit_all, visit_corpora};
 
 pub static FORMAT: Format = Format {
     name: "bson",
@@ -40,7 +40,10 @@ pub static FORMAT: Format = Format {
         operation: Operation::Decode,
         case: bson_order_decode,
     }],
-    register: |registry| visit_all(&mut Bson(registry)),
+    register: |registry| {
+        visit_all(&mut Bson(registry));
+        visit_corpora(&mut Bson(registry));
+    },
     data: DataSupport::Arms(register_data),
 };
 
@@ -217,4 +220,30 @@ fn bson_order_decode() -> Box<dyn FnMut()> {
     Box::new(move || {
         black_box(::bson::deserialize_from_slice::<Order>(black_box(&bytes)).expect("it decodes"));
     })
+}
+
+#[cfg(test)]
+mod data_tests {
+    use super::*;
+    use crate::payload::data::{TRICKY, test_payload};
+
+    #[test]
+    fn records_are_documents_one_after_another_and_a_top_level_array_is_unsupported() {
+        let (proofs, reasons) = Registry::data_proofs(&FORMAT, test_payload("tricky", TRICKY));
+        assert_eq!(proofs.len(), 3);
+        for (arm, proof) in proofs {
+            proof.unwrap_or_else(|error| panic!("{arm}: {error:#}"));
+        }
+        assert!(reasons.is_empty());
+        let two = Documents.tree(test_payload("tricky", TRICKY)).unwrap();
+        let mut out = Vec::new();
+        let bytes = Documents.encode(&two, &mut out).unwrap().to_vec();
+        assert_eq!(Documents.decode(&bytes).unwrap().len(), 2);
+        assert!(Documents.decode(&bytes[..bytes.len() - 1]).is_err());
+        let (_, reasons) = Registry::data_proofs(&FORMAT, test_payload("list", "[[1, 2], [3]]"));
+        assert_eq!(
+            reasons,
+            ["BSON's top level is a document (a JSON object), and each record is not always one (array)"]
+        );
+    }
 }

@@ -22,7 +22,7 @@ use super::{BackendDoc, DataSupport, Fidelity, Format, Registry};
 use crate::arm::{Backend, Codec, DataTree, Dynamic, Operation};
 use crate::payload::data::{DataPayload, Difference, Equivalence, Kind};
 use crate::payload::{
-    Batch, Item, Items, Model, Payload, Shape, Visit, VisitBatch, visit_all, visit_batches,
+    Batch, Item, Items, Model, Payload, Shape, Visit, VisitBatch, visit_all, visit_batches, visit_corpora,
 };
 
 pub static FORMAT: Format = Format {
@@ -47,6 +47,7 @@ pub static FORMAT: Format = Format {
     register: |registry| {
         visit_all(&mut Csv(registry));
         visit_batches(&mut Csv(registry));
+        visit_corpora(&mut Csv(registry));
     },
     data: DataSupport::Arms(|registry, payload| match flat_fields(payload) {
         Ok(()) => registry.data_tree(payload, Backend::new(BACKEND), DataRows, &Operation::CODEC),
@@ -333,4 +334,50 @@ fn csv_vec_small_decode() -> Box<dyn FnMut()> {
             .expect("it decodes");
         black_box(Items { items: records });
     })
+}
+
+#[cfg(test)]
+mod data_tests {
+    use super::*;
+    use crate::payload::data::{TRICKY, test_payload};
+
+    #[test]
+    fn flat_records_are_rows_and_empty_cells_are_null_numbers() {
+        let payload = test_payload(
+            "flat",
+            "{\"id\": 1, \"price\": 2.5, \"ok\": true, \"name\": \"a,\\\"b\\\"\"}\n{\"id\": 2, \"price\": null, \"ok\": false, \"name\": \"\"}\n",
+        );
+        let (proofs, reasons) = Registry::data_proofs(&FORMAT, payload);
+        assert_eq!(proofs.len(), 3);
+        for (arm, proof) in proofs {
+            proof.unwrap_or_else(|error| panic!("{arm}: {error:#}"));
+        }
+        assert!(reasons.is_empty());
+        let mut out = Vec::new();
+        let bytes = DataRows
+            .encode(&DataRows.tree(payload).unwrap(), &mut out)
+            .unwrap()
+            .to_vec();
+        assert_eq!(
+            String::from_utf8(bytes).unwrap(),
+            "id,name,ok,price\n1,\"a,\"\"b\"\"\",true,2.5\n2,,false,\n"
+        );
+    }
+
+    #[test]
+    fn nested_values_and_nullable_strings_are_unsupported_with_the_path() {
+        let reasons = |text: &str| Registry::data_proofs(&FORMAT, test_payload("t", text)).1;
+        assert_eq!(
+            reasons(TRICKY),
+            ["$.grid: CSV cannot hold a nested array in a cell"]
+        );
+        assert_eq!(
+            reasons("{\"a\": \"x\"}\n{\"a\": null}\n"),
+            ["$.a: CSV cannot tell an empty string from null or absent"]
+        );
+        assert_eq!(
+            reasons("[1, 2]"),
+            ["CSV holds records of named fields, and the records are int"]
+        );
+    }
 }

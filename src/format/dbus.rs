@@ -47,7 +47,12 @@ pub static FORMAT: Format = Format {
         operation: Operation::Decode,
         case: zbus_order_decode,
     }],
-    register: |registry| visit_all(&mut Dbus(registry)),
+    register: |registry| {
+        visit_all(&mut Dbus(registry));
+        registry.unsupported_corpora(
+            "D-Bus has no null, and these documents have null fields (their data: payloads say where)",
+        );
+    },
     data: DataSupport::Arms(|registry, payload| match data_signature(payload) {
         Ok(signature) => registry.data_tree(
             payload,
@@ -292,15 +297,15 @@ fn variant_of(json: &serde_json::Value, ty: &Type) -> Result<Variant<'static>> {
     use serde_json::Value as Json;
     let no_path = &mut String::new();
     Ok(match (json, &ty.kind) {
-        (Json::Bool(flag), _) => Variant::Bool(*flag),
-        (Json::Number(number), Kind::Float) => Variant::F64(number.as_f64().context("a number")?),
-        (Json::Number(number), _) if !number.is_f64() => Variant::I64(number.as_i64().context("an integer")?),
-        (Json::String(text), _) => Variant::Str(text.clone().into()),
         (value, Kind::Union(branches)) => {
             let branch = crate::payload::data::schema::branch_of(value, branches)
                 .context("a union branch for the value")?;
             Variant::Variant(Box::new(variant_of(value, &branches[branch])?))
         }
+        (Json::Bool(flag), _) => Variant::Bool(*flag),
+        (Json::Number(number), Kind::Float) => Variant::F64(number.as_f64().context("a number")?),
+        (Json::Number(number), _) if !number.is_f64() => Variant::I64(number.as_i64().context("an integer")?),
+        (Json::String(text), _) => Variant::Str(text.clone().into()),
         (Json::Array(items), Kind::Array(item)) => {
             let mut array = Array::new(&signature_of(item, no_path).map_err(anyhow::Error::msg)?);
             for value in items {
@@ -409,4 +414,59 @@ fn zbus_order_decode() -> Box<dyn FnMut()> {
         let data = Data::new(black_box(&bytes[..]), context);
         black_box(data.deserialize::<Order>().expect("it decodes").0);
     })
+}
+
+#[cfg(test)]
+mod data_tests {
+    use super::*;
+    use crate::payload::data::{TRICKY, test_payload};
+
+    fn reasons(text: &str) -> Vec<String> {
+        Registry::data_proofs(&FORMAT, test_payload("t", text)).1
+    }
+
+    #[test]
+    fn data_without_nulls_gets_a_signature_and_proves() {
+        let text = r#"{"type": "FeatureCollection", "features": [{"geometry": {"coordinates": [[[-65.6, 43], [1, 2.5]]]}, "empty": {}, "v": 1}, {"geometry": {"coordinates": []}, "empty": {}, "v": "x"}]}"#;
+        let payload = test_payload("shapes", text);
+        assert_eq!(data_signature(payload).unwrap().to_string(), "(a(a{sv}(aaad)v)s)");
+        let (proofs, reasons) = Registry::data_proofs(&FORMAT, payload);
+        assert_eq!(proofs.len(), 3);
+        for (arm, proof) in proofs {
+            proof.unwrap_or_else(|error| panic!("{arm}: {error:#}"));
+        }
+        assert!(reasons.is_empty());
+    }
+
+    #[test]
+    fn nulls_absent_fields_and_long_signatures_are_unsupported_with_the_path() {
+        assert_eq!(
+            reasons(TRICKY),
+            ["$.labels: absent from some objects (a D-Bus struct has every field)"]
+        );
+        assert_eq!(
+            reasons(r#"[{"a": null}, {"a": 1}]"#),
+            ["$.a: D-Bus has no null (null in 1 of 2)"]
+        );
+        let wide: Vec<String> = (0..300).map(|index| format!("\"f{index}\": 1")).collect();
+        let wide = format!("{{{}}}", wide.join(", "));
+        // 300 keys make a map (more than 256), so force a record.
+        let payload = crate::payload::data::DataPayload::from_bytes(
+            "wide.json".into(),
+            "wide",
+            wide.into_bytes(),
+            &crate::payload::data::Request {
+                overrides: crate::payload::data::Overrides {
+                    maps: vec![],
+                    records: vec!["$".into()],
+                },
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(
+            Registry::data_proofs(&FORMAT, payload).1,
+            ["the data's D-Bus signature is 302 characters; D-Bus allows 255"]
+        );
+    }
 }

@@ -72,7 +72,11 @@ pub static FORMAT: Format = Format {
         operation: Operation::Decode,
         case: fory_xlang_order_decode,
     }],
-    register: |registry| visit_all(&mut ForyFormat(registry)),
+    register: |registry| {
+        visit_all(&mut ForyFormat(registry));
+        registry
+            .unsupported_corpora("serbench has no Fory derive and type registration for the corpus types");
+    },
     data: DataSupport::Unsupported(NEEDS_RUST_TYPES),
 };
 

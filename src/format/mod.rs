@@ -181,15 +181,42 @@ impl Registry {
         registry.data = data::load(request)?;
         registry.data_request = request.clone();
         for format in all() {
-            registry.format = format.name;
             for &payload in &registry.data.clone() {
-                match format.data {
-                    DataSupport::Arms(register) => register(&mut registry, payload),
-                    DataSupport::Unsupported(reason) => registry.unsupported(payload.spec, "*", reason),
-                }
+                registry.register_data(format, payload);
             }
         }
         Ok(registry)
+    }
+
+    /// `format`'s arms, or its reason, for the data payload `payload`.
+    pub fn register_data(&mut self, format: &Format, payload: &'static DataPayload) {
+        self.format = format.name;
+        match format.data {
+            DataSupport::Arms(register) => register(self, payload),
+            DataSupport::Unsupported(reason) => self.unsupported(payload.spec, "*", reason),
+        }
+    }
+
+    /// The registry of one format on one data payload, for the formats' tests: every arm's proof
+    /// (its error, if any, by arm), and every reason.
+    #[cfg(test)]
+    pub(crate) fn data_proofs(
+        format: &Format,
+        payload: &'static DataPayload,
+    ) -> (Vec<(String, Result<()>)>, Vec<String>) {
+        let mut registry = Registry::default();
+        registry.register_data(format, payload);
+        let proofs = registry
+            .arms
+            .iter()
+            .map(|arm| (arm.id.to_string(), arm.prepare().map(|_| ())))
+            .collect();
+        let reasons = registry
+            .unsupported
+            .iter()
+            .map(|unsupported| unsupported.reason.clone())
+            .collect();
+        (proofs, reasons)
     }
 
     /// Every payload's spec: the built-in ones, then the data payloads.
@@ -338,6 +365,14 @@ impl Registry {
         let codec = self.codec_id(payload, backend);
         self.arms
             .push(Arm::copy_baseline(codec, payload.value, make_codec));
+    }
+
+    /// Records that the current format cannot carry the typed corpora
+    /// ([`crate::payload::visit_corpora`]), for `reason`.
+    pub fn unsupported_corpora(&mut self, reason: &str) {
+        for spec in crate::payload::corpus_specs() {
+            self.unsupported(spec, "*", reason);
+        }
     }
 
     /// Records that `backend` (or `*`, every backend) of the current format cannot carry

@@ -17,7 +17,7 @@ use anyhow::{Context, Result};
 use super::{BackendDoc, DataSupport, Fidelity, Format, Registry};
 use crate::arm::{Backend, Codec, DataTree, Dynamic, Operation};
 use crate::payload::data::{DataPayload, Difference, Equivalence};
-use crate::payload::{Model, Order, Payload, Visit, visit_all};
+use crate::payload::{Model, Order, Payload, Visit, visit_all, visit_corpora};
 
 pub static FORMAT: Format = Format {
     name: "msgpack",
@@ -38,7 +38,10 @@ pub static FORMAT: Format = Format {
         operation: Operation::Decode,
         case: rmp_serde_order_decode,
     }],
-    register: |registry| visit_all(&mut Msgpack(registry)),
+    register: |registry| {
+        visit_all(&mut Msgpack(registry));
+        visit_corpora(&mut Msgpack(registry));
+    },
     data: DataSupport::Arms(|registry, payload| {
         registry.data_tree(payload, RMP_SERDE, ValueData, &Operation::CODEC);
     }),
@@ -177,4 +180,23 @@ fn rmp_serde_order_decode() -> Box<dyn FnMut()> {
     Box::new(move || {
         black_box(rmp_serde::from_slice::<Order>(black_box(&bytes)).expect("it decodes"));
     })
+}
+
+#[cfg(test)]
+mod data_tests {
+    use super::*;
+    use crate::payload::data::{TRICKY, test_payload};
+
+    #[test]
+    fn every_msgpack_data_arm_proves_on_tricky_records() {
+        let (proofs, reasons) = Registry::data_proofs(&FORMAT, test_payload("tricky", TRICKY));
+        assert_eq!(proofs.len(), 3);
+        for (arm, proof) in proofs {
+            proof.unwrap_or_else(|error| panic!("{arm}: {error:#}"));
+        }
+        assert!(reasons.is_empty());
+        // What JSON cannot hold is an error, not a silent change.
+        assert!(from_rmpv(&rmpv::Value::Binary(vec![1])).is_err());
+        assert!(from_rmpv(&rmpv::Value::Map(vec![(rmpv::Value::from(1), rmpv::Value::Nil)])).is_err());
+    }
 }

@@ -89,7 +89,12 @@ pub static FORMAT: Format = Format {
         operation: Operation::Decode,
         case: prost_order_decode,
     }],
-    register: |registry| visit_all(&mut Protobuf(registry)),
+    register: |registry| {
+        visit_all(&mut Protobuf(registry));
+        registry.unsupported_corpora(
+            "no hand-written .proto for the corpus types; data:<name> measures them on the inferred schema",
+        );
+    },
     data: DataSupport::Arms(register_data),
 };
 
@@ -952,6 +957,75 @@ fn prost_order_decode() -> Box<dyn FnMut()> {
     Box::new(move || {
         black_box(proto::Order::decode(black_box(&bytes[..])).expect("it decodes"));
     })
+}
+
+#[cfg(test)]
+mod data_tests {
+    use super::*;
+    use crate::payload::data::{TRICKY, test_payload};
+
+    /// TRICKY without its conflict, which proto3 has no field for.
+    fn tricky() -> &'static DataPayload {
+        test_payload("tricky", &TRICKY.replace(r#""v": "two""#, r#""v": 2"#))
+    }
+
+    #[test]
+    fn every_protobuf_data_arm_proves_and_a_conflict_is_unsupported_naming_it() {
+        let (proofs, reasons) = Registry::data_proofs(&FORMAT, tricky());
+        assert_eq!(proofs.len(), 3);
+        for (arm, proof) in proofs {
+            proof.unwrap_or_else(|error| panic!("{arm}: {error:#}"));
+        }
+        assert!(reasons.is_empty());
+        let (proofs, reasons) = Registry::data_proofs(&FORMAT, test_payload("tricky", TRICKY));
+        assert!(proofs.is_empty());
+        assert_eq!(
+            reasons,
+            ["$.v: values of several kinds (int, string); a proto3 field has one type"]
+        );
+    }
+
+    #[test]
+    fn the_stable_bytes_are_the_map_entries_sorted_as_the_wire_has_them() {
+        let entries: Vec<String> = (0..20).map(|index| format!("\"key-{index}\": {index}")).collect();
+        let text = format!(
+            r#"{{"counts": {{{}}}, "nested": {{"a-1": {{"b-2": [1, 2]}}}}}}"#,
+            entries.join(", ")
+        );
+        let payload = test_payload("maps", &text);
+        let plan = Plan::of(payload).unwrap();
+        let tree = ReflectData {
+            root: compile(&plan, "maps.json").unwrap(),
+            twin: plan.with_maps_as_entries(),
+            twin_root: compile(&plan.with_maps_as_entries(), "maps.json").unwrap(),
+            plan,
+        };
+        let stable = tree.stable_bytes(payload).unwrap();
+        assert_eq!(stable, tree.stable_bytes(payload).unwrap());
+        // The map schema reads them as the same tree the timed encode writes, of the same length.
+        let timed = tree.tree(payload).unwrap();
+        assert_eq!(tree.codec().decode(&stable).unwrap(), timed);
+        assert_eq!(stable.len(), timed.encode_to_vec().len());
+        // Sorted: key-0, key-1, key-10, ... in byte order.
+        let positions: Vec<usize> = ["key-0", "key-1", "key-10", "key-19", "key-2", "key-9"]
+            .iter()
+            .map(|key| {
+                stable
+                    .windows(key.len() + 1)
+                    .position(|window| window == [key.as_bytes(), &[0x10]].concat())
+                    .unwrap_or_else(|| {
+                        stable
+                            .windows(key.len())
+                            .position(|window| window == key.as_bytes())
+                            .expect("every key is in the bytes")
+                    })
+            })
+            .collect();
+        assert!(
+            positions.windows(2).all(|pair| pair[0] < pair[1]),
+            "{positions:?}"
+        );
+    }
 }
 
 #[cfg(test)]

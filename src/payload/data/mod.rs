@@ -10,6 +10,8 @@
 //! Memory: a file larger than the limit ([`DEFAULT_MAX_MIB`], `--max-data-mib`) is refused
 //! before it is read; reading it and inferring its schema take at most [`READ_MEMORY_FACTOR`]
 //! times its size (the bytes, and serde_json's tree of them; a test measures the worst cases).
+//! Each arm prepared for timing then holds its own copy of its format's tree or of the encoded
+//! bytes, of the same order of size as that tree.
 
 pub mod avsc;
 pub mod compare;
@@ -31,10 +33,12 @@ pub use read::DataFraming;
 pub use schema::{Kind, Overrides, Schema, Type};
 
 /// Files larger than this many MiB are refused unless `--max-data-mib` says otherwise.
-pub const DEFAULT_MAX_MIB: u64 = 256;
+pub const DEFAULT_MAX_MIB: u64 = 64;
 
-/// Reading a file and inferring its schema hold at most this many times the file's size.
-pub const READ_MEMORY_FACTOR: u64 = 40;
+/// Reading a file and inferring its schema hold at most this many times the file's size
+/// (`tests/data_memory.rs`: a file of one-key objects costs the most, 85 times, as each object
+/// is a B-tree node in serde_json's tree; the public corpora cost 3 to 6 times).
+pub const READ_MEMORY_FACTOR: u64 = 100;
 
 /// The file names a folder given to `--data` contributes; other files are named and skipped.
 pub const EXTENSIONS: [&str; 3] = ["json", "ndjson", "jsonl"];
@@ -159,14 +163,19 @@ impl DataPayload {
         compare::first_record_difference(&self.records, found, equivalence)
     }
 
-    /// Builds and leaks the payload (once per run): its name is `data:<stem>`.
-    fn leak(
+    /// Reads `bytes` (from `origin`) as `request` says into a payload named `data:<stem>`, leaked
+    /// (once per run). An error is a usage error naming the file.
+    pub fn from_bytes(
         origin: String,
         stem: &str,
-        parsed: read::Parsed,
-        overrides: &Overrides,
+        bytes: Vec<u8>,
+        request: &Request,
     ) -> Result<&'static DataPayload> {
+        let parsed = read::parse(&origin, &bytes, request.framing)
+            .map_err(|error| UsageError::error(format!("{error:#}")))?;
+        drop(bytes);
         let read::Parsed { framing, records } = parsed;
+        let overrides = &request.overrides;
         if records.is_empty() {
             return Err(UsageError::error(format!(
                 "{origin}: the file holds no records (an empty array or no lines)"
@@ -256,10 +265,7 @@ pub fn load(request: &Request) -> Result<Vec<&'static DataPayload>> {
     let mut payloads: Vec<&'static DataPayload> = Vec::new();
     for source in &request.sources {
         for (origin, stem, bytes) in sources(source, max_bytes)? {
-            let parsed = read::parse(&origin, &bytes, request.framing)
-                .map_err(|error| UsageError::error(format!("{error:#}")))?;
-            drop(bytes);
-            let payload = DataPayload::leak(origin, &stem, parsed, &request.overrides)?;
+            let payload = DataPayload::from_bytes(origin, &stem, bytes, request)?;
             if let Some(other) = payloads.iter().find(|other| other.spec.name == payload.spec.name) {
                 return Err(UsageError::error(format!(
                     "{} and {} would both be the payload {}: rename one",
@@ -357,6 +363,26 @@ pub fn read_file(path: &Path, max_bytes: u64) -> Result<Vec<u8>> {
         return Err(too_big(bytes.len() as u64));
     }
     Ok(bytes)
+}
+
+/// Records with what data makes hard for a format: nulls, a field some records lack, a conflict,
+/// maps keyed by data, nested and empty lists, a unicode key, an integer at a float path. For the
+/// formats' tests.
+#[cfg(test)]
+pub(crate) const TRICKY: &str = r#"{"id": 1, "name": "ä", "score": 1, "tags": ["x"], "grid": [[1.5, 2]], "m": {"k-1": [null, 2]}, "v": 1, "sub": {"a": null}, "opt": [1], "none": null}
+{"id": 2, "name": null, "score": 2.5, "tags": [], "grid": [], "m": {}, "v": "two", "sub": {"a": 3}, "none": null, "labels": {"名前": "値"}}
+"#;
+
+/// A payload of `text` read as a file named `<stem>.json` would be: for tests of the formats.
+#[cfg(test)]
+pub(crate) fn test_payload(stem: &str, text: &str) -> &'static DataPayload {
+    DataPayload::from_bytes(
+        format!("{stem}.json"),
+        stem,
+        text.as_bytes().to_vec(),
+        &Request::default(),
+    )
+    .expect("test data reads")
 }
 
 #[cfg(test)]

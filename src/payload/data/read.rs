@@ -321,6 +321,9 @@ impl<'de> Visitor<'de> for Exact<'_, '_> {
             }
         }
         state.path.truncate(parent);
+        // Growth leaves room for up to twice the items (four for a short array): give it back,
+        // which is most of the memory of a file of small arrays.
+        items.shrink_to_fit();
         Ok(Value::Array(items))
     }
 
