@@ -202,40 +202,22 @@ enum Command {
     Dump {
         #[arg(long, value_parser = format_names())]
         format: Option<String>,
-        #[arg(long, value_parser = payload_names(), required_unless_present = "sources", conflicts_with = "sources")]
-        payload: Option<String>,
-        #[arg(long)]
-        backend: Option<String>,
-        #[arg(long)]
-        variant: Option<String>,
-        /// The JSON framing of a batch payload: document, array or ndjson (default: the first).
-        #[arg(long, value_parser = ["document", "array", "ndjson"])]
-        framing: Option<String>,
+        #[command(flatten)]
+        codec: CodecArgs,
         /// The logical data as pretty JSON instead of a format's bytes.
         #[arg(long, conflicts_with = "format")]
         logical: bool,
         /// Output file (default: standard output).
         #[arg(short = 'o', long = "output")]
         output: Option<PathBuf>,
-        #[command(flatten)]
-        data: DataArgs,
     },
     /// Decode BYTES_FILE, made by another program, with one codec and compare it with a payload:
     /// exit 0 when it holds the same data, 1 with the first differing path and both values.
     Check {
         #[arg(long, value_parser = format_names())]
         format: String,
-        #[arg(long)]
-        backend: Option<String>,
-        #[arg(long)]
-        variant: Option<String>,
-        /// The JSON framing of the bytes: document, array or ndjson (default: the first).
-        #[arg(long, value_parser = ["document", "array", "ndjson"])]
-        framing: Option<String>,
-        #[arg(long, value_parser = payload_names(), required_unless_present = "sources", conflicts_with = "sources")]
-        payload: Option<String>,
         #[command(flatten)]
-        data: DataArgs,
+        codec: CodecArgs,
         bytes_file: PathBuf,
     },
     /// Infer the schema of data files and write it as FILE.avsc, FILE.proto and FILE.schema.txt.
@@ -263,6 +245,40 @@ struct Select {
     backends: Vec<String>,
     #[command(flatten)]
     data: DataArgs,
+}
+
+/// One codec of one payload, besides its format (`dump`, `check`); the registry's first match
+/// for what is left out.
+#[derive(Args)]
+struct CodecArgs {
+    #[arg(long, value_parser = payload_names(), required_unless_present = "sources", conflicts_with = "sources")]
+    payload: Option<String>,
+    #[arg(long)]
+    backend: Option<String>,
+    #[arg(long)]
+    variant: Option<String>,
+    /// The JSON framing: document, array or ndjson (a batch's records as a top-level array or
+    /// one per line).
+    #[arg(long, value_parser = ["document", "array", "ndjson"])]
+    framing: Option<String>,
+    #[command(flatten)]
+    data: DataArgs,
+}
+
+impl CodecArgs {
+    fn query<'a>(&'a self, format: &'a str, payload: &'a str) -> serbench::check::CodecQuery<'a> {
+        serbench::check::CodecQuery {
+            format,
+            payload,
+            backend: self.backend.as_deref(),
+            variant: self.variant.as_deref(),
+            framing: self.framing.as_deref().and_then(|name| {
+                serbench::arm::Framing::ALL
+                    .into_iter()
+                    .find(|framing| framing.name() == name)
+            }),
+        }
+    }
 }
 
 /// Data without Rust types to measure as payloads `data:<file stem>`: see README, "Your own data".
@@ -684,15 +700,11 @@ fn execute(command: Command) -> Result<()> {
         }
         Command::Dump {
             format,
-            payload,
-            backend,
-            variant,
-            framing,
+            codec,
             logical,
             output,
-            ..
         } => {
-            let payload = one_payload(&registry, payload)?;
+            let payload = one_payload(&registry, &codec.payload)?;
             let bytes = if logical {
                 match registry.data.iter().find(|data| data.spec.name == payload) {
                     Some(data) => serde_json::to_string_pretty(&data.as_value())?.into_bytes(),
@@ -704,8 +716,7 @@ fn execute(command: Command) -> Result<()> {
                 let Some(format) = format else {
                     bail!(UsageError("dump needs --format F or --logical".into()))
                 };
-                let query = codec_query(&format, &payload, &backend, &variant, &framing);
-                serbench::check::encoder(&registry, &query)?.encode()?
+                serbench::check::encoder(&registry, &codec.query(&format, &payload))?.encode()?
             };
             match output {
                 Some(path) => std::fs::write(&path, bytes)
@@ -720,16 +731,12 @@ fn execute(command: Command) -> Result<()> {
         }
         Command::Check {
             format,
-            backend,
-            variant,
-            framing,
-            payload,
-            data,
+            codec,
             bytes_file,
         } => {
-            let payload = one_payload(&registry, payload)?;
-            let query = codec_query(&format, &payload, &backend, &variant, &framing);
-            let max_bytes = data.max_data_mib << 20;
+            let payload = one_payload(&registry, &codec.payload)?;
+            let max_bytes = codec.data.max_data_mib << 20;
+            let query = codec.query(&format, &payload);
             print(serbench::check::check(&registry, &query, &bytes_file, max_bytes)?)
         }
         Command::Schema { .. } => unreachable!("handled before the registry is built"),
@@ -744,43 +751,22 @@ impl Command {
             | Command::Run { select, .. }
             | Command::Sizes { select, .. }
             | Command::Selfcheck { select, .. } => select.data.request(),
-            Command::Dump { data, .. } | Command::Check { data, .. } | Command::BlockWorker { data, .. } => {
-                data.request()
-            }
+            Command::Dump { codec, .. } | Command::Check { codec, .. } => codec.data.request(),
+            Command::BlockWorker { data, .. } => data.request(),
             _ => payload::data::Request::default(),
         }
     }
 }
 
 /// The payload `dump` and `check` name: `--payload`, or the one data payload of `--data`.
-fn one_payload(registry: &Registry, payload: Option<String>) -> Result<String> {
+fn one_payload(registry: &Registry, payload: &Option<String>) -> Result<String> {
     match (payload, registry.data.as_slice()) {
-        (Some(payload), _) => Ok(payload),
+        (Some(payload), _) => Ok(payload.clone()),
         (None, [data]) => Ok(data.spec.name.to_string()),
         (None, data) => Err(UsageError::error(format!(
             "--data names {} payloads here; dump and check take one file",
             data.len()
         ))),
-    }
-}
-
-fn codec_query<'a>(
-    format: &'a str,
-    payload: &'a str,
-    backend: &'a Option<String>,
-    variant: &'a Option<String>,
-    framing: &'a Option<String>,
-) -> serbench::check::CodecQuery<'a> {
-    serbench::check::CodecQuery {
-        format,
-        payload,
-        backend: backend.as_deref(),
-        variant: variant.as_deref(),
-        framing: framing.as_deref().and_then(|name| {
-            serbench::arm::Framing::ALL
-                .into_iter()
-                .find(|framing| framing.name() == name)
-        }),
     }
 }
 

@@ -30,12 +30,16 @@ fn assert_refused(output: &Output, expected: &str) {
     assert_eq!(message.trim_end().lines().count(), 1, "one line: {message}");
 }
 
+/// Asserts exit status 1 (the work failed) with `expected` on stderr.
+fn assert_failed(output: &Output, expected: &str) {
+    let message = stderr(output);
+    assert_eq!(output.status.code(), Some(1), "{message}");
+    assert!(message.contains(expected), "{message:?} lacks {expected:?}");
+}
+
 /// A user's orders, one per line: a nullable note, an optional coupon, nested items, a map of
 /// tags keyed by data, an integer that is a float elsewhere.
-const ORDERS: &str = r#"{"id": 1, "customer": "ana", "note": null, "total": 12, "items": [{"sku": "A-1", "qty": 2, "price": 2.5}], "tags": {"gift-wrap": 1}}
-{"id": 2, "customer": "bo", "note": "leave at door", "total": 7.25, "items": [], "tags": {}, "coupon": "SPRING"}
-{"id": 3, "customer": "chloé", "note": null, "total": 0.1, "items": [{"sku": "B-7", "qty": 1, "price": 0.1}, {"sku": "C-3", "qty": 4, "price": 1e-3}], "tags": {"b2b": 2, "x": 3}}
-"#;
+const ORDERS: &str = include_str!("fixtures/orders.ndjson");
 
 fn orders(dir: &Path) -> PathBuf {
     let path = dir.join("orders.ndjson");
@@ -275,11 +279,9 @@ fn check_accepts_the_same_data_and_names_the_first_difference() {
         file,
         changed.to_str().unwrap(),
     ]);
-    assert_eq!(check.status.code(), Some(1), "{}", stderr(&check));
-    assert!(
-        stderr(&check).contains("differs from data:orders at $[2].items[1].qty: expected 4, found 5"),
-        "{}",
-        stderr(&check)
+    assert_failed(
+        &check,
+        "differs from data:orders at $[2].items[1].qty: expected 4, found 5",
     );
     // Bytes that do not decode: exit 1, why.
     let garbage = dir.path().join("garbage");
@@ -292,7 +294,7 @@ fn check_accepts_the_same_data_and_names_the_first_difference() {
         file,
         garbage.to_str().unwrap(),
     ]);
-    assert_eq!(check.status.code(), Some(1), "{}", stderr(&check));
+    assert_failed(&check, "protobuf/prost cannot decode it");
     assert!(
         stderr(&check).contains("protobuf/prost cannot decode it"),
         "{}",

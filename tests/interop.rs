@@ -20,10 +20,7 @@ fn text(bytes: &[u8]) -> String {
 
 /// Orders a producer in another language might write: nullable and absent fields, nested
 /// records, a map keyed by data, integers and floats in one field, non-ASCII text.
-const ORDERS: &str = r#"{"id": 1, "customer": "ana", "note": null, "total": 12, "items": [{"sku": "A-1", "qty": 2, "price": 2.5}], "tags": {"gift-wrap": 1}}
-{"id": 2, "customer": "bo", "note": "leave at door", "total": 7.25, "items": [], "tags": {}, "coupon": "SPRING"}
-{"id": 3, "customer": "chloé", "note": null, "total": 0.1, "items": [{"sku": "B-7", "qty": 1, "price": 0.1}, {"sku": "C-3", "qty": 4, "price": 1e-3}], "tags": {"b2b": 2, "x": 3}}
-"#;
+const ORDERS: &str = include_str!("fixtures/orders.ndjson");
 
 /// What the Python side writes into `dir`, from `orders.ndjson`, the inferred schemas there
 /// (`orders.avsc`, `orders_pb2.py`) and `canada.json`.

@@ -56,6 +56,7 @@
 //! - `serde_avro_fast` has no tree of its own; it writes and reads the records as
 //!   `serde_json::Value`s through its serde support, integers at float paths turned into
 //!   floats first (its serializer does not widen them).
+//!
 //! Both compare what they decode with the records as a schema keeps them: a null field equals
 //! an absent one, an integer the same float.
 

@@ -295,21 +295,13 @@ impl<P: Model> Dynamic<P> for SerdeJsonTree {
 
 /// simd-json's owned tree, with the same scratch-copy and buffer reuse as its typed decode.
 #[derive(Default)]
-pub struct SimdJsonTree {
-    scratch: Vec<u8>,
-    buffers: simd_json::Buffers,
-}
+pub struct SimdJsonTree(SimdJson);
 
 impl<P: Model> Dynamic<P> for SimdJsonTree {
     type Tree = simd_json::OwnedValue;
 
     fn decode_tree(&mut self, bytes: &[u8]) -> Result<simd_json::OwnedValue> {
-        self.scratch.clear();
-        self.scratch.extend_from_slice(bytes);
-        Ok(simd_json::to_owned_value_with_buffers(
-            &mut self.scratch,
-            &mut self.buffers,
-        )?)
+        self.0.read_tree(bytes)
     }
 
     fn to_model(&mut self, tree: simd_json::OwnedValue) -> Result<P> {
@@ -320,38 +312,22 @@ impl<P: Model> Dynamic<P> for SimdJsonTree {
 /// A data payload in each backend's value tree: the document, or the records as a top-level
 /// array and as NDJSON.
 fn register_data(registry: &mut Registry, payload: &'static DataPayload) {
-    let operations = &Operation::CODEC;
-    if payload.is_list() {
-        registry.data_tree(
-            payload,
-            SERDE_JSON.framing(Framing::Array),
-            OneTree::<SerdeJson>::default(),
-            operations,
-        );
-        registry.data_tree(
-            payload,
-            SERDE_JSON.framing(Framing::Ndjson),
-            TreeLines::<SerdeJson>::default(),
-            operations,
-        );
-        registry.data_tree(
-            payload,
-            SIMD_JSON.framing(Framing::Array),
-            OneTree::<SimdJson>::default(),
-            operations,
-        );
-        registry.data_tree(
-            payload,
-            SIMD_JSON.framing(Framing::Ndjson),
-            TreeLines::<SimdJson>::default(),
-            operations,
-        );
-    } else {
-        registry.data_tree(payload, SERDE_JSON, OneTree::<SerdeJson>::default(), operations);
-        registry.data_tree(payload, SIMD_JSON, OneTree::<SimdJson>::default(), operations);
-    }
+    register_trees::<SerdeJson>(registry, payload, SERDE_JSON);
+    register_trees::<SimdJson>(registry, payload, SIMD_JSON);
     // sonic-rs, where its backend is present, registers its `sonic_rs::Value` tree here the same
     // way (a `TreeLibrary` impl).
+}
+
+fn register_trees<L: TreeLibrary>(registry: &mut Registry, payload: &'static DataPayload, backend: Backend) {
+    let operations = &Operation::CODEC;
+    if payload.is_list() {
+        let array = backend.framing(Framing::Array);
+        registry.data_tree(payload, array, OneTree::<L>::default(), operations);
+        let ndjson = backend.framing(Framing::Ndjson);
+        registry.data_tree(payload, ndjson, TreeLines::<L>::default(), operations);
+    } else {
+        registry.data_tree(payload, backend, OneTree::<L>::default(), operations);
+    }
 }
 
 /// What the data trees need of a JSON library: its own value tree, written and read by the

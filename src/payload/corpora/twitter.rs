@@ -1,7 +1,7 @@
 //! `twitter.json`: Twitter API search results, 100 statuses with their users and entities. A
-//! retweet holds the status it retweets, a [`RetweetedStatus`]: the same fields but that one
-//! (a retweet of a retweet holds the original), which is also why the type is not recursive,
-//! as bitcode's derive needs.
+//! retweet holds the status it retweets, a [`RetweetedStatus`], which retweets nothing (a
+//! retweet of a retweet holds the original): `Status` is generic over what it retweets rather
+//! than recursive, which bitcode's derive cannot lay out.
 
 use serde::{Deserialize, Serialize};
 
@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 #[cfg_attr(feature = "bincode", derive(bincode::Encode, bincode::Decode))]
 #[cfg_attr(feature = "bitcode", derive(bitcode::Encode, bitcode::Decode))]
 pub struct Twitter {
-    pub statuses: Vec<Status>,
+    pub statuses: Vec<Status<RetweetedStatus>>,
     pub search_metadata: SearchMetadata,
 }
 
@@ -18,7 +18,7 @@ pub struct Twitter {
 #[serde(deny_unknown_fields)]
 #[cfg_attr(feature = "bincode", derive(bincode::Encode, bincode::Decode))]
 #[cfg_attr(feature = "bitcode", derive(bitcode::Encode, bitcode::Decode))]
-pub struct Status {
+pub struct Status<Retweet> {
     pub metadata: Metadata,
     pub created_at: String,
     pub id: i64,
@@ -37,7 +37,7 @@ pub struct Status {
     pub coordinates: (),
     pub place: (),
     pub contributors: (),
-    pub retweeted_status: Option<RetweetedStatus>,
+    pub retweeted_status: Option<Retweet>,
     pub retweet_count: i64,
     pub favorite_count: i64,
     pub entities: StatusEntities,
@@ -47,37 +47,9 @@ pub struct Status {
     pub lang: String,
 }
 
-#[derive(Clone, PartialEq, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-#[cfg_attr(feature = "bincode", derive(bincode::Encode, bincode::Decode))]
-#[cfg_attr(feature = "bitcode", derive(bitcode::Encode, bitcode::Decode))]
-pub struct RetweetedStatus {
-    pub metadata: Metadata,
-    pub created_at: String,
-    pub id: i64,
-    pub id_str: String,
-    pub text: String,
-    pub source: String,
-    pub truncated: bool,
-    pub in_reply_to_status_id: Option<i64>,
-    pub in_reply_to_status_id_str: Option<String>,
-    pub in_reply_to_user_id: Option<i64>,
-    pub in_reply_to_user_id_str: Option<String>,
-    pub in_reply_to_screen_name: Option<String>,
-    pub user: User,
-    /// Always null in this file.
-    pub geo: (),
-    pub coordinates: (),
-    pub place: (),
-    pub contributors: (),
-    pub retweet_count: i64,
-    pub favorite_count: i64,
-    pub entities: StatusEntities,
-    pub favorited: bool,
-    pub retweeted: bool,
-    pub possibly_sensitive: Option<bool>,
-    pub lang: String,
-}
+/// The status a retweet holds: a status that retweets nothing (`retweeted_status` is `()`,
+/// absent in the file and written back as null).
+pub type RetweetedStatus = Status<()>;
 
 #[derive(Clone, PartialEq, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

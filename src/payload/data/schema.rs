@@ -57,6 +57,13 @@ pub struct Field {
 }
 
 impl Type {
+    /// No value seen yet: what merging starts from.
+    pub const NOTHING: Type = Type {
+        kind: Kind::Null,
+        seen: 0,
+        nulls: 0,
+    };
+
     /// The values that were not null.
     pub fn present(&self) -> u64 {
         self.seen - self.nulls
@@ -156,15 +163,7 @@ impl Schema {
             maps: Vec::new(),
             path: String::from("$"),
         };
-        let mut record = Type {
-            kind: Kind::Null,
-            seen: 0,
-            nulls: 0,
-        };
-        for value in records {
-            let one = inference.infer(value);
-            record = inference.merge(record, one);
-        }
+        let record = inference.infer_all(records);
         Schema {
             record,
             maps: inference.maps,
@@ -278,7 +277,7 @@ impl Names {
             })
             .collect();
         if !base.starts_with(|c: char| c.is_ascii_alphabetic()) {
-            base.insert_str(0, "T");
+            base.insert(0, 'T');
         }
         let mut name = base.clone();
         let mut number = 2;
@@ -312,15 +311,7 @@ impl Inference<'_> {
             Value::Array(items) => {
                 let parent = self.path.len();
                 self.path.push_str("[]");
-                let mut item = Type {
-                    kind: Kind::Null,
-                    seen: 0,
-                    nulls: 0,
-                };
-                for value in items {
-                    let one = self.infer(value);
-                    item = self.merge(item, one);
-                }
+                let item = self.infer_all(items);
                 self.path.truncate(parent);
                 Type::of(Kind::Array(Box::new(item)))
             }
@@ -342,16 +333,7 @@ impl Inference<'_> {
                     Some(reason) => {
                         self.note_map(reason);
                         self.path.push_str(".*");
-                        let mut value_type = Type {
-                            kind: Kind::Null,
-                            seen: 0,
-                            nulls: 0,
-                        };
-                        for value in object.values() {
-                            let one = self.infer(value);
-                            value_type = self.merge(value_type, one);
-                        }
-                        Kind::Map(Box::new(value_type))
+                        Kind::Map(Box::new(self.infer_all(object.values())))
                     }
                     None => Kind::Record(
                         object
@@ -372,6 +354,16 @@ impl Inference<'_> {
                 Type::of(kind)
             }
         }
+    }
+
+    /// The type all of `values` (at the current path) fit.
+    fn infer_all<'v>(&mut self, values: impl IntoIterator<Item = &'v Value>) -> Type {
+        let mut merged = Type::NOTHING;
+        for value in values {
+            let one = self.infer(value);
+            merged = self.merge(merged, one);
+        }
+        merged
     }
 
     fn note_map(&mut self, reason: MapReason) {
@@ -480,11 +472,7 @@ impl Inference<'_> {
     fn record_to_map(&mut self, fields: Vec<Field>) -> Kind {
         let parent = self.path.len();
         self.path.push_str(".*");
-        let mut value = Type {
-            kind: Kind::Null,
-            seen: 0,
-            nulls: 0,
-        };
+        let mut value = Type::NOTHING;
         for field in fields {
             value = self.merge(value, field.ty);
         }
