@@ -285,8 +285,8 @@ impl CodecArgs {
 #[derive(Args, Clone, Default)]
 struct DataArgs {
     /// A JSON file (one document, an array of records, or NDJSON), a folder of them, or
-    /// corpus:twitter, corpus:citm_catalog, corpus:canada (repeatable). Alone, it selects its
-    /// payloads only.
+    /// corpus:twitter, corpus:citm_catalog, corpus:canada (repeatable). Its payloads join the
+    /// --payload ones; alone, they are the selection.
     #[arg(long = "data", value_name = "FILE")]
     sources: Vec<String>,
     /// How the files hold their records (default: detected).
@@ -337,11 +337,9 @@ impl Select {
             .iter()
             .map(|encoder| encoder.id.backend.to_string());
         check_names("backend", &self.backends, known)?;
-        // `--data` alone means the data's payloads.
+        // The data's payloads join the `--payload`s (alone, they are the selection).
         let mut payloads = self.payloads;
-        if payloads.is_empty() {
-            payloads.extend(registry.data.iter().map(|data| data.spec.name.to_string()));
-        }
+        payloads.extend(registry.data.iter().map(|data| data.spec.name.to_string()));
         Ok(Selection {
             formats: self.formats,
             backends: self.backends,

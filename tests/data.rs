@@ -100,6 +100,16 @@ fn a_users_ndjson_file_runs_on_every_format_that_can_carry_it() {
         "$.coupon: absent from some objects (a D-Bus struct has every field)"
     );
 
+    // With --payload, the data joins the selection.
+    let both = list(&["--data", file, "--payload", "order", "--format", "msgpack"]);
+    let payloads: std::collections::BTreeSet<&str> = both["arms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|arm| arm["payload"].as_str().unwrap())
+        .collect();
+    assert_eq!(payloads, ["data:orders", "order"].into());
+
     let out = dir.path().join("out");
     let output = serbench(&[
         "run",
