@@ -8,14 +8,15 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
-use crate::UsageError;
-use crate::arm::{ArmId, Encoder};
+use crate::arm::ArmId;
+use crate::check::CodecQuery;
 use crate::format::{Registry, Unsupported};
 use crate::measure::{Profile, Schedule};
 use crate::report::files::{OutDir, SetKind};
 use crate::report::{compare, fidelity, formats, host, load, markdown, ratios, results, table};
 use crate::robustness::RobustnessOptions;
 use crate::run::{RunOptions, Selection};
+use crate::{UsageError, check_names};
 
 /// Where results go without `--out`: not results/<system>/, whose committed results a run
 /// must not touch unless told to in words.
@@ -24,7 +25,8 @@ pub fn default_out() -> PathBuf {
 }
 
 /// The selection `formats`, `backends`, `payloads` and `operations` name, after checking the
-/// backends against the registry (clap knows the other names).
+/// backends against the registry (clap knows the other names). The registry's data payloads
+/// (`--data`) join the `payloads`; alone, they are the selection.
 pub fn selection(
     registry: &Registry,
     formats: Vec<String>,
@@ -34,29 +36,14 @@ pub fn selection(
 ) -> Result<Selection> {
     let known = registry.encoders.iter().map(|encoder| encoder.id.backend.clone());
     check_names("backend", &backends, known)?;
+    let mut payloads = payloads;
+    payloads.extend(registry.data.iter().map(|data| data.spec.name.to_string()));
     Ok(Selection {
         formats,
         backends,
         payloads,
         operations,
     })
-}
-
-/// Refuses a name that is not `known`, listing every valid one once, as clap does.
-pub fn check_names(what: &str, given: &[String], known: impl Iterator<Item = String>) -> Result<()> {
-    let mut valid: Vec<String> = Vec::new();
-    for name in known {
-        if !valid.contains(&name) {
-            valid.push(name);
-        }
-    }
-    match given.iter().find(|name| !valid.contains(name)) {
-        Some(name) => Err(UsageError::error(format!(
-            "unknown {what} '{name}' [possible values: {}]",
-            valid.join(", ")
-        ))),
-        None => Ok(()),
-    }
 }
 
 pub fn schedule(burst: bool) -> Schedule {
@@ -79,7 +66,7 @@ pub fn list(registry: &Registry, selection: &Selection, json: bool) -> Result<St
         })
         .collect();
     if json {
-        let value = table::arms_json(&arms, &unsupported);
+        let value = table::arms_json(&registry.payloads(), &arms, &unsupported);
         return Ok(format!("{}\n", serde_json::to_string_pretty(&value)?));
     }
     Ok(table::arms(&arms, &unsupported))
@@ -125,6 +112,11 @@ pub fn count_instructions(
     out: &Path,
     replace: bool,
 ) -> Result<String> {
+    if !registry.data.is_empty() {
+        return Err(UsageError::error(
+            "--measure instructions counts the built-in payloads; data payloads are timed only",
+        ));
+    }
     let arms = selection.arms(registry);
     if arms.is_empty() {
         return Err(UsageError::error(
@@ -323,80 +315,59 @@ pub fn fidelity(results_dir: &Path, criterion: &Path, bench_binary: Option<&Path
     Ok(fidelity::table(&pairs))
 }
 
-/// `serbench dump`: the encoded bytes of one codec, or (`logical`) the payload as pretty JSON.
+/// `serbench dump`: the encoded bytes of the codec `query` names (of `payload`), or (`logical`)
+/// the payload as pretty JSON.
 pub fn dump(
     registry: &Registry,
-    format: Option<&str>,
     payload: &str,
-    backend: Option<&str>,
-    variant: Option<&str>,
+    query: Option<&CodecQuery>,
     logical: bool,
 ) -> Result<Vec<u8>> {
     if logical {
-        return Ok(crate::payload::logical_json(payload)
-            .context("unknown payload")?
-            .into_bytes());
+        let json = match registry.data.iter().find(|data| data.spec.name == payload) {
+            Some(data) => serde_json::to_string_pretty(&data.as_value())?,
+            None => crate::payload::logical_json(payload).context("unknown payload")?,
+        };
+        return Ok(json.into_bytes());
     }
-    let Some(format) = format else {
-        return Err(UsageError::error("dump needs --format F or --logical"));
-    };
-    dump_encoder(registry, format, payload, backend, variant)?.encode()
+    match query {
+        Some(query) => crate::check::encoder(registry, query)?.encode(),
+        None => Err(UsageError::error("dump needs --format F or --logical")),
+    }
 }
 
-/// The encoder `dump` writes: of `format` and `payload`, and of `backend` and `variant` when
-/// given; a usage error listing the valid ones otherwise.
-fn dump_encoder<'r>(
-    registry: &'r Registry,
-    format: &str,
-    payload: &str,
-    backend: Option<&str>,
-    variant: Option<&str>,
-) -> Result<&'r Encoder> {
-    let candidates: Vec<&Encoder> = registry
-        .encoders
-        .iter()
-        .filter(|encoder| encoder.id.format == format && encoder.id.payload == payload)
-        .collect();
-    if candidates.is_empty() {
-        let reason = registry
-            .unsupported
-            .iter()
-            .find(|unsupported| unsupported.format == format && unsupported.payload == payload)
-            .map_or("no such codec (see `serbench list`)".to_string(), |unsupported| {
-                unsupported.reason.clone()
-            });
-        return Err(UsageError::error(format!(
-            "{format} cannot dump {payload}: {reason}"
-        )));
+/// The payload `dump` and `check` name: `--payload`, or the one data payload of `--data`.
+pub fn one_payload(registry: &Registry, payload: Option<&str>) -> Result<String> {
+    match (payload, registry.data.as_slice()) {
+        (Some(payload), _) => Ok(payload.to_string()),
+        (None, [data]) => Ok(data.spec.name.to_string()),
+        (None, data) => Err(UsageError::error(format!(
+            "--data names {} payloads here; dump and check take one file",
+            data.len()
+        ))),
     }
-    let backends: Vec<String> = backend.into_iter().map(str::to_string).collect();
-    check_names(
-        "backend",
-        &backends,
-        candidates.iter().map(|encoder| encoder.id.backend.clone()),
-    )?;
-    let of_backend: Vec<&Encoder> = candidates
-        .into_iter()
-        .filter(|encoder| backend.is_none_or(|backend| encoder.id.backend == backend))
-        .collect();
-    let variants: Vec<String> = variant.into_iter().map(str::to_string).collect();
-    check_names(
-        "variant",
-        &variants,
-        of_backend.iter().map(|encoder| encoder.id.variant.clone()),
-    )?;
-    Ok(of_backend
-        .into_iter()
-        .find(|encoder| variant.is_none_or(|variant| encoder.id.variant == variant))
-        .expect("a checked backend and variant have an encoder"))
+}
+
+/// `serbench schema`: infers the schema of the data `request` reads and writes it into `out`;
+/// the paths written, one per line.
+pub fn schema(request: &crate::payload::data::Request, out: &Path, replace: bool) -> Result<String> {
+    let written = crate::report::schema::write(request, out, replace)?;
+    Ok(written
+        .iter()
+        .map(|path| format!("{}\n", path.display()))
+        .collect())
 }
 
 /// The hidden `block-worker`: samples the arms named on standard input (JSON) and returns its
 /// reports as JSON.
-pub fn block_worker(profile: &Profile, schedule: Schedule) -> Result<String> {
+pub fn block_worker(
+    profile: &Profile,
+    schedule: Schedule,
+    data: &crate::payload::data::Request,
+) -> Result<String> {
     let ids: Vec<ArmId> = serde_json::from_reader(std::io::stdin().lock())
         .context("a block worker reads its arms as JSON on stdin")?;
-    let registry = Registry::build();
+    let registry = Registry::build_with_data(data)?;
     let reports = crate::run::block_worker(&registry, &ids, profile, schedule)?;
     Ok(format!("{}\n", serde_json::to_string(&reports)?))
 }

@@ -16,9 +16,9 @@ use std::hint::black_box;
 
 use anyhow::Result;
 
-use super::{BackendDoc, Fidelity, Format, Registry};
+use super::{BackendDoc, DataSupport, Fidelity, Format, NEEDS_RUST_TYPES, Registry};
 use crate::arm::{Backend, Codec, Operation};
-use crate::payload::{Model, Payload, TelemetryEvent, Visit, visit_all};
+use crate::payload::{Model, Payload, TelemetryEvent, Visit, visit_all, visit_corpora};
 
 pub static FORMAT: Format = Format {
     name: "borsh",
@@ -39,7 +39,11 @@ pub static FORMAT: Format = Format {
         operation: Operation::Encode,
         case: borsh_telemetry_encode,
     }],
-    register: |registry| visit_all(&mut Borsh(registry)),
+    register: |registry| {
+        visit_all(&mut Borsh(registry));
+        visit_corpora(&mut Borsh(registry));
+    },
+    data: DataSupport::Unsupported(NEEDS_RUST_TYPES),
 };
 
 /// What borsh's derive gives a model type.

@@ -24,9 +24,10 @@ use std::hint::black_box;
 
 use anyhow::Result;
 
-use super::{BackendDoc, Fidelity, Format, Registry};
-use crate::arm::{Backend, Codec, Dynamic, Operation};
-use crate::payload::{Model, Order, Payload, Visit, visit_all};
+use super::{BackendDoc, DataSupport, Fidelity, Format, Registry};
+use crate::arm::{Backend, Codec, DataTree, Dynamic, Operation};
+use crate::payload::data::{DataPayload, Difference, Equivalence};
+use crate::payload::{Model, Order, Payload, Visit, corpus_specs, visit_all, visit_corpora};
 
 pub static FORMAT: Format = Format {
     name: "cbor",
@@ -57,7 +58,26 @@ pub static FORMAT: Format = Format {
         operation: Operation::Decode,
         case: ciborium_order_decode,
     }],
-    register: |registry| visit_all(&mut Cbor(registry)),
+    register: |registry| {
+        visit_all(&mut Ciboriums(registry));
+        visit_corpora(&mut Ciboriums(registry));
+        visit_all(&mut Minicbors(registry));
+        for spec in corpus_specs() {
+            registry.unsupported(
+                spec,
+                MINICBOR.name,
+                "no minicbor derive written for the corpus types",
+            );
+        }
+    },
+    data: DataSupport::Arms(|registry, payload| {
+        registry.data_tree(payload, CIBORIUM, ValueData, &Operation::CODEC);
+        registry.unsupported(
+            payload.spec,
+            MINICBOR.name,
+            "minicbor decodes into types with its derive; the value tree of --data is ciborium's",
+        );
+    }),
 };
 
 const CIBORIUM: Backend = Backend::new("ciborium");
@@ -67,12 +87,21 @@ const MINICBOR: Backend = Backend::new("minicbor");
 pub trait Native: minicbor::Encode<()> + for<'b> minicbor::Decode<'b, ()> {}
 impl<T: minicbor::Encode<()> + for<'b> minicbor::Decode<'b, ()>> Native for T {}
 
-struct Cbor<'a>(&'a mut Registry);
+/// ciborium (serde) carries every payload, the corpora too.
+struct Ciboriums<'a>(&'a mut Registry);
 
-impl<P: Model + Native> Visit<P> for Cbor<'_> {
+impl<P: Model> Visit<P> for Ciboriums<'_> {
     fn payload(&mut self, payload: &Payload<P>) {
         self.0.codec(payload, CIBORIUM, || Ciborium);
         self.0.dynamic(payload, CIBORIUM, || Ciborium, || ValueTree);
+    }
+}
+
+/// minicbor carries the types with its derive.
+struct Minicbors<'a>(&'a mut Registry);
+
+impl<P: Model + Native> Visit<P> for Minicbors<'_> {
+    fn payload(&mut self, payload: &Payload<P>) {
         self.0.codec(payload, MINICBOR, || Minicbor);
     }
 }
@@ -102,6 +131,39 @@ impl<P: Model> Dynamic<P> for ValueTree {
 
     fn to_model(&mut self, tree: ciborium::Value) -> Result<P> {
         Ok(tree.deserialized()?)
+    }
+}
+
+/// A data payload as one `ciborium::Value`: the document, or an array of the records. Built
+/// from the records and compared with them through serde (untimed).
+pub struct ValueData;
+
+impl Codec<ciborium::Value> for ValueData {
+    fn encode<'a>(&'a mut self, tree: &ciborium::Value, out: &'a mut Vec<u8>) -> Result<&'a [u8]> {
+        ciborium::into_writer(tree, &mut *out)?;
+        Ok(out)
+    }
+
+    fn decode(&mut self, bytes: &[u8]) -> Result<ciborium::Value> {
+        Ok(ciborium::from_reader(bytes)?)
+    }
+}
+
+impl DataTree<DataPayload> for ValueData {
+    type Tree = ciborium::Value;
+    type Codec = ValueData;
+
+    fn codec(&self) -> ValueData {
+        ValueData
+    }
+
+    fn tree(&self, data: &DataPayload) -> Result<ciborium::Value> {
+        Ok(ciborium::Value::serialized(&data.as_value())?)
+    }
+
+    fn holds(&self, tree: &ciborium::Value, data: &DataPayload) -> Result<Option<Difference>> {
+        let json: serde_json::Value = tree.deserialized()?;
+        Ok(data.compare(&json, Equivalence::Exact))
     }
 }
 
@@ -302,12 +364,26 @@ mod tests {
         }
         let mut compare = Compare(Vec::new());
         visit_all(&mut compare);
+        let corpora = crate::payload::corpus_specs().map(|spec| spec.name);
         assert_eq!(
             compare.0,
             crate::payload::specs()
                 .iter()
                 .map(|spec| spec.name)
+                .filter(|name| !corpora.contains(name))
                 .collect::<Vec<_>>()
         );
+    }
+
+    #[test]
+    fn every_ciborium_data_arm_proves_on_tricky_records() {
+        use crate::payload::data::{TRICKY, test_payload};
+        let (proofs, reasons) = Registry::data_proofs(&FORMAT, test_payload("tricky", TRICKY));
+        assert_eq!(proofs.len(), 3);
+        for (arm, proof) in proofs {
+            assert!(arm.starts_with("cbor/ciborium"), "{arm}");
+            proof.unwrap_or_else(|error| panic!("{arm}: {error:#}"));
+        }
+        assert_eq!(reasons.len(), 1, "minicbor is listed unsupported: {reasons:?}");
     }
 }

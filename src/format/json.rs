@@ -35,6 +35,15 @@
 //! and scalar fallbacks on x86_64 (its AVX2 and PCLMULQDQ paths need `-C target-cpu`) and its
 //! NEON code on aarch64; only its UTF-8 validation (simdutf8) picks AVX2 at run time. simd-json
 //! detects AVX2 at run time.
+//!
+//! Data payloads (`--data`): each backend's value tree (`serde_json::Value`, simd-json's
+//! `OwnedValue`, written by its own writer) of the document, or of the records as a top-level
+//! array and as NDJSON, compared exactly with the file's records. serbench's serde_json is built
+//! without its `float_roundtrip` feature, so it reads some doubles one unit in the last place
+//! off: on float-heavy data (canada) its arms fail their proof, naming the first such number.
+//! simd-json keeps an object of more than 32 keys in a hash map whose order changes from
+//! process to process, so on such data it writes no bytes for sizes.csv and `dump` (serde_json
+//! writes the same JSON with its keys sorted).
 
 use std::borrow::Cow;
 use std::hint::black_box;
@@ -45,13 +54,14 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use sonic_rs::{ArrayJsonIter, JsonValueTrait, LazyValue, ObjectJsonIter, PointerTree};
 
-use super::{BackendDoc, Fidelity, Format, Registry};
-use crate::arm::{Access, Backend, Codec, Dynamic, Framing, Operation};
+use super::{BackendDoc, DataSupport, Fidelity, Format, Registry};
+use crate::arm::{Access, Backend, Codec, DataTree, Dynamic, Framing, Operation, Value};
+use crate::payload::data::{DataPayload, Difference, Equivalence};
 use crate::payload::fields::{self, Digest, Fields};
 use crate::payload::{
     Address, Batch, CheckoutRequest, CheckoutResponse, Item, Items, Keyed, LineItem, MetricSample, Model,
     Order, OrderStatus, Payload, PaymentMethod, Reading, Readings, RequestMeta, ResponseMeta, ServiceInfo,
-    Shipment, TelemetryEvent, Visit, VisitBatch, visit_all, visit_batches,
+    Shipment, TelemetryEvent, Visit, VisitBatch, visit_all, visit_batches, visit_corpora,
 };
 
 pub static FORMAT: Format = Format {
@@ -125,7 +135,15 @@ pub static FORMAT: Format = Format {
     register: |registry| {
         visit_all(&mut Json(registry));
         visit_batches(&mut Json(registry));
+        visit_all(&mut SonicLazy(registry));
+        visit_corpora(&mut Json(registry));
+        for spec in crate::payload::corpus_specs() {
+            for operation in [Operation::AccessAll, Operation::AccessPartial] {
+                registry.unsupported_operation(spec, SONIC_RS.name, operation, NO_CORPUS_LAZY);
+            }
+        }
     },
+    data: DataSupport::Arms(register_data),
 };
 
 const SERDE_JSON: Backend = Backend::new("serde_json");
@@ -138,7 +156,7 @@ const NO_UPDATE: &str =
 
 struct Json<'a>(&'a mut Registry);
 
-impl<P: Model + LazyRoute> Visit<P> for Json<'_> {
+impl<P: Model> Visit<P> for Json<'_> {
     fn payload(&mut self, payload: &Payload<P>) {
         let registry = &mut *self.0;
         registry.codec(payload, SERDE_JSON, Document::<SerdeJson>::default);
@@ -159,6 +177,17 @@ impl<P: Model + LazyRoute> Visit<P> for Json<'_> {
             SIMD_JSON.variant(COPY_ONLY),
             Document::<SimdJson>::default,
         );
+        registry.unsupported_operation(payload.spec, SONIC_RS.name, Operation::Update, NO_UPDATE);
+    }
+}
+
+/// sonic-rs's lazy access (access-all, access-partial) on the built-in payloads, whose fields
+/// it reads by name ([`LazyFields`]); the corpora have no such reader.
+struct SonicLazy<'a>(&'a mut Registry);
+
+impl<P: Model + LazyRoute> Visit<P> for SonicLazy<'_> {
+    fn payload(&mut self, payload: &Payload<P>) {
+        let registry = &mut *self.0;
         registry.access(
             payload,
             SONIC_RS,
@@ -173,9 +202,11 @@ impl<P: Model + LazyRoute> Visit<P> for Json<'_> {
             Document::<SonicRs>::default,
             LazyReadRoute::<P>::new,
         );
-        registry.unsupported_operation(payload.spec, SONIC_RS.name, Operation::Update, NO_UPDATE);
     }
 }
+
+/// Why the corpora have no sonic-rs access arms.
+const NO_CORPUS_LAZY: &str = "no lazy field reader (LazyFields) written for the corpus types";
 
 /// The batch payloads' records also as a top-level array and as NDJSON.
 impl<B: Batch> VisitBatch<B> for Json<'_> {
@@ -371,15 +402,83 @@ impl<P: Model> Dynamic<P> for SerdeJsonTree {
 
 /// simd-json's owned tree, with the same scratch-copy and buffer reuse as its typed decode.
 #[derive(Default)]
-pub struct SimdJsonTree {
-    scratch: Vec<u8>,
-    buffers: simd_json::Buffers,
-}
+pub struct SimdJsonTree(SimdJson);
 
 impl<P: Model> Dynamic<P> for SimdJsonTree {
     type Tree = simd_json::OwnedValue;
 
     fn decode_tree(&mut self, bytes: &[u8]) -> Result<simd_json::OwnedValue> {
+        self.0.read_tree(bytes)
+    }
+
+    fn to_model(&mut self, tree: simd_json::OwnedValue) -> Result<P> {
+        Ok(simd_json::serde::from_owned_value(tree)?)
+    }
+}
+
+/// A data payload in each backend's value tree: the document, or the records as a top-level
+/// array and as NDJSON.
+fn register_data(registry: &mut Registry, payload: &'static DataPayload) {
+    register_trees::<SerdeJson>(registry, payload, SERDE_JSON);
+    register_trees::<SimdJson>(registry, payload, SIMD_JSON);
+    register_trees::<SonicRs>(registry, payload, SONIC_RS);
+}
+
+fn register_trees<L: TreeLibrary>(registry: &mut Registry, payload: &'static DataPayload, backend: Backend) {
+    let operations = &Operation::CODEC;
+    if payload.is_list() {
+        let array = backend.framing(Framing::Array);
+        registry.data_tree(payload, array, OneTree::<L>::default(), operations);
+        let ndjson = backend.framing(Framing::Ndjson);
+        registry.data_tree(payload, ndjson, TreeLines::<L>::default(), operations);
+    } else {
+        registry.data_tree(payload, backend, OneTree::<L>::default(), operations);
+    }
+}
+
+/// What the data trees need of a JSON library: its own value tree, written and read by the
+/// library itself, and converted from and to the file's records (untimed).
+pub trait TreeLibrary: Default + Send + Sync + 'static {
+    type Tree: Value;
+    fn write_tree(&mut self, out: &mut Vec<u8>, tree: &Self::Tree) -> Result<()>;
+    fn read_tree(&mut self, bytes: &[u8]) -> Result<Self::Tree>;
+    fn from_json(value: &serde_json::Value) -> Self::Tree;
+    fn to_json(tree: &Self::Tree) -> serde_json::Value;
+    /// Why the bytes of `payload`'s tree change from run to run, if they do.
+    fn unstable(_payload: &DataPayload) -> Option<String> {
+        None
+    }
+}
+
+impl TreeLibrary for SerdeJson {
+    type Tree = serde_json::Value;
+
+    fn write_tree(&mut self, out: &mut Vec<u8>, tree: &serde_json::Value) -> Result<()> {
+        self.write(out, tree)
+    }
+
+    fn read_tree(&mut self, bytes: &[u8]) -> Result<serde_json::Value> {
+        self.read(bytes)
+    }
+
+    fn from_json(value: &serde_json::Value) -> serde_json::Value {
+        value.clone()
+    }
+
+    fn to_json(tree: &serde_json::Value) -> serde_json::Value {
+        tree.clone()
+    }
+}
+
+impl TreeLibrary for SimdJson {
+    type Tree = simd_json::OwnedValue;
+
+    fn write_tree(&mut self, out: &mut Vec<u8>, tree: &simd_json::OwnedValue) -> Result<()> {
+        use simd_json::prelude::Writable;
+        Ok(tree.write(out)?)
+    }
+
+    fn read_tree(&mut self, bytes: &[u8]) -> Result<simd_json::OwnedValue> {
         self.scratch.clear();
         self.scratch.extend_from_slice(bytes);
         Ok(simd_json::to_owned_value_with_buffers(
@@ -388,8 +487,163 @@ impl<P: Model> Dynamic<P> for SimdJsonTree {
         )?)
     }
 
-    fn to_model(&mut self, tree: simd_json::OwnedValue) -> Result<P> {
-        Ok(simd_json::serde::from_owned_value(tree)?)
+    fn from_json(value: &serde_json::Value) -> simd_json::OwnedValue {
+        use simd_json::OwnedValue;
+        match value {
+            serde_json::Value::Null => OwnedValue::Static(simd_json::StaticNode::Null),
+            serde_json::Value::Bool(flag) => OwnedValue::from(*flag),
+            serde_json::Value::Number(number) => match number.as_i64() {
+                Some(integer) => OwnedValue::from(integer),
+                None => OwnedValue::from(number.as_f64().expect("a JSON number is an i64 or a double here")),
+            },
+            serde_json::Value::String(text) => OwnedValue::from(text.clone()),
+            serde_json::Value::Array(items) => {
+                OwnedValue::Array(Box::new(items.iter().map(Self::from_json).collect()))
+            }
+            serde_json::Value::Object(object) => {
+                let mut tree =
+                    simd_json::owned::Object::with_capacity_and_hasher(object.len(), Default::default());
+                for (key, value) in object {
+                    tree.insert(key.clone(), Self::from_json(value));
+                }
+                OwnedValue::Object(Box::new(tree))
+            }
+        }
+    }
+
+    fn to_json(tree: &simd_json::OwnedValue) -> serde_json::Value {
+        use simd_json::{OwnedValue, StaticNode};
+        match tree {
+            OwnedValue::Static(StaticNode::Null) => serde_json::Value::Null,
+            OwnedValue::Static(StaticNode::Bool(flag)) => serde_json::Value::from(*flag),
+            OwnedValue::Static(StaticNode::I64(integer)) => serde_json::Value::from(*integer),
+            OwnedValue::Static(StaticNode::U64(integer)) => serde_json::Value::from(*integer),
+            OwnedValue::Static(StaticNode::F64(float)) => serde_json::Value::from(*float),
+            OwnedValue::String(text) => serde_json::Value::from(text.as_str()),
+            OwnedValue::Array(items) => serde_json::Value::Array(items.iter().map(Self::to_json).collect()),
+            OwnedValue::Object(object) => serde_json::Value::Object(
+                object
+                    .iter()
+                    .map(|(key, value)| (key.clone(), Self::to_json(value)))
+                    .collect(),
+            ),
+        }
+    }
+
+    /// Objects of up to 32 keys keep their order (a vector); larger ones are a hash map.
+    fn unstable(payload: &DataPayload) -> Option<String> {
+        let place = payload.first_object_wider_than(32)?;
+        Some(format!(
+            "simd-json keeps an object of more than 32 keys ({place}) in a hash map whose order changes \
+             from process to process, and so do its bytes; serde_json's are the same JSON, sorted"
+        ))
+    }
+}
+
+/// sonic-rs's parsed `Value` keeps an object's members in order (an array of pairs), so its
+/// bytes are stable; it converts from and to the file's records untimed.
+impl TreeLibrary for SonicRs {
+    type Tree = sonic_rs::Value;
+
+    fn write_tree(&mut self, out: &mut Vec<u8>, tree: &sonic_rs::Value) -> Result<()> {
+        self.write(out, tree)
+    }
+
+    fn read_tree(&mut self, bytes: &[u8]) -> Result<sonic_rs::Value> {
+        Ok(sonic_rs::from_slice(bytes)?)
+    }
+
+    /// Parsed from serde_json's text: `sonic_rs::to_value` would put a wide object's members
+    /// in a hashed order (see the test below).
+    fn from_json(value: &serde_json::Value) -> sonic_rs::Value {
+        let text = serde_json::to_vec(value).expect("a serde_json value serializes");
+        sonic_rs::from_slice(&text).expect("serde_json's text parses in sonic-rs")
+    }
+
+    fn to_json(tree: &sonic_rs::Value) -> serde_json::Value {
+        serde_json::to_value(tree).expect("every sonic-rs value is a serde_json value")
+    }
+}
+
+/// One JSON value per message: the document, or the records as a top-level array.
+#[derive(Default)]
+pub struct OneTree<L>(L);
+
+impl<L: TreeLibrary> Codec<L::Tree> for OneTree<L> {
+    fn encode<'a>(&'a mut self, tree: &L::Tree, out: &'a mut Vec<u8>) -> Result<&'a [u8]> {
+        self.0.write_tree(out, tree)?;
+        Ok(out)
+    }
+
+    fn decode(&mut self, bytes: &[u8]) -> Result<L::Tree> {
+        self.0.read_tree(bytes)
+    }
+}
+
+impl<L: TreeLibrary> DataTree<DataPayload> for OneTree<L> {
+    type Tree = L::Tree;
+    type Codec = OneTree<L>;
+
+    fn codec(&self) -> OneTree<L> {
+        OneTree::default()
+    }
+
+    fn tree(&self, data: &DataPayload) -> Result<L::Tree> {
+        Ok(L::from_json(&data.as_value()))
+    }
+
+    fn holds(&self, tree: &L::Tree, data: &DataPayload) -> Result<Option<Difference>> {
+        Ok(data.compare(&L::to_json(tree), Equivalence::Exact))
+    }
+
+    fn unstable(&self, data: &DataPayload) -> Option<String> {
+        L::unstable(data)
+    }
+}
+
+/// The records as NDJSON: one value per line, each line parsed on its own.
+#[derive(Default)]
+pub struct TreeLines<L>(L);
+
+impl<L: TreeLibrary> Codec<Vec<L::Tree>> for TreeLines<L> {
+    fn encode<'a>(&'a mut self, records: &Vec<L::Tree>, out: &'a mut Vec<u8>) -> Result<&'a [u8]> {
+        for record in records {
+            self.0.write_tree(out, record)?;
+            out.push(b'\n');
+        }
+        Ok(out)
+    }
+
+    fn decode(&mut self, bytes: &[u8]) -> Result<Vec<L::Tree>> {
+        lines(bytes)
+            .map(|(number, line)| {
+                self.0
+                    .read_tree(line)
+                    .with_context(|| format!("NDJSON line {number}"))
+            })
+            .collect()
+    }
+}
+
+impl<L: TreeLibrary> DataTree<DataPayload> for TreeLines<L> {
+    type Tree = Vec<L::Tree>;
+    type Codec = TreeLines<L>;
+
+    fn codec(&self) -> TreeLines<L> {
+        TreeLines::default()
+    }
+
+    fn tree(&self, data: &DataPayload) -> Result<Vec<L::Tree>> {
+        Ok(data.records.iter().map(L::from_json).collect())
+    }
+
+    fn holds(&self, tree: &Vec<L::Tree>, data: &DataPayload) -> Result<Option<Difference>> {
+        let records: Vec<serde_json::Value> = tree.iter().map(L::to_json).collect();
+        Ok(data.compare_records(&records, Equivalence::Exact))
+    }
+
+    fn unstable(&self, data: &DataPayload) -> Option<String> {
+        L::unstable(data)
     }
 }
 
@@ -977,6 +1231,46 @@ fn serde_json_telemetry_encode() -> Box<dyn FnMut()> {
     })
 }
 
+/// serbench's serde_json reads some doubles one unit in the last place off (no
+/// `float_roundtrip`): its data arms say where instead of passing.
+#[cfg(test)]
+mod data_tests {
+    use crate::format::Registry;
+    use crate::payload::data::{TRICKY, test_payload};
+
+    #[test]
+    fn every_json_data_arm_proves_on_tricky_records() {
+        let (proofs, reasons) = Registry::data_proofs(&super::FORMAT, test_payload("tricky", TRICKY));
+        assert_eq!(
+            proofs.len(),
+            18,
+            "three backends, array and NDJSON, three operations"
+        );
+        for (arm, proof) in proofs {
+            proof.unwrap_or_else(|error| panic!("{arm}: {error:#}"));
+        }
+        assert!(reasons.is_empty());
+    }
+
+    #[test]
+    fn serde_json_fails_where_it_misreads_a_double_and_simd_json_does_not() {
+        let payload = test_payload("float", r#"{"x": [1.5, -59.879722999999956]}"#);
+        let (proofs, _) = Registry::data_proofs(&super::FORMAT, payload);
+        for (arm, proof) in proofs {
+            match arm.starts_with("json/serde_json") {
+                true => {
+                    let error = format!("{:#}", proof.unwrap_err());
+                    assert!(
+                        error.ends_with("$.x[1]: expected -59.879722999999956, found -59.87972299999995"),
+                        "{error}"
+                    );
+                }
+                false => proof.unwrap_or_else(|error| panic!("{arm}: {error:#}")),
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1099,8 +1393,8 @@ mod tests {
                 id.framing
             );
         }
-        // 9 payloads as documents, 3 batch payloads also as array and NDJSON.
-        assert_eq!(codecs.len(), 9 + 3 * 2);
+        // 9 payloads and 2 corpora as documents, 3 batch payloads also as array and NDJSON.
+        assert_eq!(codecs.len(), 9 + 2 + 3 * 2);
         for ((payload, framing), by_backend) in &codecs {
             let backends: Vec<&str> = by_backend.keys().copied().collect();
             assert_eq!(
@@ -1395,5 +1689,26 @@ mod differential {
             .unwrap()
             .join()
             .unwrap();
+    }
+}
+#[cfg(test)]
+mod sonic_data_tests {
+    use super::{SonicRs, TreeLibrary};
+
+    /// `sonic_rs::to_value` writes an object of more than 32 members in a hashed order that
+    /// changes from call to call; the tree serbench builds keeps the file's order.
+    #[test]
+    fn a_wide_object_keeps_its_member_order() {
+        let object: serde_json::Map<String, serde_json::Value> = (0..40)
+            .map(|index| (format!("k{index:02}"), serde_json::Value::from(index)))
+            .collect();
+        let value = serde_json::Value::Object(object);
+        let expected = serde_json::to_string(&value).unwrap();
+        for _ in 0..5 {
+            assert_eq!(
+                sonic_rs::to_string(&SonicRs::from_json(&value)).unwrap(),
+                expected
+            );
+        }
     }
 }

@@ -145,10 +145,14 @@ pub fn arms(arms: &[&Arm], unsupported: &[&Unsupported]) -> String {
 }
 
 /// `serbench list --json`: the formats, payloads, arms and unsupported combinations.
-pub fn arms_json(arms: &[&Arm], unsupported: &[&Unsupported]) -> serde_json::Value {
+pub fn arms_json(
+    payloads: &[&crate::payload::PayloadSpec],
+    arms: &[&Arm],
+    unsupported: &[&Unsupported],
+) -> serde_json::Value {
     serde_json::json!({
         "formats": crate::format::all().iter().map(|format| serde_json::json!({"name": format.name, "about": format.about})).collect::<Vec<_>>(),
-        "payloads": crate::payload::specs().iter().map(|spec| serde_json::json!({"name": spec.name, "records": spec.records, "description": spec.description})).collect::<Vec<_>>(),
+        "payloads": payloads.iter().map(|spec| serde_json::json!({"name": spec.name, "records": spec.records, "description": spec.description})).collect::<Vec<_>>(),
         "arms": arms.iter().map(|arm| {
             let id = &arm.id;
             serde_json::json!({

@@ -135,6 +135,7 @@ pub fn run(registry: &Registry, selection: &Selection, options: &RunOptions) -> 
     }
     let rows = match profile.passes {
         None => run_here(
+            registry,
             &selected,
             kept,
             profile,
@@ -154,6 +155,7 @@ pub fn run(registry: &Registry, selection: &Selection, options: &RunOptions) -> 
             };
             out.remove(&DERIVED_FILES)?;
             passes::run(
+                registry,
                 &selected,
                 resumed,
                 profile,
@@ -171,7 +173,7 @@ pub fn run(registry: &Registry, selection: &Selection, options: &RunOptions) -> 
         .iter()
         .filter(|encoder| rows.iter().any(|row| row.is_codec(&encoder.id)))
         .collect();
-    out.write_csv(sizes::FILE_NAME, &compute_sizes(&codecs))?;
+    out.write_csv(sizes::FILE_NAME, &compute_sizes(registry, &codecs))?;
     let samples: Option<Vec<SampleRow>> = out
         .holds(samples::FILE_NAME)
         .then(|| files::read_complete(&out.file(samples::FILE_NAME)))
@@ -184,7 +186,9 @@ pub fn run(registry: &Registry, selection: &Selection, options: &RunOptions) -> 
 
 /// The quick and smoke profiles: every selected arm the folder does not hold yet, payload by
 /// payload in this process, each block's rows appended to results.csv as it ends.
+#[allow(clippy::too_many_arguments)]
 fn run_here(
+    registry: &Registry,
     selected: &[&Arm],
     kept: Kept,
     profile: &Profile,
@@ -216,7 +220,7 @@ fn run_here(
     out.remove(&DERIVED_FILES)?;
     let progress = Progress::new(arms.len() as u64, profile);
     let mut rows = kept.rows;
-    for payload in crate::payload::specs() {
+    for payload in registry.payloads() {
         let block: Vec<&Arm> = arms
             .iter()
             .copied()
@@ -377,8 +381,8 @@ fn measure_here(block: &[&Arm], profile: &Profile, schedule: Schedule, progress:
 }
 
 /// The sizes of `codecs`, against the compact JSON of each payload.
-fn compute_sizes(codecs: &[&Encoder]) -> Vec<sizes::SizeRow> {
-    sizes::compute(codecs, &crate::payload::json_reference_bytes())
+fn compute_sizes(registry: &Registry, codecs: &[&Encoder]) -> Vec<sizes::SizeRow> {
+    sizes::compute(codecs, &registry.json_reference_bytes())
 }
 
 /// `serbench sizes`: writes `out/sizes.csv` for the selected codecs, in a folder that holds no
@@ -391,7 +395,7 @@ pub fn write_sizes(registry: &Registry, selection: &Selection, out: &Path, repla
         ));
     }
     let out = OutDir::for_new_set(out, SetKind::Sizes, replace)?;
-    out.write_csv(sizes::FILE_NAME, &compute_sizes(&codecs))
+    out.write_csv(sizes::FILE_NAME, &compute_sizes(registry, &codecs))
 }
 
 /// A progress bar on a terminal (one step per rep, at most `max_reps` per arm); otherwise one

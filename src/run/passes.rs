@@ -12,6 +12,7 @@ use anyhow::{Context, Result};
 
 use super::workers::start_worker;
 use crate::arm::{Arm, ArmId};
+use crate::format::Registry;
 use crate::measure::{Measurement, Passes, Profile, Schedule};
 use crate::report::files::{Appender, OutDir};
 use crate::report::results::{self, ResultRow, STATUS_OK};
@@ -91,6 +92,7 @@ pub struct Resumed {
 /// passes, into OUT/samples.csv and OUT/results.csv; returns the results rows.
 #[allow(clippy::too_many_arguments)]
 pub fn run(
+    registry: &Registry,
     arms: &[&Arm],
     resumed: Resumed,
     profile: &Profile,
@@ -136,7 +138,7 @@ pub fn run(
         }
         let layout = pass % programs.len();
         let mut sampled = 0;
-        for payload in crate::payload::specs() {
+        for payload in registry.payloads() {
             let block = state.wanted(payload.name, &passes, profile);
             if block.is_empty() {
                 continue;
@@ -145,21 +147,21 @@ pub fn run(
             let ids: Vec<ArmId> = block.iter().map(|arm| arm.id.clone()).collect();
             let new =
                 |arm: &Arm| SampleRow::new(this_run, &arm.id, arm.spec.records, pass, layout, started_s);
-            let block_samples: Vec<SampleRow> = match start_worker(&programs[layout], &ids, profile, schedule)
-            {
-                Ok(reports) => block
-                    .iter()
-                    .zip(reports)
-                    .map(|(arm, report)| match &report.result {
-                        Ok(sampled) => new(arm).measured(sampled, report.encoded_bytes),
-                        Err(message) => new(arm).failed(message),
-                    })
-                    .collect(),
-                Err(error) => block
-                    .iter()
-                    .map(|arm| new(arm).failed(&format!("{}: {error:#}", arm.id)))
-                    .collect(),
-            };
+            let block_samples: Vec<SampleRow> =
+                match start_worker(&programs[layout], &ids, profile, schedule, &registry.data_request) {
+                    Ok(reports) => block
+                        .iter()
+                        .zip(reports)
+                        .map(|(arm, report)| match &report.result {
+                            Ok(sampled) => new(arm).measured(sampled, report.encoded_bytes),
+                            Err(message) => new(arm).failed(message),
+                        })
+                        .collect(),
+                    Err(error) => block
+                        .iter()
+                        .map(|arm| new(arm).failed(&format!("{}: {error:#}", arm.id)))
+                        .collect(),
+                };
             file.append(&block_samples)?;
             sampled += block_samples.len();
             for sample in block_samples {

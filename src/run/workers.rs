@@ -63,18 +63,21 @@ pub struct WorkerReport {
 }
 
 /// Runs one `block-worker` process of `program` (this executable, or another build of it) over
-/// the arms `ids` and reads its reports: one per arm, in the same order, each naming its arm.
+/// the arms `ids` (of the registry built with `data`) and reads its reports: one per arm, in the same order, each naming its arm.
 pub fn start_worker(
     program: &Path,
     ids: &[ArmId],
     profile: &Profile,
     schedule: Schedule,
+    data: &crate::payload::data::Request,
 ) -> Result<Vec<WorkerReport>> {
     let mut command = Command::new(program);
     command.args(["block-worker", "--profile", profile.name]);
     if schedule == Schedule::Burst {
         command.arg("--burst");
     }
+    // The worker reads the same data files to build the same registry.
+    command.args(data.to_args());
     let mut child = command
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -91,7 +91,7 @@ use ::capnp::traits::{FromPointerBuilder, FromPointerReader, OwnedStruct};
 use ::capnp::{Word, serialize_packed, struct_list, text, text_list};
 use anyhow::{Context, Result, bail, ensure};
 
-use super::{BackendDoc, Fidelity, Format, Registry};
+use super::{BackendDoc, DataSupport, Fidelity, Format, NEEDS_RUST_TYPES, Registry};
 use crate::arm::{Access, Backend, Codec, Operation, Update};
 use crate::payload::fields::{self, Digest, Fields, UpdateField};
 use crate::payload::{
@@ -135,7 +135,11 @@ pub static FORMAT: Format = Format {
         operation: Operation::AccessPartial,
         case: capnp_order_access_partial,
     }],
-    register: |registry| visit_all(&mut Capnp(registry)),
+    register: |registry| {
+        visit_all(&mut Capnp(registry));
+        registry.unsupported_corpora("no .capnp schema written for the corpus types");
+    },
+    data: DataSupport::Unsupported(NEEDS_RUST_TYPES),
 };
 
 const BACKEND: Backend = Backend::new("capnp");
@@ -1671,13 +1675,19 @@ mod tests {
     fn registers_every_operation_unpacked_and_the_codec_packed() {
         let mut registry = Registry::default();
         (FORMAT.register)(&mut registry);
-        let payloads = crate::payload::specs().len();
+        let corpora = crate::payload::corpus_specs().map(|spec| spec.name);
+        let payloads = crate::payload::specs().len() - corpora.len();
         // Unpacked: encode, decode, round-trip, access-all, access-partial, update; packed: the
-        // first three.
+        // first three. The corpora are unsupported (no schema).
         assert_eq!(registry.arms.len(), payloads * (6 + 3));
         assert_eq!(registry.encoders.len(), payloads * 2);
-        assert_eq!(registry.unsupported.len(), payloads * 3);
-        assert!(registry.unsupported.iter().all(|unsupported| {
+        assert_eq!(registry.unsupported.len(), payloads * 3 + corpora.len());
+        let (corpus, other): (Vec<_>, Vec<_>) = registry
+            .unsupported
+            .iter()
+            .partition(|unsupported| corpora.contains(&unsupported.payload));
+        assert_eq!(corpus.len(), corpora.len());
+        assert!(other.iter().all(|unsupported| {
             unsupported.backend == PACKED.name
                 && unsupported.operation.is_some_and(|op| op != Operation::Decode)
         }));
