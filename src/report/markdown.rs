@@ -540,7 +540,8 @@ fn merged_sizes(sources: &[Source]) -> (BTreeMap<CodecId, SizeRow>, Vec<String>)
                     merged.insert(key, (row.clone(), &source.label));
                 }
                 Some((first, first_label)) => {
-                    if (first.encoded_bytes, first.zstd_bytes) != (row.encoded_bytes, row.zstd_bytes) {
+                    let bytes = |row: &SizeRow| (row.encoded_bytes, row.zstd_bytes, row.zlib_bytes);
+                    if bytes(first) != bytes(row) {
                         conflicts.push(format!(
                             "sizes of {} {} differ: {} on {first_label}, {} on {} (sizes are meant to be \
                              identical everywhere; the report shows {first_label}'s)",
@@ -572,15 +573,8 @@ fn write_sizes_section(
         .filter(|row| row.status == STATUS_OK && row.encoded_bytes.is_some())
         .collect();
     measured.sort_by_key(|row| (row.encoded_bytes, row.codec.clone()));
-    let levels: Vec<i32> = {
-        let mut levels: Vec<i32> = measured.iter().map(|row| row.zstd_level).collect();
-        levels.dedup();
-        levels
-    };
-    let zstd = match levels.as_slice() {
-        [level] => format!("zstd level {level}"),
-        _ => "zstd".to_string(),
-    };
+    let zstd = compressor_label("zstd", measured.iter().map(|row| i64::from(row.zstd_level)));
+    let zlib = compressor_label("zlib", measured.iter().map(|row| i64::from(row.zlib_level)));
     if !measured.is_empty() {
         let chart = SizeChart {
             title: format!("{payload}: encoded size"),
@@ -614,6 +608,8 @@ fn write_sizes_section(
         ">bytes/record",
         &format!(">{zstd} bytes"),
         ">zstd bytes/record",
+        &format!(">{zlib} bytes"),
+        ">zlib bytes/record",
         ">% of JSON",
     ]
     .map(String::from)
@@ -627,6 +623,8 @@ fn write_sizes_section(
                 optional(row.bytes_per_record, |bytes| format!("{bytes:.1}")),
                 optional(row.zstd_bytes, |bytes| bytes.to_string()),
                 optional(row.zstd_bytes_per_record, |bytes| format!("{bytes:.1}")),
+                optional(row.zlib_bytes, |bytes| bytes.to_string()),
+                optional(row.zlib_bytes_per_record, |bytes| format!("{bytes:.1}")),
                 optional(row.ratio_to_json, |ratio| format!("{:.1}%", ratio * 100.0)),
             ]
         })
@@ -643,6 +641,17 @@ fn write_sizes_section(
         writeln!(markdown, "Not measured:\n\n{}\n", failed.join("\n"))?;
     }
     Ok(())
+}
+
+/// `name level N` when every row used level N, else the name alone.
+fn compressor_label(name: &str, levels: impl Iterator<Item = i64>) -> String {
+    let mut levels: Vec<i64> = levels.collect();
+    levels.sort();
+    levels.dedup();
+    match levels.as_slice() {
+        [level] => format!("{name} level {level}"),
+        _ => name.to_string(),
+    }
 }
 
 /// Nanoseconds with the digits that matter: one decimal from 10 ns up, more below.
