@@ -236,7 +236,7 @@ fn write_hosts(markdown: &mut String, sources: &[Source]) -> Result<()> {
     writeln!(markdown, "## Hosts\n")?;
     let mut header = vec![String::new()];
     header.extend(sources.iter().map(|source| source.label.clone()));
-    let columns: [MetadataColumn; 9] = [
+    let columns: [MetadataColumn; 10] = [
         ("host", |row| row.host.clone()),
         ("CPU", |row| row.cpu.clone()),
         ("cores", |row| row.cores.to_string()),
@@ -244,6 +244,7 @@ fn write_hosts(markdown: &mut String, sources: &[Source]) -> Result<()> {
         ("system", |row| row.system.clone()),
         ("rustc", |row| row.rustc.clone()),
         ("commit", |row| row.commit.clone()),
+        ("build", |row| row.build.clone()),
         ("profile", |row| row.profile.clone()),
         ("run started", |row| row.timestamp.clone()),
     ];

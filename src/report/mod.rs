@@ -3,6 +3,7 @@
 //! printed after a run.
 
 pub mod charts;
+pub mod codegen;
 pub mod columns;
 pub mod compare;
 pub mod fidelity;
