@@ -1,5 +1,6 @@
-//! Records the compiler and the source commit into the binary, so every result row says which
-//! build produced it. A Nix build has no `.git` and compiles in `unknown`: the flake's wrapper
+//! Records the compiler, the source commit and the CPU the code is compiled for (portable or
+//! native, src/report/codegen.rs) into the binary, so every result row says which build
+//! produced it. A Nix build has no `.git` and compiles in `unknown`: the flake's wrapper
 //! sets SERBENCH_COMMIT at run time instead (src/report/host.rs), so a commit that changes no
 //! source does not rebuild the binary.
 //!
@@ -8,6 +9,10 @@
 //! feature it generates the prost types of `schemas/protobuf/`.
 
 use std::process::Command;
+
+// The one reading of the compiler flags, shared with the library (and tested there).
+#[path = "src/report/codegen.rs"]
+mod codegen;
 
 fn output(program: &str, args: &[&str]) -> Option<String> {
     let output = Command::new(program).args(args).output().ok()?;
@@ -28,6 +33,14 @@ fn main() {
     let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".to_string());
     let rustc_version = output(&rustc, &["--version"]).unwrap_or_else(|| "unknown".to_string());
     println!("cargo:rustc-env=SERBENCH_RUSTC={rustc_version}");
+
+    // Portable or native, from the flags cargo passes to rustc for this package (RUSTFLAGS and
+    // cargo's config alike): a results row then says which build measured it.
+    let rustflags = std::env::var("CARGO_ENCODED_RUSTFLAGS").unwrap_or_default();
+    println!(
+        "cargo:rustc-env=SERBENCH_BUILD={}",
+        codegen::build_kind(&rustflags)
+    );
 
     // The enabled Cargo features, so a test can check the format registry against them.
     let mut features: Vec<String> = std::env::vars()

@@ -34,6 +34,14 @@ let
   # The binary depends on the sources only; the wrapper stamps the commit on it.
   unwrapped = callPackage ./package.nix { inherit rustPlatform source; };
   serbench = callPackage ./stamped.nix { inherit unwrapped commit; };
+  # The same binary compiled for the build machine's CPU (`nix run .#bench-native`).
+  serbench-native = callPackage ./stamped.nix {
+    unwrapped = callPackage ./package.nix {
+      inherit rustPlatform source;
+      native = true;
+    };
+    inherit commit;
+  };
   # sizes.csv records no commit, so it is not rebuilt for a commit that changes no source.
   sizes = callPackage ./sizes.nix { serbench = unwrapped; };
   # Every arm run once through the real build, in seconds: a wiring check whose numbers mean
@@ -53,7 +61,7 @@ in
 {
   packages = {
     default = serbench;
-    inherit serbench sizes results-smoke;
+    inherit serbench serbench-native sizes results-smoke;
     # The whole matrix, full profile, measured on the build host.
     results = callPackage ./results.nix { inherit serbench; };
   };
@@ -62,7 +70,7 @@ in
   # `nix flake show` reject as an app and as a check.
   apps = import ./apps.nix {
     inherit (pkgs) lib writeShellScript;
-    inherit serbench formats;
+    inherit serbench serbench-native formats;
   };
   devShells.default = callPackage ./shell.nix { inherit toolchain formatters flatcVersion; };
   formatter = callPackage ./formatter.nix { inherit formatters; };

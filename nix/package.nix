@@ -6,9 +6,16 @@
 #
 # No commit goes in (build.rs finds no .git and compiles in `unknown`): stamped.nix sets it at run
 # time, so this derivation changes only when a source does.
+#
+# `native = true` compiles for the build machine's own CPU (`-C target-cpu=native`): build.rs reads
+# the flag from the compiler flags and every results row says `native`. Such a binary fits only
+# the CPU it was built on, so it is built where it runs: never substituted from a cache, and
+# preferably built locally rather than on a remote builder.
 {
+  lib,
   rustPlatform,
   source,
+  native ? false,
 }:
 rustPlatform.buildRustPackage (
   source
@@ -18,6 +25,16 @@ rustPlatform.buildRustPackage (
     doCheck = false;
     meta = {
       description = "A fair, reproducible benchmark of Rust serialization formats";
+      mainProgram = "serbench";
+    };
+  }
+  // lib.optionalAttrs native {
+    pname = "${source.pname}-native";
+    RUSTFLAGS = "-C target-cpu=native";
+    allowSubstitutes = false;
+    preferLocalBuild = true;
+    meta = {
+      description = "serbench compiled for the build machine's CPU (-C target-cpu=native)";
       mainProgram = "serbench";
     };
   }

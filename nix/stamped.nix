@@ -9,7 +9,7 @@
   unwrapped,
   commit,
 }:
-runCommand "serbench-${unwrapped.version}"
+runCommand "${unwrapped.pname}-${unwrapped.version}"
   {
     passthru = { inherit unwrapped commit; };
     inherit (unwrapped) meta;

@@ -3,8 +3,9 @@
 //!
 //! A format file registers *codecs* (one backend of the format for one payload) in the
 //! registry (`format::Registry`); [`Arm::codec`] and its siblings turn each codec into
-//! its arms (encode, decode, round-trip, access, dynamic decode), each of which proves its
-//! round trip when it is prepared, before anything is timed. The timed loops live here as small
+//! its arms (encode, decode, round-trip, access, dynamic decode, and for some payloads the
+//! compression of its encoded bytes), each of which proves its round trip when it is prepared,
+//! before anything is timed. The timed loops live here as small
 //! generic runners, so the per-iteration path is monomorphic: one dynamic call per batch of
 //! iterations, none per iteration.
 
@@ -17,6 +18,7 @@ use std::sync::{Arc, OnceLock};
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use crate::compress::{self, Compressor, Zlib, Zstd};
 use crate::payload::data::{Difference, Equivalence, compare};
 use crate::payload::fields::UpdateField;
 use crate::payload::{Model, PayloadSpec};
@@ -107,19 +109,39 @@ pub enum Operation {
     AccessPartial,
     /// Zero-copy formats: verify the buffer, then change one scalar in place.
     Update,
+    /// The codec's encoded bytes compressed by zstd (level [`crate::compress::ZSTD_LEVEL`]).
+    CompressZstd,
+    /// The codec's encoded bytes, zstd-compressed once untimed, decompressed.
+    DecompressZstd,
+    /// The codec's encoded bytes compressed by zlib (level [`crate::compress::ZLIB_LEVEL`]).
+    CompressZlib,
+    /// The codec's encoded bytes, zlib-compressed once untimed, decompressed.
+    DecompressZlib,
 }
 
 impl Operation {
-    pub const ALL: [Operation; 6] = [
+    pub const ALL: [Operation; 10] = [
         Operation::Encode,
         Operation::Decode,
         Operation::RoundTrip,
         Operation::AccessAll,
         Operation::AccessPartial,
         Operation::Update,
+        Operation::CompressZstd,
+        Operation::DecompressZstd,
+        Operation::CompressZlib,
+        Operation::DecompressZlib,
     ];
     /// The operations every codec has.
     pub const CODEC: [Operation; 3] = [Operation::Encode, Operation::Decode, Operation::RoundTrip];
+    /// The operations on a codec's encoded bytes that the codecs of the payloads in
+    /// [`crate::compress::PAYLOADS`] also have.
+    pub const COMPRESSION: [Operation; 4] = [
+        Operation::CompressZstd,
+        Operation::DecompressZstd,
+        Operation::CompressZlib,
+        Operation::DecompressZlib,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -129,6 +151,10 @@ impl Operation {
             Operation::AccessAll => "access-all",
             Operation::AccessPartial => "access-partial",
             Operation::Update => "update",
+            Operation::CompressZstd => "compress-zstd",
+            Operation::DecompressZstd => "decompress-zstd",
+            Operation::CompressZlib => "compress-zlib",
+            Operation::DecompressZlib => "decompress-zlib",
         }
     }
 }
@@ -542,9 +568,16 @@ impl Arm {
         to_model: fn(&W) -> P,
         make: fn() -> C,
     ) -> CodecArms {
+        // The compression arms start from the same proven bytes as the codec's own arms.
+        let compression: &[Operation] = if crate::compress::has_arms(spec.name) {
+            &Operation::COMPRESSION
+        } else {
+            &[]
+        };
         let arms = Operation::CODEC
-            .into_iter()
-            .map(|operation| {
+            .iter()
+            .chain(compression)
+            .map(|&operation| {
                 let id = ArmId {
                     codec: codec.clone(),
                     operation,
@@ -554,6 +587,13 @@ impl Arm {
                     let id = id.clone();
                     move || {
                         let value = to_wire(model());
+                        if Operation::COMPRESSION.contains(&operation) {
+                            // What is timed is the compressor on the codec's bytes; the codec's
+                            // own arms prove that those bytes decode to the payload.
+                            let bytes = encoded(&id, &value, make)?;
+                            return compression_runner(operation, bytes)
+                                .map_err(|error| error.context(id.to_string()));
+                        }
                         let bytes = verify(&id, &value, make)?;
                         if &to_model(&value) != model() {
                             bail!("{id}: the format's value does not convert back to the payload");
@@ -917,11 +957,7 @@ fn proven_tree<D, T: DataTree<D>>(id: &ArmId, tree: &T, data: &D) -> Result<(T::
 /// Encodes with one codec instance and decodes with another, so no state carried inside a
 /// codec can fake a round trip; then compares with the original.
 fn verify<W: Value, C: Codec<W>>(id: &ArmId, value: &W, make: fn() -> C) -> Result<Vec<u8>> {
-    let mut out = Vec::new();
-    let bytes = make()
-        .encode(value, &mut out)
-        .map_err(|error| error.context(format!("{id}: encode failed")))?
-        .to_vec();
+    let bytes = encoded(id, value, make)?;
     let decoded = make()
         .decode(&bytes)
         .map_err(|error| error.context(format!("{id}: decode of its own encoding failed")))?;
@@ -931,6 +967,15 @@ fn verify<W: Value, C: Codec<W>>(id: &ArmId, value: &W, make: fn() -> C) -> Resu
     Ok(bytes)
 }
 
+/// `value` encoded by a fresh codec.
+fn encoded<W: Value, C: Codec<W>>(id: &ArmId, value: &W, make: fn() -> C) -> Result<Vec<u8>> {
+    let mut out = Vec::new();
+    Ok(make()
+        .encode(value, &mut out)
+        .map_err(|error| error.context(format!("{id}: encode failed")))?
+        .to_vec())
+}
+
 fn codec_runner<W: Value, C: Codec<W>>(
     operation: Operation,
     value: W,
@@ -938,29 +983,81 @@ fn codec_runner<W: Value, C: Codec<W>>(
     make: impl Fn() -> C,
 ) -> Prepared {
     let encoded_bytes = bytes.len();
-    let codec = make();
     let out = Vec::with_capacity(encoded_bytes);
     let runner: Box<dyn Runner> = match operation {
-        Operation::Encode => Box::new(EncodeRunner { codec, value, out }),
+        Operation::Encode => Box::new(EncodeRunner {
+            codec: make(),
+            value,
+            out,
+        }),
         Operation::Decode => Box::new(DecodeRunner {
-            codec,
+            codec: make(),
             bytes,
             value: PhantomData,
         }),
         Operation::RoundTrip => Box::new(RoundTripRunner {
-            encoder: codec,
+            encoder: make(),
             decoder: make(),
             value,
             out,
         }),
-        Operation::AccessAll | Operation::AccessPartial | Operation::Update => {
-            unreachable!("codecs register encode, decode and round-trip only")
-        }
+        _ => unreachable!("a codec's own arms are encode, decode and round-trip"),
     };
     Prepared {
         runner,
         encoded_bytes,
     }
+}
+
+/// A compression arm over a codec's encoded `bytes`: what `mb_per_s` counts is those bytes
+/// (the uncompressed size), for compression and decompression alike.
+fn compression_runner(operation: Operation, bytes: Vec<u8>) -> Result<Prepared> {
+    let encoded_bytes = bytes.len();
+    let runner = match operation {
+        Operation::CompressZstd => compress_runner::<Zstd>(bytes)?,
+        Operation::DecompressZstd => decompress_runner::<Zstd>(bytes)?,
+        Operation::CompressZlib => compress_runner::<Zlib>(bytes)?,
+        Operation::DecompressZlib => decompress_runner::<Zlib>(bytes)?,
+        _ => unreachable!("only the compression operations have a compression runner"),
+    };
+    Ok(Prepared {
+        runner,
+        encoded_bytes,
+    })
+}
+
+/// Compresses a codec's encoded bytes, after proving that they come back whole and that the
+/// timed compressor writes the bytes proven.
+fn compress_runner<Z: Compressor>(bytes: Vec<u8>) -> Result<Box<dyn Runner>> {
+    let proven = compress::verified::<Z>(&bytes)?;
+    let mut compressor = Z::new()?;
+    let mut out = Vec::new();
+    compressor.compress(&bytes, &mut out)?;
+    if out != proven {
+        bail!("the timed compressor wrote other bytes than the proven ones");
+    }
+    Ok(Box::new(CompressRunner {
+        compressor,
+        bytes,
+        out,
+    }))
+}
+
+/// Decompresses a codec's encoded bytes, compressed once untimed, after proving that the timed
+/// decompressor gives them back whole.
+fn decompress_runner<Z: Compressor>(bytes: Vec<u8>) -> Result<Box<dyn Runner>> {
+    let compressed = compress::verified::<Z>(&bytes)?;
+    let mut decompressor = Z::new()?;
+    let mut out = Vec::new();
+    decompressor.decompress(&compressed, &mut out)?;
+    if out != bytes {
+        bail!("decompress(compress(bytes)) != bytes");
+    }
+    Ok(Box::new(DecompressRunner {
+        decompressor,
+        compressed,
+        out,
+    }))
 }
 
 /// Encode into a buffer that is cleared, not freed, between iterations.
@@ -1010,6 +1107,43 @@ impl<W: Value, C: Codec<W>> Runner for RoundTripRunner<W, C> {
             self.out.clear();
             let bytes = self.encoder.encode(black_box(&self.value), &mut self.out)?;
             black_box(self.decoder.decode(bytes)?);
+        }
+        Ok(())
+    }
+}
+
+/// Compression of the same bytes into a buffer that is cleared, not freed, between iterations,
+/// by one compressor whose context is reused (as [`crate::compress`] describes).
+struct CompressRunner<Z> {
+    compressor: Z,
+    bytes: Vec<u8>,
+    out: Vec<u8>,
+}
+
+impl<Z: Compressor> Runner for CompressRunner<Z> {
+    fn run(&mut self, iterations: u64) -> Result<()> {
+        for _ in 0..iterations {
+            self.compressor.compress(black_box(&self.bytes), &mut self.out)?;
+            black_box(&mut self.out);
+        }
+        Ok(())
+    }
+}
+
+/// Decompression of the same bytes into a reused buffer (its capacity holds the whole output
+/// from the proof on) by one decompressor whose context is reused.
+struct DecompressRunner<Z> {
+    decompressor: Z,
+    compressed: Vec<u8>,
+    out: Vec<u8>,
+}
+
+impl<Z: Compressor> Runner for DecompressRunner<Z> {
+    fn run(&mut self, iterations: u64) -> Result<()> {
+        for _ in 0..iterations {
+            self.decompressor
+                .decompress(black_box(&self.compressed), &mut self.out)?;
+            black_box(&mut self.out);
         }
         Ok(())
     }
@@ -1112,6 +1246,44 @@ mod tests {
             ArmId::typed("flatbuffers", "flatbuffers", "", "order", Operation::AccessAll).decoder_label(),
             "flatbuffers/flatbuffers access-all"
         );
+    }
+
+    /// A compressor that loses the last byte on the way back.
+    struct Lossy(Zlib);
+
+    impl Compressor for Lossy {
+        fn new() -> Result<Self> {
+            Ok(Lossy(Zlib::new()?))
+        }
+        fn compress(&mut self, input: &[u8], out: &mut Vec<u8>) -> Result<()> {
+            self.0.compress(input, out)
+        }
+        fn decompress(&mut self, input: &[u8], out: &mut Vec<u8>) -> Result<()> {
+            self.0.decompress(input, out)?;
+            out.pop();
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_compression_arm_is_timed_only_after_its_bytes_come_back_whole() {
+        let bytes = b"the same words, the same words, the same words".to_vec();
+        for runner in [compress_runner::<Lossy>, decompress_runner::<Lossy>] {
+            let error = runner(bytes.clone())
+                .err()
+                .expect("a lossy compressor is refused");
+            assert!(
+                format!("{error:#}").contains("decompress(compress(bytes)) != bytes"),
+                "{error:#}"
+            );
+        }
+        for runner in [
+            compress_runner::<Zlib>,
+            decompress_runner::<Zlib>,
+            compress_runner::<Zstd>,
+        ] {
+            runner(bytes.clone()).unwrap().run(3).unwrap();
+        }
     }
 
     #[test]

@@ -19,9 +19,31 @@ use crate::run::{RunOptions, Selection};
 use crate::{UsageError, check_names};
 
 /// Where results go without `--out`: not results/<system>/, whose committed results a run
-/// must not touch unless told to in words.
+/// must not touch unless told to in words; results/local/<system>/ for a portable build,
+/// results/local/<system>-native/ for a native one (so the two sit side by side for `compare`).
 pub fn default_out() -> PathBuf {
-    PathBuf::from("results").join("local").join(host::system())
+    PathBuf::from("results")
+        .join("local")
+        .join(out_name(&host::system(), host::build()))
+}
+
+/// The folder name of `system`'s results from a `build`: the system for a portable build,
+/// else the system and the build with anything but letters, digits, `-` and `_` as `-`.
+fn out_name(system: &str, build: &str) -> String {
+    if build == "portable" {
+        return system.to_string();
+    }
+    let build: String = build
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    format!("{system}-{build}")
 }
 
 /// The selection `formats`, `backends`, `payloads` and `operations` name, after checking the
@@ -411,6 +433,16 @@ fn scratch_dir() -> Result<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_build_has_its_own_default_folder() {
+        assert_eq!(out_name("x86_64-linux", "portable"), "x86_64-linux");
+        assert_eq!(out_name("x86_64-linux", "native"), "x86_64-linux-native");
+        assert_eq!(
+            out_name("x86_64-linux", "target-cpu=x86-64-v3 target-feature=+avx2"),
+            "x86_64-linux-target-cpu-x86-64-v3-target-feature--avx2"
+        );
+    }
 
     #[test]
     fn unknown_names_list_each_valid_name_once() {

@@ -2,7 +2,7 @@
 //!
 //! The data flows one way: [`payload`] (the logical data) -> [`format`] (one file per format,
 //! its codecs, and the registry of every arm) -> [`arm`] (what one arm is: it proves its round
-//! trip, then runs its timed loop) -> [`measure`] (sampling, with the pure statistics of
+//! trip, then runs its timed loop; [`compress`] adds zstd and zlib after a codec) -> [`measure`] (sampling, with the pure statistics of
 //! [`stats`] and the allocation counts of [`alloc`]) -> [`report`] (results.csv, sizes.csv,
 //! Markdown, charts, compare), with [`run`] driving the stages for `serbench run`.
 //! [`robustness`] and [`instructions`] are two other measurements of the same arms: hostile
@@ -13,6 +13,7 @@ pub mod alloc;
 pub mod arm;
 pub mod check;
 pub mod commands;
+pub mod compress;
 pub mod format;
 pub mod instructions;
 pub mod measure;

@@ -57,7 +57,8 @@ enum Command {
         operations: Vec<String>,
         #[arg(long, default_value = "quick", value_parser = PossibleValuesParser::new(Profile::ALL.map(|profile| profile.name)))]
         profile: String,
-        /// Results folder (default: results/local/<system>/).
+        /// Results folder (default: results/local/<system>/, or <system>-native/ for a native
+        /// build).
         #[arg(long)]
         out: Option<PathBuf>,
         /// Extend the folder's result set (after an interrupted run): measure only the selected

@@ -303,6 +303,15 @@ fn resume_refuses_another_set_and_extends_its_own_without_duplicates() {
         "cannot resume a set of commit \"0123456789ab\"",
     );
     assert_eq!(snapshot(&out), foreign);
+    // Another build (compiled for another CPU) is another set too.
+    std::fs::write(&csv, &original).unwrap();
+    edit(&csv, None, "build", "target-cpu=z80");
+    let other_build = snapshot(&out);
+    assert_refused(
+        &smoke(&out, &["order"], &["--resume"]),
+        "cannot resume a set of build \"target-cpu=z80\"",
+    );
+    assert_eq!(snapshot(&out), other_build);
 
     // The same set: extended by the arms it lacks, each once, the old rows as they were; a
     // failed arm is measured again.

@@ -3,6 +3,8 @@
 
 use std::collections::BTreeSet;
 
+use serbench::arm::Operation;
+use serbench::compress;
 use serbench::format::Registry;
 
 #[test]
@@ -15,6 +17,46 @@ fn every_registered_arm_proves_its_round_trip() {
         .collect();
     assert!(failures.is_empty(), "{failures:#?}");
     assert!(!registry.arms.is_empty());
+}
+
+#[test]
+fn the_codecs_of_the_compressed_payloads_and_only_those_have_compression_arms() {
+    let registry = Registry::build();
+    let mut compressed = 0;
+    for encoder in &registry.encoders {
+        let arms: Vec<&serbench::arm::Arm> = registry
+            .arms
+            .iter()
+            .filter(|arm| arm.id.codec == encoder.id && Operation::COMPRESSION.contains(&arm.id.operation))
+            .collect();
+        if !compress::has_arms(&encoder.id.payload) {
+            assert!(arms.is_empty(), "{}", encoder.id.label());
+            continue;
+        }
+        let operations: Vec<Operation> = arms.iter().map(|arm| arm.id.operation).collect();
+        assert_eq!(
+            operations,
+            Operation::COMPRESSION,
+            "{} {}",
+            encoder.id.label(),
+            encoder.id.payload
+        );
+        compressed += 1;
+        // They time the codec's own bytes: the telemetry arms are proven and run here (the
+        // vec-big ones by the test above).
+        if encoder.id.payload == "telemetry" {
+            let bytes = encoder.encode().unwrap();
+            for arm in arms {
+                let mut prepared = arm.prepare().unwrap();
+                assert_eq!(prepared.encoded_bytes, bytes.len(), "{}", arm.id);
+                prepared.runner.run(2).unwrap();
+            }
+        }
+    }
+    assert!(
+        compressed >= compress::PAYLOADS.len(),
+        "{compressed} codecs with compression arms"
+    );
 }
 
 #[test]

@@ -111,9 +111,9 @@ fn report_on_two_hosts_writes_the_tables_headline_and_one_bar_per_arm() {
         )
     );
     assert!(markdown.contains("- `csv/csv` failed on x86_64-linux: round trip differs: field 3 (price)"));
-    // Sizes with % of JSON.
+    // Sizes: encoded, zstd and zlib, with % of JSON.
     assert!(
-        markdown.contains("| `avro/serde_avro_fast` | 1220 | 24.4 | 690 | 13.8 | 39.6% |"),
+        markdown.contains("| `avro/serde_avro_fast` | 1220 | 24.4 | 690 | 13.8 | 702 | 14.0 | 39.6% |"),
         "{markdown}"
     );
     assert!(markdown.contains("aarch64-darwin has no sizes.csv") || markdown.contains("has no sizes.csv"));

@@ -15,7 +15,8 @@
 #    changes no source rebuilds no binary;
 # 3. builds through the stub rust-overlay (the host's rustup toolchain): results-smoke (every arm
 #    once, numbers meaningless) into one results.csv row per arm, each saying it ran inside a Nix
-#    build; `nix run .#bench-postcard` (a direct run); a bad format exits 2; `nix develop` (its
+#    build; `nix run .#bench-postcard` (a direct run, a portable build); `nix run .#bench-native`
+#    (built with -C target-cpu=native, its rows say native); a bad format exits 2; `nix develop` (its
 #    rustc, valgrind and setarch; a run there is direct); `nix fmt` leaves a clean checkout
 #    unchanged and checks.formatting fails on a misformatted one (with the host's formatters).
 # It ends by saying which parts ran on real code and which on stubs. Without ../shared (a user's
@@ -240,7 +241,7 @@ nixq build "${build[@]}" --out-link "$work/serbench" .#packages.x86_64-linux.def
 [[ -x $work/serbench/bin/serbench ]] || fail "no serbench binary"
 "$work/serbench/bin/serbench" list --json >"$work/list.json"
 
-step "apps: bench + bench-<format> for the registry's formats, each a plain app"
+step "apps: bench, bench-native + bench-<format> for the registry's formats, each a plain app"
 for system in "${systems[@]}"; do
   nixq eval --json "${evaluate[@]}" ".#apps.$system" \
     --apply 'apps: builtins.mapAttrs (_: app: { keys = builtins.attrNames app; type = app.type or null; program = app.program or ""; }) apps' \
@@ -251,9 +252,9 @@ import json, sys
 registry = json.load(open(sys.argv[1]))
 apps = json.load(open(sys.argv[2]))
 system = sys.argv[3]
-want = {"bench"} | {f"bench-{format['name']}" for format in registry["formats"]}
+want = {"bench", "bench-native"} | {f"bench-{format['name']}" for format in registry["formats"]}
 if set(apps) != want:
-    sys.exit(f"{system}: apps {sorted(apps)} != bench + the registry's formats {sorted(want)}")
+    sys.exit(f"{system}: apps {sorted(apps)} != bench, bench-native + the registry's formats {sorted(want)}")
 bad = {
     name: app
     for name, app in apps.items()
@@ -387,6 +388,23 @@ grep ' arms (' "$work/bench-postcard.log"
 environment_of() { python3 -c 'import csv, sys; print(" ".join(sorted({r["environment"] for r in csv.DictReader(open(sys.argv[1]))})))' "$1"; }
 [[ $(environment_of "$work/bench-postcard/results.csv") == direct ]] ||
   fail "nix run wrote environment $(environment_of "$work/bench-postcard/results.csv"), want direct"
+
+build_of() { python3 -c 'import csv, sys; print(" ".join(sorted({r["build"] for r in csv.DictReader(open(sys.argv[1]))})))' "$1"; }
+[[ $(build_of "$work/bench-postcard/results.csv") == portable ]] ||
+  fail "nix run .#bench-postcard wrote build $(build_of "$work/bench-postcard/results.csv"), want portable"
+echo "its rows: environment direct, build portable"
+
+step "nix run .#bench-native: compiled with -C target-cpu=native, its rows say so, in their own default folder"
+native_flags=$(nixq eval --raw "${evaluate[@]}" .#packages.x86_64-linux.serbench-native.unwrapped.RUSTFLAGS) ||
+  fail "packages.serbench-native has no RUSTFLAGS"
+[[ $native_flags == "-C target-cpu=native" ]] || fail "serbench-native is built with RUSTFLAGS $native_flags"
+mkdir -p "$work/native-cwd"
+(cd "$work/native-cwd" && nixq run "${build[@]}" "$repo#bench-native" -- --profile smoke --payload order --format postcard) \
+  >"$work/bench-native.log" 2>&1 || fail "bench-native: $(tail -n 5 "$work/bench-native.log")"
+native_csv="$work/native-cwd/results/local/x86_64-linux-native/results.csv"
+[[ -f $native_csv ]] || fail "bench-native wrote no $native_csv: $(tail -n 3 "$work/bench-native.log")"
+[[ $(build_of "$native_csv") == native ]] || fail "nix run .#bench-native wrote build $(build_of "$native_csv"), want native"
+echo "RUSTFLAGS $native_flags; rows build native in results/local/x86_64-linux-native/"
 
 step "nix run .#bench -- --format nope exits 2"
 status=0

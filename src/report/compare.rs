@@ -109,6 +109,8 @@ pub struct Side {
     pub label: String,
     pub host: String,
     pub commit: String,
+    /// Portable or native: two builds on one host are compared like two hosts.
+    pub build: String,
     pub profile: String,
     pub timestamp: String,
 }
@@ -122,6 +124,7 @@ impl Side {
                 .distinct(|row| format!("{} ({}, {})", row.host, row.system, row.cpu))
                 .join(", "),
             commit: dir.distinct(|row| row.commit.clone()).join(", "),
+            build: dir.distinct(|row| row.build.clone()).join(", "),
             profile: dir.distinct(|row| row.profile.clone()).join(", "),
             timestamp: dir.distinct(|row| row.timestamp.clone()).join(", "),
         }
@@ -234,6 +237,7 @@ pub fn compare_rows(a: &[ResultRow], b: &[ResultRow]) -> Comparison {
         label: "A".to_string(),
         host: String::new(),
         commit: String::new(),
+        build: String::new(),
         profile: String::new(),
         timestamp: String::new(),
     };
@@ -429,11 +433,12 @@ impl Agreement {
 impl Side {
     fn line(&self) -> String {
         format!(
-            "{}: {} — {}, commit {}, profile {}, {}",
+            "{}: {} — {}, commit {}, {} build, profile {}, {}",
             self.label,
             self.path.display(),
             self.host,
             self.commit,
+            self.build,
             self.profile,
             self.timestamp
         )
@@ -664,6 +669,31 @@ mod tests {
         assert!((agreement.common_shift - 1.01).abs() < 1e-12);
         assert!((agreement.coverage_without_shift - 2.0 / 3.0).abs() < 1e-12);
         assert!((agreement.median_drift_without_shift - (1.03 / 1.01 - 1.0)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn each_side_says_which_build_it_measured() {
+        let side = |build: &str| {
+            let rows = vec![ResultRow {
+                build: build.into(),
+                ..row("serde_json", "decode", 100.0, 1.0, 1)
+            }];
+            let dir = ResultsDir {
+                dir: PathBuf::from(build),
+                results_path: PathBuf::from(build).join("results.csv"),
+                rows,
+                sizes: None,
+                robustness: None,
+                samples: None,
+            };
+            Side::of(&dir, build.to_string()).line()
+        };
+        assert!(
+            side("portable").contains(", portable build,"),
+            "{}",
+            side("portable")
+        );
+        assert!(side("native").contains(", native build,"), "{}", side("native"));
     }
 
     #[test]

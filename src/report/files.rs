@@ -658,9 +658,10 @@ fn describe_results(path: &Path) -> String {
     match read::<ResultRow>(path) {
         Ok(table) => match table.rows.first() {
             Some(first) => format!(
-                "{} arms of commit {}, profile {}, schedule {}",
+                "{} arms of commit {}, {} build, profile {}, schedule {}",
                 table.rows.len(),
                 first.commit,
+                first.build,
                 first.profile,
                 first.schedule
             ),

@@ -1,5 +1,6 @@
-//! The machine and build a result came from: recorded in every row so results from several
-//! hosts can be put side by side, and whether the run was measured inside a Nix build.
+//! The machine and build a result came from (the compiler, the commit, portable or native):
+//! recorded in every row so results from several hosts and builds can be put side by side, and
+//! whether the run was measured inside a Nix build.
 
 use std::process::Command;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -15,6 +16,9 @@ pub struct Host {
     pub cores: usize,
     pub rustc: String,
     pub commit: String,
+    /// `portable`, `native` (`-C target-cpu=native`) or the CPU options the binary was compiled
+    /// with, read from the compiler flags by build.rs ([`super::codegen::build_kind`]).
+    pub build: String,
     /// `direct`, or `nix-build ...` with what the build can see of its context ([`environment`]).
     pub environment: String,
 }
@@ -34,9 +38,15 @@ impl Host {
             cores: std::thread::available_parallelism().map_or(1, |cores| cores.get()),
             rustc: env!("SERBENCH_RUSTC").to_string(),
             commit: commit(std::env::var(COMMIT_VARIABLE).ok(), env!("SERBENCH_COMMIT")),
+            build: build().to_string(),
             environment: environment(|name| std::env::var(name).ok(), std::env::consts::OS),
         }
     }
+}
+
+/// The CPU this binary's code was compiled for: `portable`, `native` or the options given.
+pub fn build() -> &'static str {
+    env!("SERBENCH_BUILD")
 }
 
 /// The commit of the running binary: the run-time value when one is set (one line, not empty),

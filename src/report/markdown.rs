@@ -237,7 +237,7 @@ fn write_hosts(markdown: &mut String, sources: &[Source]) -> Result<()> {
     writeln!(markdown, "## Hosts\n")?;
     let mut header = vec![String::new()];
     header.extend(sources.iter().map(|source| source.label.clone()));
-    let columns: [MetadataColumn; 9] = [
+    let columns: [MetadataColumn; 10] = [
         ("host", |row| row.host.clone()),
         ("CPU", |row| row.cpu.clone()),
         ("cores", |row| row.cores.to_string()),
@@ -245,6 +245,7 @@ fn write_hosts(markdown: &mut String, sources: &[Source]) -> Result<()> {
         ("system", |row| row.system.clone()),
         ("rustc", |row| row.rustc.clone()),
         ("commit", |row| row.commit.clone()),
+        ("build", |row| row.build.clone()),
         ("profile", |row| row.profile.clone()),
         ("run started", |row| row.timestamp.clone()),
     ];
@@ -634,7 +635,8 @@ fn merged_sizes(sources: &[Source]) -> (BTreeMap<CodecId, SizeRow>, Vec<String>)
                     merged.insert(key, (row.clone(), &source.label));
                 }
                 Some((first, first_label)) => {
-                    if (first.encoded_bytes, first.zstd_bytes) != (row.encoded_bytes, row.zstd_bytes) {
+                    let bytes = |row: &SizeRow| (row.encoded_bytes, row.zstd_bytes, row.zlib_bytes);
+                    if bytes(first) != bytes(row) {
                         conflicts.push(format!(
                             "sizes of {} {} differ: {} on {first_label}, {} on {} (sizes are meant to be \
                              identical everywhere; the report shows {first_label}'s)",
@@ -666,15 +668,8 @@ fn write_sizes_section(
         .filter(|row| row.status == STATUS_OK && row.encoded_bytes.is_some())
         .collect();
     measured.sort_by_key(|row| (row.encoded_bytes, row.codec.clone()));
-    let levels: Vec<i32> = {
-        let mut levels: Vec<i32> = measured.iter().map(|row| row.zstd_level).collect();
-        levels.dedup();
-        levels
-    };
-    let zstd = match levels.as_slice() {
-        [level] => format!("zstd level {level}"),
-        _ => "zstd".to_string(),
-    };
+    let zstd = compressor_label("zstd", measured.iter().map(|row| i64::from(row.zstd_level)));
+    let zlib = compressor_label("zlib", measured.iter().map(|row| i64::from(row.zlib_level)));
     if !measured.is_empty() {
         let chart = SizeChart {
             title: format!("{payload}: encoded size"),
@@ -708,6 +703,8 @@ fn write_sizes_section(
         ">bytes/record",
         &format!(">{zstd} bytes"),
         ">zstd bytes/record",
+        &format!(">{zlib} bytes"),
+        ">zlib bytes/record",
         ">% of JSON",
     ]
     .map(String::from)
@@ -721,6 +718,8 @@ fn write_sizes_section(
                 optional(row.bytes_per_record, |bytes| format!("{bytes:.1}")),
                 optional(row.zstd_bytes, |bytes| bytes.to_string()),
                 optional(row.zstd_bytes_per_record, |bytes| format!("{bytes:.1}")),
+                optional(row.zlib_bytes, |bytes| bytes.to_string()),
+                optional(row.zlib_bytes_per_record, |bytes| format!("{bytes:.1}")),
                 optional(row.ratio_to_json, |ratio| format!("{:.1}%", ratio * 100.0)),
             ]
         })
@@ -737,6 +736,17 @@ fn write_sizes_section(
         writeln!(markdown, "Not measured:\n\n{}\n", failed.join("\n"))?;
     }
     Ok(())
+}
+
+/// `name level N` when every row used level N, else the name alone.
+fn compressor_label(name: &str, levels: impl Iterator<Item = i64>) -> String {
+    let mut levels: Vec<i64> = levels.collect();
+    levels.sort();
+    levels.dedup();
+    match levels.as_slice() {
+        [level] => format!("{name} level {level}"),
+        _ => name.to_string(),
+    }
 }
 
 /// Nanoseconds with the digits that matter: one decimal from 10 ns up, more below.

@@ -3,6 +3,7 @@
 //! printed after a run, and a data file's inferred schema ([`schema`]).
 
 pub mod charts;
+pub mod codegen;
 pub mod columns;
 pub mod compare;
 pub mod fidelity;

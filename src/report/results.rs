@@ -27,6 +27,8 @@ pub struct ResultRow {
     pub cores: usize,
     pub rustc: String,
     pub commit: String,
+    /// `portable` or `native` (see [`Host::build`]).
+    pub build: String,
     /// `direct`, or `nix-build ...` for a run measured inside a Nix build (see [`Host`]).
     pub environment: String,
     pub profile: String,
@@ -72,6 +74,7 @@ impl ResultRow {
             cores: host.cores,
             rustc: host.rustc.clone(),
             commit: host.commit.clone(),
+            build: host.build.clone(),
             environment: host.environment.clone(),
             profile: profile.to_string(),
             schedule: schedule.name().to_string(),
@@ -196,13 +199,15 @@ impl Record for ResultRow {
         self.arm.to_string()
     }
 
-    /// One run: one machine, build, profile and schedule.
+    /// One run: one machine, build (compiler, commit, portable or native), profile and
+    /// schedule.
     fn set(&self) -> Vec<(&'static str, &str)> {
         vec![
             ("host", &self.host),
             ("system", &self.system),
             ("rustc", &self.rustc),
             ("commit", &self.commit),
+            ("build", &self.build),
             ("environment", &self.environment),
             ("profile", &self.profile),
             ("schedule", &self.schedule),

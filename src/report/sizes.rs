@@ -1,5 +1,6 @@
-//! sizes.csv: encoded and zstd-compressed bytes per codec and payload. No timing, no host
-//! data, no timestamp: the file is byte-identical run to run and host to host.
+//! sizes.csv: encoded, zstd-compressed and zlib-compressed bytes per codec and payload (the
+//! levels of [`crate::compress`]). No timing, no host data, no timestamp: the file is
+//! byte-identical run to run and host to host.
 
 use std::collections::BTreeMap;
 
@@ -8,11 +9,9 @@ use serde::{Deserialize, Serialize};
 use super::SCHEMA_VERSION;
 use super::files::{self, Record, in_range};
 use crate::arm::{CodecId, Encoder};
+use crate::compress::{self, ZLIB_LEVEL, ZSTD_LEVEL, Zlib, Zstd};
 
 pub const FILE_NAME: &str = "sizes.csv";
-
-/// zstd's default level: what a user who "just adds zstd" gets.
-pub const ZSTD_LEVEL: i32 = 3;
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct SizeRow {
@@ -23,8 +22,11 @@ pub struct SizeRow {
     pub encoded_bytes: Option<usize>,
     pub zstd_level: i32,
     pub zstd_bytes: Option<usize>,
+    pub zlib_level: u32,
+    pub zlib_bytes: Option<usize>,
     pub bytes_per_record: Option<f64>,
     pub zstd_bytes_per_record: Option<f64>,
+    pub zlib_bytes_per_record: Option<f64>,
     /// Encoded bytes over the compact serde_json encoding of the same payload.
     pub ratio_to_json: Option<f64>,
     pub status: String,
@@ -42,17 +44,25 @@ pub fn compute(encoders: &[&Encoder], json_bytes: &BTreeMap<&str, usize>) -> Vec
                 codec: id.clone(),
                 records: encoder.spec.records,
                 zstd_level: ZSTD_LEVEL,
+                zlib_level: ZLIB_LEVEL,
                 ..SizeRow::default()
             };
-            let measured = encoder
-                .encode()
-                .and_then(|bytes| Ok((bytes.len(), zstd::bulk::compress(&bytes, ZSTD_LEVEL)?.len())));
+            let measured = encoder.encode().and_then(|bytes| {
+                Ok((
+                    bytes.len(),
+                    compress::compressed::<Zstd>(&bytes)?.len(),
+                    compress::compressed::<Zlib>(&bytes)?.len(),
+                ))
+            });
+            let per_record = |bytes: usize| Some(round4(bytes as f64 / row.records as f64));
             match measured {
-                Ok((encoded, compressed)) => SizeRow {
+                Ok((encoded, zstd, zlib)) => SizeRow {
                     encoded_bytes: Some(encoded),
-                    zstd_bytes: Some(compressed),
-                    bytes_per_record: Some(round4(encoded as f64 / row.records as f64)),
-                    zstd_bytes_per_record: Some(round4(compressed as f64 / row.records as f64)),
+                    zstd_bytes: Some(zstd),
+                    zlib_bytes: Some(zlib),
+                    bytes_per_record: per_record(encoded),
+                    zstd_bytes_per_record: per_record(zstd),
+                    zlib_bytes_per_record: per_record(zlib),
                     ratio_to_json: json_bytes
                         .get(id.payload.as_str())
                         .map(|&json| round4(encoded as f64 / json as f64)),
@@ -90,6 +100,7 @@ impl Record for SizeRow {
         for (column, value) in [
             ("bytes_per_record", self.bytes_per_record),
             ("zstd_bytes_per_record", self.zstd_bytes_per_record),
+            ("zlib_bytes_per_record", self.zlib_bytes_per_record),
             ("ratio_to_json", self.ratio_to_json),
         ] {
             if let Some(value) = value {

@@ -131,9 +131,10 @@ let
 
   # buildRustPackage over the host's cargo: CARGO_HOME is the host's (crates from its registry
   # cache, --frozen so nothing is fetched) and the target dir is shared with the host, so the
-  # dependencies compiled by the host's `cargo test` are reused. It builds the dev profile,
-  # whatever buildType says (the real flake builds release): a stub build proves the wiring,
-  # and timing through it means nothing anyway.
+  # dependencies compiled by the host's `cargo test` are reused. A package with its own RUSTFLAGS
+  # (the native build) gets a folder of its own inside it, so the two builds do not rebuild each
+  # other's artifacts. It builds the dev profile, whatever buildType says (the real flake builds
+  # release): a stub build proves the wiring, and timing through it means nothing anyway.
   makeRustPlatform =
     { cargo, rustc }:
     {
@@ -151,6 +152,8 @@ let
               mkdir -p "$out/bin"
               cp "$CARGO_TARGET_DIR/debug/${mainProgram}" "$out/bin/"
             '';
+          flags = builtins.substring 0 12 (builtins.hashString "sha256" (args.RUSTFLAGS or ""));
+          targetDir = host.targetDir + lib.optionalString (args ? RUSTFLAGS) "/rustflags-${flags}";
         in
         runCommand "${args.pname}-${args.version}"
           (
@@ -175,7 +178,7 @@ let
             }
           )
           ''
-            export CARGO_HOME=${host.cargoHome} CARGO_TARGET_DIR=${host.targetDir}
+            export CARGO_HOME=${host.cargoHome} CARGO_TARGET_DIR=${targetDir}
             cp -r "$src" source
             chmod -R u+w source
             cd source
