@@ -226,8 +226,8 @@ fn corrupt_input_is_one_line_naming_file_and_line_and_nothing_is_written() {
             "corrupt-sizes/sizes.csv:3: field 8 (encoded_bytes): ",
         ),
         (
-            vec![fixture("schema-v3")],
-            "schema-v3/results.csv:2: schema version \"3\", this serbench reads version 2",
+            vec![fixture("schema-v4")],
+            "schema-v4/results.csv:2: schema version \"4\", this serbench reads version 3",
         ),
         (
             vec![fixture("no-such-folder")],
@@ -311,12 +311,12 @@ fn compare_a_run_with_itself_covers_every_arm() {
 fn compare_refuses_a_schema_mismatch_and_corrupt_files() {
     let error = format!(
         "{:#}",
-        compare(&fixture("x86_64-linux"), &fixture("schema-v3")).unwrap_err()
+        compare(&fixture("x86_64-linux"), &fixture("schema-v4")).unwrap_err()
     );
     assert!(error.contains("schema version mismatch"), "{error}");
     assert!(
-        error.contains("x86_64-linux/results.csv has version 2")
-            && error.contains("schema-v3/results.csv has version 3")
+        error.contains("x86_64-linux/results.csv has version 3")
+            && error.contains("schema-v4/results.csv has version 4")
     );
     let error = format!(
         "{:#}",
@@ -373,8 +373,8 @@ fn the_binary_reports_compares_and_refuses_corrupt_input() {
     assert!(stderr.contains("truncated/results.csv:5: "), "{stderr}");
     assert!(!refused.exists());
 
-    let v3 = fixture("schema-v3");
-    let output = serbench(&["compare", x86, v3.to_str().unwrap()]);
+    let future = fixture("schema-v4");
+    let output = serbench(&["compare", x86, future.to_str().unwrap()]);
     assert!(!output.status.success());
     assert!(String::from_utf8_lossy(&output.stderr).contains("schema version mismatch"));
 }

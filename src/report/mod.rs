@@ -22,4 +22,4 @@ pub mod table;
 /// The version of the results.csv and sizes.csv schemas. A folder holding files of another
 /// version is refused, never overwritten or mixed.
 /// Version 2 added results.csv's `environment` column.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
