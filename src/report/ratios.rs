@@ -166,11 +166,13 @@ pub fn headline(rows: &[ResultRow], samples: Option<&[SampleRow]>) -> Vec<Ratio>
                 );
             }
             for framing in Framing::ALL {
-                push(
-                    "simd-json vs serde_json (same bytes)",
-                    typed("json", "simd-json", payload, operation, framing),
-                    typed("json", "serde_json", payload, operation, framing),
-                );
+                for backend in ["simd-json", "sonic-rs"] {
+                    push(
+                        &format!("{backend} vs serde_json (same bytes)"),
+                        typed("json", backend, payload, operation, framing),
+                        typed("json", "serde_json", payload, operation, framing),
+                    );
+                }
             }
             push(
                 "apache-avro vs serde_avro_fast (same bytes)",
@@ -190,6 +192,39 @@ pub fn headline(rows: &[ResultRow], samples: Option<&[SampleRow]>) -> Vec<Ratio>
                     framing,
                 ),
                 typed("json", "simd-json", payload, Operation::Decode, framing),
+            );
+        }
+        // The zero-copy formats against each other, and what rkyv's validation costs.
+        for operation in [Operation::AccessAll, Operation::AccessPartial] {
+            for (comparison, format) in [
+                ("rkyv vs FlatBuffers (in-place access)", "rkyv"),
+                ("Cap'n Proto vs FlatBuffers (in-place access)", "capnp"),
+            ] {
+                push(
+                    comparison,
+                    typed(format, format, payload, operation, Framing::Document),
+                    typed(
+                        "flatbuffers",
+                        "flatbuffers",
+                        payload,
+                        operation,
+                        Framing::Document,
+                    ),
+                );
+            }
+        }
+        for operation in [Operation::Decode, Operation::AccessAll, Operation::AccessPartial] {
+            push(
+                "rkyv unvalidated vs validated",
+                arm(
+                    "rkyv",
+                    "rkyv",
+                    "unchecked-unsafe",
+                    payload,
+                    operation,
+                    Framing::Document,
+                ),
+                typed("rkyv", "rkyv", payload, operation, Framing::Document),
             );
         }
         // Every dynamic decode against the typed decode of the same backend and variant.
@@ -252,6 +287,7 @@ mod tests {
             row("json", "serde_json", "array", 4000.0, 40.0, 50),
             row("json", "simd-json", "array", 3000.0, 30.0, 50),
             row("avro", "serde_avro_fast", "document", 1000.0, 10.0, 50),
+            row("json", "sonic-rs", "array", 2000.0, 20.0, 50),
         ];
         let ratios = headline(&rows, None);
         let find = |comparison: &str| {
@@ -264,6 +300,8 @@ mod tests {
         assert_eq!(find("NDJSON vs").ratio, 1.25);
         assert_eq!(find("simd-json vs").ratio, 0.75);
         assert_eq!(find("simd-json vs").numerator, "json/simd-json array");
-        assert_eq!(ratios.len(), 3, "{ratios:#?}");
+        assert_eq!(find("sonic-rs vs").ratio, 0.5);
+        assert_eq!(find("sonic-rs vs").denominator, "json/serde_json array");
+        assert_eq!(ratios.len(), 4, "{ratios:#?}");
     }
 }
