@@ -216,10 +216,43 @@ fn pass_line(
     let target = profile.precision.map_or(String::new(), |precision| {
         format!(", {met} within ±{:.0}%", precision * 100.0)
     });
+    // After the first pass every arm has one worker, and an interval needs two.
+    let median = match halves.is_empty() {
+        true => "no interval yet (one worker per arm)".to_string(),
+        false => format!(
+            "median ±{:.2}% over {} arms",
+            percentile(&halves, 0.5) * 100.0,
+            halves.len()
+        ),
+    };
     format!(
-        "pass {pass}: {sampled} arms sampled{target}, median ±{:.2}% over {} arms, {:.1} min",
-        percentile(&halves, 0.5) * 100.0,
-        rows.len(),
+        "pass {pass}: {sampled} arms sampled{target}, {median}, {:.1} min",
         elapsed.as_secs_f64() / 60.0
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::arm::{ArmId, Operation};
+
+    #[test]
+    fn a_pass_line_without_intervals_says_so() {
+        let profile = Profile::by_name("full").unwrap();
+        let row = |interval: Option<(f64, f64)>| ResultRow {
+            arm: ArmId::typed("json", "serde_json", "", "order", Operation::Decode),
+            mean_ns: Some(100.0),
+            ci95_low_ns: interval.map(|(low, _)| low),
+            ci95_high_ns: interval.map(|(_, high)| high),
+            ..ResultRow::default()
+        };
+        let minute = Duration::from_secs(60);
+        let line = pass_line(0, 2, &[row(None), row(None)], &profile, minute);
+        assert!(
+            line.contains("no interval yet") && !line.contains("NaN"),
+            "{line}"
+        );
+        let line = pass_line(1, 2, &[row(Some((98.0, 102.0))), row(None)], &profile, minute);
+        assert!(line.contains("median ±2.00% over 1 arms, 1.0 min"), "{line}");
+    }
 }
