@@ -19,7 +19,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::payload::data::{Difference, Equivalence, compare};
 use crate::payload::fields::UpdateField;
-use crate::payload::{Model, PayloadSpec};
+use crate::payload::{Borrowed, Model, PayloadSpec};
 
 /// One backend of one format, able to carry values of `W` (a model type, or the format's own
 /// generated type).
@@ -78,6 +78,23 @@ pub trait DataTree<D>: Send + Sync + 'static {
     }
 }
 
+/// Decodes into the payload's borrowed type ([`Borrowed::Ref`]): strings point into the bytes
+/// the value was decoded from instead of being copied.
+pub trait BorrowedDecode<B: Borrowed>: Send + 'static {
+    fn decode_borrowed<'a>(&'a mut self, bytes: &'a [u8]) -> Result<B::Ref<'a>>;
+    /// The addresses of the bytes the last decoded value borrows from: the input itself,
+    /// unless the library parses a copy of it in place (simd-json's reused scratch buffer).
+    fn source(&self, input: &[u8]) -> std::ops::Range<usize> {
+        address_range(input)
+    }
+}
+
+/// The addresses `bytes` occupies.
+pub fn address_range(bytes: &[u8]) -> std::ops::Range<usize> {
+    let range = bytes.as_ptr_range();
+    range.start as usize..range.end as usize
+}
+
 /// Reads an encoded message in place, without building owned values (zero-copy formats).
 pub trait Access<P>: Send + 'static {
     /// The fields this access reads, folded into one number, computed from the owned value.
@@ -133,21 +150,24 @@ impl Operation {
     }
 }
 
-/// Typed decodes into the payload's own structs; dynamic into the format's value tree.
+/// Typed decodes into the payload's own structs; dynamic into the format's value tree;
+/// borrowed into the payload's borrowed structs, whose strings point into the input.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord, Default)]
 pub enum Mode {
     #[default]
     Typed,
     Dynamic,
+    Borrowed,
 }
 
 impl Mode {
-    pub const ALL: [Mode; 2] = [Mode::Typed, Mode::Dynamic];
+    pub const ALL: [Mode; 3] = [Mode::Typed, Mode::Dynamic, Mode::Borrowed];
 
     pub fn name(self) -> &'static str {
         match self {
             Mode::Typed => "typed",
             Mode::Dynamic => "dynamic",
+            Mode::Borrowed => "borrowed",
         }
     }
 }
@@ -767,6 +787,49 @@ impl Arm {
         )
     }
 
+    /// A borrowed decode arm and its decoder: `make_borrowed` decodes the bytes `make_codec`
+    /// encodes into the payload's borrowed type. Proven by the codec's round trip, by the
+    /// borrowed value converting to the payload, and by every one of its strings pointing into
+    /// the bytes it was decoded from ([`BorrowedDecode::source`]), so no copy passes as a borrow.
+    pub fn borrowed<B: Borrowed, C: Codec<B>, D: BorrowedDecode<B>>(
+        codec: CodecId,
+        spec: &'static PayloadSpec,
+        model: fn() -> &'static B,
+        make_codec: fn() -> C,
+        make_borrowed: fn() -> D,
+    ) -> (Arm, Decoder) {
+        let id = ArmId {
+            codec,
+            operation: Operation::Decode,
+            mode: Mode::Borrowed,
+        };
+        let prepare: Prepare = Box::new({
+            let id = id.clone();
+            move || {
+                let bytes = verify(&id, model(), make_codec)?;
+                let mut decoder = make_borrowed();
+                prove_borrowed(&id, model(), &mut decoder, &bytes)?;
+                // The value borrows the bytes, so it is dropped inside the closure, in the loop.
+                Ok(on_bytes(bytes, move |bytes| {
+                    decoder.decode_borrowed(bytes).map(|value| drop(black_box(value)))
+                }))
+            }
+        });
+        let decode: DecodeAny = Box::new(move |bytes| {
+            let mut decoder = make_borrowed();
+            let value = decoder.decode_borrowed(bytes)?;
+            Ok(&B::to_owned_model(&value) == model())
+        });
+        (
+            Arm {
+                id: id.clone(),
+                spec,
+                prepare,
+            },
+            Decoder { id, decode },
+        )
+    }
+
     /// A copy-only baseline: a decode arm that only copies the input the way a copying decoder
     /// does (whole, or line by line for NDJSON), so users see what remains of the decode.
     pub fn copy_baseline<P: Model, C: Codec<P>>(
@@ -912,6 +975,45 @@ fn proven_tree<D, T: DataTree<D>>(id: &ArmId, tree: &T, data: &D) -> Result<(T::
         );
     }
     Ok((value, bytes))
+}
+
+/// That `decoder` decodes `bytes` to the payload, and that every non-empty string of the
+/// decoded value lies in the bytes it borrows from (at least one string must).
+fn prove_borrowed<B: Borrowed, D: BorrowedDecode<B>>(
+    id: &ArmId,
+    model: &B,
+    decoder: &mut D,
+    bytes: &[u8],
+) -> Result<()> {
+    let (owned, strings) = {
+        let value = decoder
+            .decode_borrowed(bytes)
+            .map_err(|error| error.context(format!("{id}: borrowed decode failed")))?;
+        let strings: Vec<std::ops::Range<usize>> = B::strings(&value)
+            .into_iter()
+            .filter(|string| !string.is_empty())
+            .map(|string| address_range(string.as_bytes()))
+            .collect();
+        (B::to_owned_model(&value), strings)
+    };
+    if &owned != model {
+        bail!("{id}: the borrowed value holds other data than the payload");
+    }
+    let source = decoder.source(bytes);
+    if strings.is_empty() {
+        bail!("{id}: the borrowed value has no string to borrow");
+    }
+    let copied = strings
+        .iter()
+        .filter(|string| string.start < source.start || string.end > source.end)
+        .count();
+    if copied > 0 {
+        bail!(
+            "{id}: {copied} of {} strings do not point into the decoded bytes (copied, not borrowed)",
+            strings.len()
+        );
+    }
+    Ok(())
 }
 
 /// Encodes with one codec instance and decodes with another, so no state carried inside a
