@@ -1192,6 +1192,7 @@ impl Runner for CopyRunner {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::payload::{Order, OrderRef};
 
     #[test]
     fn one_arm_has_one_label_path_and_display() {
@@ -1214,6 +1215,63 @@ mod tests {
             ArmId::typed("flatbuffers", "flatbuffers", "", "order", Operation::AccessAll).decoder_label(),
             "flatbuffers/flatbuffers access-all"
         );
+    }
+
+    /// Decodes `order` from a copy of the input it keeps: borrowed from the copy, which is a
+    /// copy in disguise unless it says so (`source`), as simd-json's scratch does.
+    struct CopyingDecoder {
+        copy: Vec<u8>,
+        says_so: bool,
+    }
+
+    impl BorrowedDecode<Order> for CopyingDecoder {
+        fn decode_borrowed<'a>(&'a mut self, bytes: &'a [u8]) -> Result<OrderRef<'a>> {
+            self.copy = bytes.to_vec();
+            Ok(serde_json::from_slice(&self.copy)?)
+        }
+
+        fn source(&self, input: &[u8]) -> std::ops::Range<usize> {
+            address_range(if self.says_so { &self.copy } else { input })
+        }
+    }
+
+    struct InputDecoder;
+
+    impl BorrowedDecode<Order> for InputDecoder {
+        fn decode_borrowed<'a>(&'a mut self, bytes: &'a [u8]) -> Result<OrderRef<'a>> {
+            Ok(serde_json::from_slice(bytes)?)
+        }
+    }
+
+    #[test]
+    fn a_borrowed_decode_proves_its_strings_point_into_the_bytes_it_decoded() {
+        let order: &Order = crate::payload::value_of("order").unwrap();
+        let bytes = serde_json::to_vec(order).unwrap();
+        let id = ArmId {
+            mode: Mode::Borrowed,
+            ..ArmId::typed("json", "test", "", "order", Operation::Decode)
+        };
+        assert_eq!(id.label(), "json/test borrowed");
+        prove_borrowed(&id, order, &mut InputDecoder, &bytes).unwrap();
+        let mut copying = CopyingDecoder {
+            copy: Vec::new(),
+            says_so: false,
+        };
+        let error = prove_borrowed(&id, order, &mut copying, &bytes)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("5 of 5 strings do not point into the decoded bytes"),
+            "{error}"
+        );
+        copying.says_so = true;
+        prove_borrowed(&id, order, &mut copying, &bytes).unwrap();
+        let mut other = order.clone();
+        other.sku.push('X');
+        let error = prove_borrowed(&id, &other, &mut InputDecoder, &bytes)
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("other data than the payload"), "{error}");
     }
 
     #[test]

@@ -1345,7 +1345,29 @@ mod data_tests {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::payload::{Item, Items, Reading, Readings};
+    use crate::payload::{Item, Items, ItemsRef, Reading, Readings};
+
+    #[test]
+    fn an_escaped_string_is_refused_by_the_borrowing_backends_that_unescape_into_a_copy() {
+        let bytes = br#"{"items":[{"id":1,"name":"a \"quoted\" name","category":"toys","price":1.5,"stock":2,"active":true}]}"#;
+        let escaped = |decoded: Result<ItemsRef<'_>>| decoded.map(|items| Items::to_owned_model(&items));
+        let serde_json = escaped(BorrowedDecode::<Items>::decode_borrowed(
+            &mut Document::<SerdeJson>::default(),
+            bytes,
+        ));
+        assert!(serde_json.unwrap_err().to_string().contains("borrowed"));
+        assert!(
+            escaped(BorrowedDecode::<Items>::decode_borrowed(
+                &mut Document::<SonicRs>::default(),
+                bytes
+            ))
+            .is_err()
+        );
+        // simd-json unescapes in its scratch copy, in place, so it still borrows.
+        let mut simd_json = Document::<SimdJson>::default();
+        let items = escaped(BorrowedDecode::<Items>::decode_borrowed(&mut simd_json, bytes)).unwrap();
+        assert_eq!(items.items[0].name, r#"a "quoted" name"#);
+    }
 
     fn readings() -> Readings {
         serde_json::from_str(&crate::payload::logical_json("readings").unwrap()).unwrap()

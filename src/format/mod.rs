@@ -83,6 +83,9 @@ pub enum DataSupport {
     Unsupported(&'static str),
 }
 
+/// Why the zero-copy formats have no borrowed decode.
+pub const READS_IN_PLACE: &str = "zero-copy format: its access arms already read every string in place from the buffer; a borrowed struct would only copy out what access reads";
+
 /// The reason of the formats that encode only types compiled into the program.
 pub const NEEDS_RUST_TYPES: &str =
     "needs compiled Rust types (its derive or generated code): add the data as a typed payload (README)";

@@ -101,6 +101,7 @@ pub static FORMAT: Format = Format {
     }],
     register: |registry| {
         visit_all(&mut Rkyv(registry));
+        registry.unsupported_borrowed(super::READS_IN_PLACE);
         registry.unsupported_corpora(
             "no rkyv derive and field readers (access, update) written for the corpus types",
         );

@@ -63,12 +63,19 @@ impl Batch for Items {
 #[derive(Debug, serde::Deserialize)]
 #[cfg_attr(feature = "bincode", derive(bincode::BorrowDecode))]
 #[cfg_attr(feature = "bitcode", derive(bitcode::Decode))]
+#[cfg_attr(feature = "cbor", derive(minicbor::Decode))]
 pub struct ItemRef<'a> {
+    #[cfg_attr(feature = "cbor", n(0))]
     pub id: i64,
+    #[cfg_attr(feature = "cbor", b(1))]
     pub name: &'a str,
+    #[cfg_attr(feature = "cbor", b(2))]
     pub category: &'a str,
+    #[cfg_attr(feature = "cbor", n(3))]
     pub price: f64,
+    #[cfg_attr(feature = "cbor", n(4))]
     pub stock: i64,
+    #[cfg_attr(feature = "cbor", n(5))]
     pub active: bool,
 }
 
@@ -76,8 +83,10 @@ pub struct ItemRef<'a> {
 #[derive(Debug, serde::Deserialize)]
 #[cfg_attr(feature = "bincode", derive(bincode::BorrowDecode))]
 #[cfg_attr(feature = "bitcode", derive(bitcode::Decode))]
+#[cfg_attr(feature = "cbor", derive(minicbor::Decode))]
 pub struct ItemsRef<'a> {
     #[serde(borrow)]
+    #[cfg_attr(feature = "cbor", b(0))]
     pub items: Vec<ItemRef<'a>>,
 }
 

@@ -50,10 +50,14 @@ impl Batch for Readings {
 #[derive(Debug, serde::Deserialize)]
 #[cfg_attr(feature = "bincode", derive(bincode::BorrowDecode))]
 #[cfg_attr(feature = "bitcode", derive(bitcode::Decode))]
+#[cfg_attr(feature = "cbor", derive(minicbor::Decode))]
 pub struct ReadingRef<'a> {
+    #[cfg_attr(feature = "cbor", n(0))]
     pub valid: bool,
+    #[cfg_attr(feature = "cbor", n(1))]
     pub value: f64,
     #[serde(borrow)]
+    #[cfg_attr(feature = "cbor", b(2))]
     pub labels: Vec<&'a str>,
 }
 
@@ -61,8 +65,10 @@ pub struct ReadingRef<'a> {
 #[derive(Debug, serde::Deserialize)]
 #[cfg_attr(feature = "bincode", derive(bincode::BorrowDecode))]
 #[cfg_attr(feature = "bitcode", derive(bitcode::Decode))]
+#[cfg_attr(feature = "cbor", derive(minicbor::Decode))]
 pub struct ReadingsRef<'a> {
     #[serde(borrow)]
+    #[cfg_attr(feature = "cbor", b(0))]
     pub readings: Vec<ReadingRef<'a>>,
 }
 

@@ -73,17 +73,26 @@ pub struct MetricSample {
 #[derive(Debug, serde::Deserialize)]
 #[cfg_attr(feature = "bincode", derive(bincode::BorrowDecode))]
 #[cfg_attr(feature = "bitcode", derive(bitcode::Decode))]
+#[cfg_attr(feature = "cbor", derive(minicbor::Decode))]
 pub struct TelemetryEventRef<'a> {
+    #[cfg_attr(feature = "cbor", b(0))]
     pub event_id: &'a str,
+    #[cfg_attr(feature = "cbor", n(1))]
     pub timestamp_ms: i64,
     #[serde(borrow)]
+    #[cfg_attr(feature = "cbor", b(2))]
     pub service: ServiceInfoRef<'a>,
+    #[cfg_attr(feature = "cbor", b(3))]
     pub metric: &'a str,
+    #[cfg_attr(feature = "cbor", b(4))]
     pub unit: &'a str,
     #[serde(borrow)]
+    #[cfg_attr(feature = "cbor", b(5))]
     pub tags: Vec<&'a str>,
     #[serde(borrow)]
+    #[cfg_attr(feature = "cbor", b(6))]
     pub attributes: BTreeMap<&'a str, &'a str>,
+    #[cfg_attr(feature = "cbor", n(7))]
     pub samples: Vec<MetricSample>,
 }
 
@@ -91,10 +100,15 @@ pub struct TelemetryEventRef<'a> {
 #[derive(Debug, serde::Deserialize)]
 #[cfg_attr(feature = "bincode", derive(bincode::BorrowDecode))]
 #[cfg_attr(feature = "bitcode", derive(bitcode::Decode))]
+#[cfg_attr(feature = "cbor", derive(minicbor::Decode))]
 pub struct ServiceInfoRef<'a> {
+    #[cfg_attr(feature = "cbor", b(0))]
     pub name: &'a str,
+    #[cfg_attr(feature = "cbor", b(1))]
     pub version: &'a str,
+    #[cfg_attr(feature = "cbor", b(2))]
     pub instance_id: &'a str,
+    #[cfg_attr(feature = "cbor", b(3))]
     pub region: &'a str,
 }
 

@@ -137,6 +137,7 @@ pub static FORMAT: Format = Format {
     }],
     register: |registry| {
         visit_all(&mut Capnp(registry));
+        registry.unsupported_borrowed(super::READS_IN_PLACE);
         registry.unsupported_corpora("no .capnp schema written for the corpus types");
     },
     data: DataSupport::Unsupported(NEEDS_RUST_TYPES),

@@ -102,6 +102,7 @@ pub static FORMAT: Format = Format {
     }],
     register: |registry| {
         visit_all(&mut Flatbuffers(registry));
+        registry.unsupported_borrowed(super::READS_IN_PLACE);
         registry.unsupported_corpora("no .fbs schema written for the corpus types");
     },
     data: DataSupport::Unsupported(
