@@ -1676,6 +1676,7 @@ mod tests {
     fn registers_every_operation_unpacked_and_the_codec_packed() {
         let mut registry = Registry::default();
         (FORMAT.register)(&mut registry);
+        registry.take_reads_in_place();
         let corpora = crate::payload::corpus_specs().map(|spec| spec.name);
         let payloads = crate::payload::specs().len() - corpora.len();
         // Unpacked: encode, decode, round-trip, access-all, access-partial, update; packed: the
