@@ -249,9 +249,16 @@ impl Registry {
             .partition::<Vec<_>, _>(|unsupported| unsupported.mode == Some(Mode::Borrowed));
         self.unsupported = rest;
         let payloads: Vec<&str> = borrowed.iter().map(|unsupported| unsupported.payload).collect();
-        let expected: Vec<&str> = crate::payload::borrowed_specs().iter().map(|spec| spec.name).collect();
+        let expected: Vec<&str> = crate::payload::borrowed_specs()
+            .iter()
+            .map(|spec| spec.name)
+            .collect();
         assert_eq!(payloads, expected);
-        assert!(borrowed.iter().all(|unsupported| unsupported.reason == READS_IN_PLACE));
+        assert!(
+            borrowed
+                .iter()
+                .all(|unsupported| unsupported.reason == READS_IN_PLACE)
+        );
     }
 
     /// Every payload's spec: the built-in ones, then the data payloads.
