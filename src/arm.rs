@@ -21,7 +21,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use crate::compress::{self, Compressor, Zlib, Zstd};
 use crate::payload::data::{Difference, Equivalence, compare};
 use crate::payload::fields::UpdateField;
-use crate::payload::{Model, PayloadSpec};
+use crate::payload::{Borrowed, Model, PayloadSpec};
 
 /// One backend of one format, able to carry values of `W` (a model type, or the format's own
 /// generated type).
@@ -78,6 +78,23 @@ pub trait DataTree<D>: Send + Sync + 'static {
         let mut out = Vec::new();
         Ok(self.codec().encode(&self.tree(data)?, &mut out)?.to_vec())
     }
+}
+
+/// Decodes into the payload's borrowed type ([`Borrowed::Ref`]): strings point into the bytes
+/// the value was decoded from instead of being copied.
+pub trait BorrowedDecode<B: Borrowed>: Send + 'static {
+    fn decode_borrowed<'a>(&'a mut self, bytes: &'a [u8]) -> Result<B::Ref<'a>>;
+    /// The addresses of the bytes the last decoded value borrows from: the input itself,
+    /// unless the library parses a copy of it in place (simd-json's reused scratch buffer).
+    fn source(&self, input: &[u8]) -> std::ops::Range<usize> {
+        address_range(input)
+    }
+}
+
+/// The addresses `bytes` occupies.
+pub fn address_range(bytes: &[u8]) -> std::ops::Range<usize> {
+    let range = bytes.as_ptr_range();
+    range.start as usize..range.end as usize
 }
 
 /// Reads an encoded message in place, without building owned values (zero-copy formats).
@@ -159,21 +176,24 @@ impl Operation {
     }
 }
 
-/// Typed decodes into the payload's own structs; dynamic into the format's value tree.
+/// Typed decodes into the payload's own structs; dynamic into the format's value tree;
+/// borrowed into the payload's borrowed structs, whose strings point into the input.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord, Default)]
 pub enum Mode {
     #[default]
     Typed,
     Dynamic,
+    Borrowed,
 }
 
 impl Mode {
-    pub const ALL: [Mode; 2] = [Mode::Typed, Mode::Dynamic];
+    pub const ALL: [Mode; 3] = [Mode::Typed, Mode::Dynamic, Mode::Borrowed];
 
     pub fn name(self) -> &'static str {
         match self {
             Mode::Typed => "typed",
             Mode::Dynamic => "dynamic",
+            Mode::Borrowed => "borrowed",
         }
     }
 }
@@ -807,6 +827,49 @@ impl Arm {
         )
     }
 
+    /// A borrowed decode arm and its decoder: `make_borrowed` decodes the bytes `make_codec`
+    /// encodes into the payload's borrowed type. Proven by the codec's round trip, by the
+    /// borrowed value converting to the payload, and by every one of its strings pointing into
+    /// the bytes it was decoded from ([`BorrowedDecode::source`]), so no copy passes as a borrow.
+    pub fn borrowed<B: Borrowed, C: Codec<B>, D: BorrowedDecode<B>>(
+        codec: CodecId,
+        spec: &'static PayloadSpec,
+        model: fn() -> &'static B,
+        make_codec: fn() -> C,
+        make_borrowed: fn() -> D,
+    ) -> (Arm, Decoder) {
+        let id = ArmId {
+            codec,
+            operation: Operation::Decode,
+            mode: Mode::Borrowed,
+        };
+        let prepare: Prepare = Box::new({
+            let id = id.clone();
+            move || {
+                let bytes = verify(&id, model(), make_codec)?;
+                let mut decoder = make_borrowed();
+                prove_borrowed(&id, model(), &mut decoder, &bytes)?;
+                // The value borrows the bytes, so it is dropped inside the closure, in the loop.
+                Ok(on_bytes(bytes, move |bytes| {
+                    decoder.decode_borrowed(bytes).map(|value| drop(black_box(value)))
+                }))
+            }
+        });
+        let decode: DecodeAny = Box::new(move |bytes| {
+            let mut decoder = make_borrowed();
+            let value = decoder.decode_borrowed(bytes)?;
+            Ok(&B::to_owned_model(&value) == model())
+        });
+        (
+            Arm {
+                id: id.clone(),
+                spec,
+                prepare,
+            },
+            Decoder { id, decode },
+        )
+    }
+
     /// A copy-only baseline: a decode arm that only copies the input the way a copying decoder
     /// does (whole, or line by line for NDJSON), so users see what remains of the decode.
     pub fn copy_baseline<P: Model, C: Codec<P>>(
@@ -952,6 +1015,45 @@ fn proven_tree<D, T: DataTree<D>>(id: &ArmId, tree: &T, data: &D) -> Result<(T::
         );
     }
     Ok((value, bytes))
+}
+
+/// That `decoder` decodes `bytes` to the payload, and that every non-empty string of the
+/// decoded value lies in the bytes it borrows from (at least one string must).
+fn prove_borrowed<B: Borrowed, D: BorrowedDecode<B>>(
+    id: &ArmId,
+    model: &B,
+    decoder: &mut D,
+    bytes: &[u8],
+) -> Result<()> {
+    let (owned, strings) = {
+        let value = decoder
+            .decode_borrowed(bytes)
+            .map_err(|error| error.context(format!("{id}: borrowed decode failed")))?;
+        let strings: Vec<std::ops::Range<usize>> = B::strings(&value)
+            .into_iter()
+            .filter(|string| !string.is_empty())
+            .map(|string| address_range(string.as_bytes()))
+            .collect();
+        (B::to_owned_model(&value), strings)
+    };
+    if &owned != model {
+        bail!("{id}: the borrowed value holds other data than the payload");
+    }
+    let source = decoder.source(bytes);
+    if strings.is_empty() {
+        bail!("{id}: the borrowed value has no string to borrow");
+    }
+    let copied = strings
+        .iter()
+        .filter(|string| string.start < source.start || string.end > source.end)
+        .count();
+    if copied > 0 {
+        bail!(
+            "{id}: {copied} of {} strings do not point into the decoded bytes (copied, not borrowed)",
+            strings.len()
+        );
+    }
+    Ok(())
 }
 
 /// Encodes with one codec instance and decodes with another, so no state carried inside a
@@ -1224,6 +1326,7 @@ impl Runner for CopyRunner {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::payload::{Order, OrderRef};
 
     #[test]
     fn one_arm_has_one_label_path_and_display() {
@@ -1265,6 +1368,32 @@ mod tests {
         }
     }
 
+    /// Decodes `order` from a copy of the input it keeps: borrowed from the copy, which is a
+    /// copy in disguise unless it says so (`source`), as simd-json's scratch does.
+    struct CopyingDecoder {
+        copy: Vec<u8>,
+        says_so: bool,
+    }
+
+    impl BorrowedDecode<Order> for CopyingDecoder {
+        fn decode_borrowed<'a>(&'a mut self, bytes: &'a [u8]) -> Result<OrderRef<'a>> {
+            self.copy = bytes.to_vec();
+            Ok(serde_json::from_slice(&self.copy)?)
+        }
+
+        fn source(&self, input: &[u8]) -> std::ops::Range<usize> {
+            address_range(if self.says_so { &self.copy } else { input })
+        }
+    }
+
+    struct InputDecoder;
+
+    impl BorrowedDecode<Order> for InputDecoder {
+        fn decode_borrowed<'a>(&'a mut self, bytes: &'a [u8]) -> Result<OrderRef<'a>> {
+            Ok(serde_json::from_slice(bytes)?)
+        }
+    }
+
     #[test]
     fn a_compression_arm_is_timed_only_after_its_bytes_come_back_whole() {
         let bytes = b"the same words, the same words, the same words".to_vec();
@@ -1284,6 +1413,37 @@ mod tests {
         ] {
             runner(bytes.clone()).unwrap().run(3).unwrap();
         }
+    }
+
+    #[test]
+    fn a_borrowed_decode_proves_its_strings_point_into_the_bytes_it_decoded() {
+        let order: &Order = crate::payload::value_of("order").unwrap();
+        let bytes = serde_json::to_vec(order).unwrap();
+        let id = ArmId {
+            mode: Mode::Borrowed,
+            ..ArmId::typed("json", "test", "", "order", Operation::Decode)
+        };
+        assert_eq!(id.label(), "json/test borrowed");
+        prove_borrowed(&id, order, &mut InputDecoder, &bytes).unwrap();
+        let mut copying = CopyingDecoder {
+            copy: Vec::new(),
+            says_so: false,
+        };
+        let error = prove_borrowed(&id, order, &mut copying, &bytes)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("5 of 5 strings do not point into the decoded bytes"),
+            "{error}"
+        );
+        copying.says_so = true;
+        prove_borrowed(&id, order, &mut copying, &bytes).unwrap();
+        let mut other = order.clone();
+        other.sku.push('X');
+        let error = prove_borrowed(&id, &other, &mut InputDecoder, &bytes)
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("other data than the payload"), "{error}");
     }
 
     #[test]

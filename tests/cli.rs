@@ -147,7 +147,8 @@ fn a_resumed_full_run_continues_its_passes() {
     use serbench::report::samples::SampleRow;
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let selection = ["--backend", "postcard", "--op", "decode"];
+    // Round-trip: one arm (decode also has the borrowed arm), so each sample is one pass.
+    let selection = ["--backend", "postcard", "--op", "roundtrip"];
     let first = run_order("postcard", "full", &selection, &out);
     assert!(first.status.success(), "{}", stderr(&first));
     // As if the run had been killed after its first two passes: their samples only.

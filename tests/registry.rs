@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use serbench::arm::Operation;
+use serbench::arm::{ArmId, Framing, Mode, Operation};
 use serbench::compress;
 use serbench::format::Registry;
 
@@ -81,6 +81,46 @@ fn every_format_covers_or_explains_every_payload() {
             );
         }
     }
+}
+
+#[test]
+fn every_typed_decode_of_a_borrowable_payload_has_a_borrowed_arm_or_a_reason() {
+    let registry = Registry::build();
+    let borrowable: BTreeSet<&str> = serbench::payload::borrowed_specs()
+        .iter()
+        .map(|spec| spec.name)
+        .collect();
+    assert!(borrowable.is_superset(&BTreeSet::from([
+        "order",
+        "readings",
+        "telemetry",
+        "vec-small",
+        "vec-big"
+    ])));
+    let mut missing = Vec::new();
+    for typed in registry.arms.iter().map(|arm| &arm.id).filter(|id| {
+        id.operation == Operation::Decode
+            && id.mode == Mode::Typed
+            && id.codec.framing == Framing::Document
+            && !id.is_baseline()
+            && borrowable.contains(id.codec.payload.as_str())
+    }) {
+        let borrowed = ArmId {
+            mode: Mode::Borrowed,
+            ..typed.clone()
+        };
+        let explained = registry.unsupported.iter().any(|unsupported| {
+            unsupported.format == typed.codec.format
+                && (unsupported.backend == "*" || unsupported.backend == typed.codec.backend)
+                && unsupported.payload == typed.codec.payload
+                && unsupported.mode == Some(Mode::Borrowed)
+                && !unsupported.reason.is_empty()
+        });
+        if registry.arm(&borrowed).is_none() && !explained {
+            missing.push(borrowed.to_string());
+        }
+    }
+    assert!(missing.is_empty(), "no borrowed arm and no reason: {missing:#?}");
 }
 
 #[test]

@@ -71,11 +71,11 @@ use apache_avro::writer::datum::GenericDatumWriter;
 use serde_avro_fast::ser::SerializerConfig;
 
 use super::{BackendDoc, DataSupport, Fidelity, Format, Registry};
-use crate::arm::{Backend, Codec, DataTree, Dynamic, Operation};
+use crate::arm::{Backend, BorrowedDecode, Codec, DataTree, Dynamic, Mode, Operation};
 use crate::payload::data::{self, DataPayload, Difference, Equivalence, Kind, Type};
 use crate::payload::{
-    CheckoutRequest, CheckoutResponse, Item, Items, Keyed, Model, Order, Payload, Reading, Readings,
-    TelemetryEvent, Visit, visit_all,
+    Borrowed, CheckoutRequest, CheckoutResponse, Item, Items, Keyed, Model, Order, Payload, Reading,
+    Readings, TelemetryEvent, Visit, VisitBorrowed, visit_all, visit_borrowed,
 };
 
 pub static FORMAT: Format = Format {
@@ -109,6 +109,7 @@ pub static FORMAT: Format = Format {
     }],
     register: |registry| {
         visit_all(&mut Avro(registry));
+        visit_borrowed(&mut Avro(registry));
         registry.unsupported_corpora(
             "no hand-written .avsc for the corpus types; data:<name> measures them on the inferred schema",
         );
@@ -209,6 +210,30 @@ impl<P: Model + Native> Visit<P> for Avro<'_> {
     }
 }
 
+/// serde_avro_fast decodes borrowing; apache-avro cannot.
+impl<B: Borrowed + Native> VisitBorrowed<B> for Avro<'_>
+where
+    for<'a> B::Ref<'a>: serde::Deserialize<'a>,
+{
+    fn borrowed(&mut self, payload: &Payload<B>) {
+        // A payload whose schema does not build has no arms at all: `payload` listed it.
+        if FastCodec::<B>::build().is_ok() {
+            self.0.borrowed(
+                payload,
+                SERDE_AVRO_FAST,
+                built::<FastCodec<B>>,
+                built::<FastCodec<B>>,
+            );
+        }
+        self.0.unsupported_mode(
+            payload.spec,
+            APACHE_AVRO.name,
+            Mode::Borrowed,
+            "apache-avro decodes the bytes into its owned `types::Value` tree first; serde then borrows from that tree, not from the input",
+        );
+    }
+}
+
 /// A codec whose construction can fail (its schema does not parse or does not fit).
 trait Build: Sized {
     fn build() -> Result<Self>;
@@ -301,6 +326,15 @@ impl<P: Model + Native> Codec<P> for FastCodec<P> {
     }
 
     fn decode(&mut self, bytes: &[u8]) -> Result<P> {
+        Ok(serde_avro_fast::from_datum_slice(bytes, self.config.schema())?)
+    }
+}
+
+impl<B: Borrowed + Native> BorrowedDecode<B> for FastCodec<B>
+where
+    for<'a> B::Ref<'a>: serde::Deserialize<'a>,
+{
+    fn decode_borrowed<'a>(&'a mut self, bytes: &'a [u8]) -> Result<B::Ref<'a>> {
         Ok(serde_avro_fast::from_datum_slice(bytes, self.config.schema())?)
     }
 }

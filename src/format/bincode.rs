@@ -9,14 +9,19 @@
 //! bytes of the budget before it allocates, so a length bomb is a `LimitExceeded` error. The
 //! encoded bytes are identical; only the decode differs.
 //!
+//! Borrowed mode (both backends): the borrowed structs' `BorrowDecode` derive through
+//! `borrow_decode_from_slice`, whose `&str` fields point into the input.
+//!
 //! Buffer policy: encodes into the harness's reused output buffer through `std::io::Write`.
 
 use anyhow::Result;
 use std::hint::black_box;
 
 use super::{BackendDoc, DataSupport, Fidelity, Format, NEEDS_RUST_TYPES, Registry};
-use crate::arm::{Backend, Codec, Operation};
-use crate::payload::{Model, Payload, TelemetryEvent, Visit, visit_all, visit_corpora};
+use crate::arm::{Backend, BorrowedDecode, Codec, Operation};
+use crate::payload::{
+    Borrowed, Model, Payload, TelemetryEvent, Visit, VisitBorrowed, visit_all, visit_borrowed, visit_corpora,
+};
 
 pub static FORMAT: Format = Format {
     name: "bincode",
@@ -49,6 +54,7 @@ pub static FORMAT: Format = Format {
     }],
     register: |registry| {
         visit_all(&mut Bincode(registry));
+        visit_borrowed(&mut Bincode(registry));
         visit_corpora(&mut Bincode(registry));
     },
     data: DataSupport::Unsupported(NEEDS_RUST_TYPES),
@@ -75,7 +81,30 @@ impl<P: Model + Native> Visit<P> for Bincode<'_> {
     }
 }
 
+impl<B: Borrowed + Native> VisitBorrowed<B> for Bincode<'_>
+where
+    for<'a> B::Ref<'a>: ::bincode::BorrowDecode<'a, ()>,
+{
+    fn borrowed(&mut self, payload: &Payload<B>) {
+        self.0
+            .borrowed(payload, Backend::new("bincode"), || NativeCodec, || NativeCodec);
+        let hardened = Backend::new("bincode").variant("hardened");
+        self.0
+            .borrowed(payload, hardened, || HardenedCodec, || HardenedCodec);
+    }
+}
+
 pub struct NativeCodec;
+
+impl<B: Borrowed> BorrowedDecode<B> for NativeCodec
+where
+    for<'a> B::Ref<'a>: ::bincode::BorrowDecode<'a, ()>,
+{
+    fn decode_borrowed<'a>(&'a mut self, bytes: &'a [u8]) -> Result<B::Ref<'a>> {
+        let (value, _read) = ::bincode::borrow_decode_from_slice(bytes, ::bincode::config::standard())?;
+        Ok(value)
+    }
+}
 
 impl<P: Model + Native> Codec<P> for NativeCodec {
     fn encode<'a>(&'a mut self, value: &P, out: &'a mut Vec<u8>) -> Result<&'a [u8]> {
@@ -102,6 +131,17 @@ impl<P: Model + Native> Codec<P> for HardenedCodec {
     fn decode(&mut self, bytes: &[u8]) -> Result<P> {
         let config = ::bincode::config::standard().with_limit::<DECODE_LIMIT>();
         let (value, _read) = ::bincode::decode_from_slice(bytes, config)?;
+        Ok(value)
+    }
+}
+
+impl<B: Borrowed> BorrowedDecode<B> for HardenedCodec
+where
+    for<'a> B::Ref<'a>: ::bincode::BorrowDecode<'a, ()>,
+{
+    fn decode_borrowed<'a>(&'a mut self, bytes: &'a [u8]) -> Result<B::Ref<'a>> {
+        let config = ::bincode::config::standard().with_limit::<DECODE_LIMIT>();
+        let (value, _read) = ::bincode::borrow_decode_from_slice(bytes, config)?;
         Ok(value)
     }
 }

@@ -1,6 +1,9 @@
 //! bitcode through its native derive (the fast path, with a reused `bitcode::Buffer`) and,
 //! as a second backend, through serde.
 //!
+//! Borrowed mode (both backends): the native `Decode` derive of the borrowed structs through
+//! the reused `Buffer`, and serde's `deserialize`; their `&str` fields point into the input.
+//!
 //! Buffer policy: the native backend encodes into and decodes through one `bitcode::Buffer`
 //! kept for the codec's life (the crate's documented way to reuse allocations); the bytes
 //! are returned from that buffer, not copied. The serde backend has no buffer API: each call
@@ -10,8 +13,10 @@ use anyhow::Result;
 use std::hint::black_box;
 
 use super::{BackendDoc, DataSupport, Fidelity, Format, NEEDS_RUST_TYPES, Registry};
-use crate::arm::{Backend, Codec, Operation};
-use crate::payload::{Items, Model, Payload, Visit, visit_all, visit_corpora};
+use crate::arm::{Backend, BorrowedDecode, Codec, Operation};
+use crate::payload::{
+    Borrowed, Items, Model, Payload, Visit, VisitBorrowed, visit_all, visit_borrowed, visit_corpora,
+};
 
 pub static FORMAT: Format = Format {
     name: "bitcode",
@@ -44,6 +49,7 @@ pub static FORMAT: Format = Format {
     }],
     register: |registry| {
         visit_all(&mut Bitcode(registry));
+        visit_borrowed(&mut Bitcode(registry));
         visit_corpora(&mut Bitcode(registry));
     },
     data: DataSupport::Unsupported(NEEDS_RUST_TYPES),
@@ -67,6 +73,19 @@ impl<P: Model + Native> Visit<P> for Bitcode<'_> {
     }
 }
 
+impl<B: Borrowed + Native> VisitBorrowed<B> for Bitcode<'_>
+where
+    for<'a> B::Ref<'a>: ::bitcode::Decode<'a> + serde::Deserialize<'a>,
+{
+    fn borrowed(&mut self, payload: &Payload<B>) {
+        let native = Backend::new("bitcode").variant("native");
+        self.0
+            .borrowed(payload, native, NativeCodec::default, NativeCodec::default);
+        let serde = Backend::new("bitcode").variant("serde");
+        self.0.borrowed(payload, serde, || SerdeCodec, || SerdeCodec);
+    }
+}
+
 #[derive(Default)]
 pub struct NativeCodec {
     buffer: ::bitcode::Buffer,
@@ -82,7 +101,25 @@ impl<P: Model + Native> Codec<P> for NativeCodec {
     }
 }
 
+impl<B: Borrowed> BorrowedDecode<B> for NativeCodec
+where
+    for<'a> B::Ref<'a>: ::bitcode::Decode<'a>,
+{
+    fn decode_borrowed<'a>(&'a mut self, bytes: &'a [u8]) -> Result<B::Ref<'a>> {
+        Ok(self.buffer.decode(bytes)?)
+    }
+}
+
 pub struct SerdeCodec;
+
+impl<B: Borrowed> BorrowedDecode<B> for SerdeCodec
+where
+    for<'a> B::Ref<'a>: serde::Deserialize<'a>,
+{
+    fn decode_borrowed<'a>(&'a mut self, bytes: &'a [u8]) -> Result<B::Ref<'a>> {
+        Ok(::bitcode::deserialize(bytes)?)
+    }
+}
 
 impl<P: Model> Codec<P> for SerdeCodec {
     fn encode<'a>(&'a mut self, value: &P, out: &'a mut Vec<u8>) -> Result<&'a [u8]> {

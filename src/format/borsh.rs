@@ -41,6 +41,9 @@ pub static FORMAT: Format = Format {
     }],
     register: |registry| {
         visit_all(&mut Borsh(registry));
+        registry.unsupported_borrowed(
+            "`BorshDeserialize` reads from an `io::Read` into owned values and has no lifetime: no `&str` can point into the input",
+        );
         visit_corpora(&mut Borsh(registry));
     },
     data: DataSupport::Unsupported(NEEDS_RUST_TYPES),

@@ -7,6 +7,9 @@
 //! built. The dynamic decode builds a `bson::Document` from a borrowed `RawDocument` (no copy
 //! of the input first).
 //!
+//! Borrowed mode: `deserialize_from_slice` into the borrowed structs; bson's raw deserializer
+//! hands serde the strings and field names of the input (`visit_borrowed_str`).
+//!
 //! Data payloads (`--data`): the `Document` tree, written by `Document::to_writer` (which builds
 //! the document's bytes, then appends them to the reused output buffer) and read like the dynamic
 //! decode. A document file must be an object (BSON's top level is a document); a list of
@@ -17,9 +20,11 @@ use anyhow::{Context, Result};
 use std::hint::black_box;
 
 use super::{BackendDoc, DataSupport, Fidelity, Format, Registry};
-use crate::arm::{Backend, Codec, DataTree, Dynamic, Operation};
+use crate::arm::{Backend, BorrowedDecode, Codec, DataTree, Dynamic, Operation};
 use crate::payload::data::{DataPayload, Difference, Equivalence, Kind};
-use crate::payload::{Model, Order, Payload, Visit, visit_all, visit_corpora};
+use crate::payload::{
+    Borrowed, Model, Order, Payload, Visit, VisitBorrowed, visit_all, visit_borrowed, visit_corpora,
+};
 
 pub static FORMAT: Format = Format {
     name: "bson",
@@ -42,6 +47,7 @@ pub static FORMAT: Format = Format {
     }],
     register: |registry| {
         visit_all(&mut Bson(registry));
+        visit_borrowed(&mut Bson(registry));
         visit_corpora(&mut Bson(registry));
     },
     data: DataSupport::Arms(register_data),
@@ -57,7 +63,26 @@ impl<P: Model> Visit<P> for Bson<'_> {
     }
 }
 
+impl<B: Borrowed> VisitBorrowed<B> for Bson<'_>
+where
+    for<'a> B::Ref<'a>: serde::Deserialize<'a>,
+{
+    fn borrowed(&mut self, payload: &Payload<B>) {
+        self.0
+            .borrowed(payload, Backend::new("bson"), || BsonCodec, || BsonCodec);
+    }
+}
+
 pub struct BsonCodec;
+
+impl<B: Borrowed> BorrowedDecode<B> for BsonCodec
+where
+    for<'a> B::Ref<'a>: serde::Deserialize<'a>,
+{
+    fn decode_borrowed<'a>(&'a mut self, bytes: &'a [u8]) -> Result<B::Ref<'a>> {
+        Ok(::bson::deserialize_from_slice(bytes)?)
+    }
+}
 
 impl<P: Model> Codec<P> for BsonCodec {
     fn encode<'a>(&'a mut self, value: &P, out: &'a mut Vec<u8>) -> Result<&'a [u8]> {

@@ -9,6 +9,9 @@
 //!   not the names, so it could not match ciborium's bytes either), the fieldless enum as its
 //!   index (`#[cbor(index_only)]`), and every `f64` in double precision.
 //!
+//! Borrowed mode: minicbor decodes the borrowed structs (their derive's `#[b(i)]` fields), whose
+//! `&str` fields point into the input; ciborium cannot borrow (see `CIBORIUM_COPIES`).
+//!
 //! Integers and lengths are written in the shortest head by both. The two encodings differ for
 //! every payload (every payload is a struct); the tests below pin the differences.
 //!
@@ -25,9 +28,12 @@ use std::hint::black_box;
 use anyhow::Result;
 
 use super::{BackendDoc, DataSupport, Fidelity, Format, Registry};
-use crate::arm::{Backend, Codec, DataTree, Dynamic, Operation};
+use crate::arm::{Backend, BorrowedDecode, Codec, DataTree, Dynamic, Mode, Operation};
 use crate::payload::data::{DataPayload, Difference, Equivalence};
-use crate::payload::{Model, Order, Payload, Visit, corpus_specs, visit_all, visit_corpora};
+use crate::payload::{
+    Borrowed, Model, Order, Payload, Visit, VisitBorrowed, corpus_specs, visit_all, visit_borrowed,
+    visit_corpora,
+};
 
 pub static FORMAT: Format = Format {
     name: "cbor",
@@ -62,6 +68,10 @@ pub static FORMAT: Format = Format {
         visit_all(&mut Ciboriums(registry));
         visit_corpora(&mut Ciboriums(registry));
         visit_all(&mut Minicbors(registry));
+        visit_borrowed(&mut Minicbors(registry));
+        for spec in crate::payload::borrowed_specs() {
+            registry.unsupported_mode(spec, CIBORIUM.name, Mode::Borrowed, CIBORIUM_COPIES);
+        }
         for spec in corpus_specs() {
             registry.unsupported(
                 spec,
@@ -81,6 +91,8 @@ pub static FORMAT: Format = Format {
 };
 
 const CIBORIUM: Backend = Backend::new("ciborium");
+/// Why ciborium has no borrowed decode.
+const CIBORIUM_COPIES: &str = "ciborium reads every string into its scratch buffer and hands serde a transient `&str` (`visit_str`), never one of the input: `&str` fields are refused";
 const MINICBOR: Backend = Backend::new("minicbor");
 
 /// What minicbor's derive gives a model type.
@@ -103,6 +115,15 @@ struct Minicbors<'a>(&'a mut Registry);
 impl<P: Model + Native> Visit<P> for Minicbors<'_> {
     fn payload(&mut self, payload: &Payload<P>) {
         self.0.codec(payload, MINICBOR, || Minicbor);
+    }
+}
+
+impl<B: Borrowed + Native> VisitBorrowed<B> for Minicbors<'_>
+where
+    for<'b> B::Ref<'b>: minicbor::Decode<'b, ()>,
+{
+    fn borrowed(&mut self, payload: &Payload<B>) {
+        self.0.borrowed(payload, MINICBOR, || Minicbor, || Minicbor);
     }
 }
 
@@ -176,6 +197,15 @@ impl<P: Model + Native> Codec<P> for Minicbor {
     }
 
     fn decode(&mut self, bytes: &[u8]) -> Result<P> {
+        Ok(minicbor::decode(bytes)?)
+    }
+}
+
+impl<B: Borrowed> BorrowedDecode<B> for Minicbor
+where
+    for<'b> B::Ref<'b>: minicbor::Decode<'b, ()>,
+{
+    fn decode_borrowed<'a>(&'a mut self, bytes: &'a [u8]) -> Result<B::Ref<'a>> {
         Ok(minicbor::decode(bytes)?)
     }
 }

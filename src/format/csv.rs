@@ -48,6 +48,9 @@ pub static FORMAT: Format = Format {
         visit_all(&mut Csv(registry));
         visit_batches(&mut Csv(registry));
         visit_corpora(&mut Csv(registry));
+        registry.unsupported_borrowed(
+            "csv deserializes `&str` only from the `StringRecord` it first copies each row into (reused row by row), so a record would borrow that copy, not the input, and could not outlive its row",
+        );
     },
     data: DataSupport::Arms(|registry, payload| match flat_fields(payload) {
         Ok(()) => registry.data_tree(payload, Backend::new(BACKEND), DataRows, &Operation::CODEC),

@@ -49,6 +49,9 @@ pub static FORMAT: Format = Format {
     }],
     register: |registry| {
         visit_all(&mut Dbus(registry));
+        registry.unsupported_borrowed(
+            "zvariant lends strings only for the life of its `Data` wrapper (`Data::deserialize(&'d self)`), which a decode call builds around the input, so no borrowed value can be returned from the call",
+        );
         registry.unsupported_corpora(
             "D-Bus has no null, and these documents have null fields (their data: payloads say where)",
         );

@@ -74,6 +74,9 @@ pub static FORMAT: Format = Format {
     }],
     register: |registry| {
         visit_all(&mut ForyFormat(registry));
+        registry.unsupported_borrowed(
+            "fory's `Serializer` is `'static` and reads strings into owned `String`s: no type of its derive can borrow the input",
+        );
         registry
             .unsupported_corpora("serbench has no Fory derive and type registration for the corpus types");
     },

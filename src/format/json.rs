@@ -9,7 +9,10 @@
 //!
 //! Modes: typed decodes into the model structs; dynamic into the library's value tree
 //! (`serde_json::Value`, simd-json's `OwnedValue`, `sonic_rs::Value`), proven equal by converting
-//! it back.
+//! it back; borrowed (document framing, the payloads with a borrowed type) into the borrowed
+//! structs, whose `&str` fields point into the input for serde_json and sonic-rs, and into the
+//! scratch copy simd-json parses in place (it unescapes there, so it could borrow even an
+//! escaped string; serde_json and sonic-rs refuse one, see `payload::Borrowed`).
 //!
 //! In-place access (sonic-rs, document framing): `access-partial` asks `sonic_rs::get_many` for
 //! the routing fields of [`Fields::fold_route`] and reads them from the `LazyValue`s it returns;
@@ -50,18 +53,21 @@ use std::hint::black_box;
 use std::marker::PhantomData;
 
 use anyhow::{Context, Result};
-use serde::Serialize;
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 use sonic_rs::{ArrayJsonIter, JsonValueTrait, LazyValue, ObjectJsonIter, PointerTree};
 
 use super::{BackendDoc, DataSupport, Fidelity, Format, Registry};
-use crate::arm::{Access, Backend, Codec, DataTree, Dynamic, Framing, Operation, Value};
+use crate::arm::{
+    Access, Backend, BorrowedDecode, Codec, DataTree, Dynamic, Framing, Operation, Value, address_range,
+};
 use crate::payload::data::{DataPayload, Difference, Equivalence};
 use crate::payload::fields::{self, Digest, Fields};
 use crate::payload::{
-    Address, Batch, CheckoutRequest, CheckoutResponse, Item, Items, Keyed, LineItem, MetricSample, Model,
-    Order, OrderStatus, Payload, PaymentMethod, Reading, Readings, RequestMeta, ResponseMeta, ServiceInfo,
-    Shipment, TelemetryEvent, Visit, VisitBatch, visit_all, visit_batches, visit_corpora,
+    Address, Batch, Borrowed, CheckoutRequest, CheckoutResponse, Item, Items, Keyed, LineItem, MetricSample,
+    Model, Order, OrderStatus, Payload, PaymentMethod, Reading, Readings, RequestMeta, ResponseMeta,
+    ServiceInfo, Shipment, TelemetryEvent, Visit, VisitBatch, VisitBorrowed, visit_all, visit_batches,
+    visit_borrowed, visit_corpora,
 };
 
 pub static FORMAT: Format = Format {
@@ -136,6 +142,7 @@ pub static FORMAT: Format = Format {
         visit_all(&mut Json(registry));
         visit_batches(&mut Json(registry));
         visit_all(&mut SonicLazy(registry));
+        visit_borrowed(&mut Json(registry));
         visit_corpora(&mut Json(registry));
         for spec in crate::payload::corpus_specs() {
             for operation in [Operation::AccessAll, Operation::AccessPartial] {
@@ -178,6 +185,34 @@ impl<P: Model> Visit<P> for Json<'_> {
             Document::<SimdJson>::default,
         );
         registry.unsupported_operation(payload.spec, SONIC_RS.name, Operation::Update, NO_UPDATE);
+    }
+}
+
+/// The borrowed decode of every backend, document framing.
+impl<B: Borrowed> VisitBorrowed<B> for Json<'_>
+where
+    for<'a> B::Ref<'a>: Deserialize<'a>,
+{
+    fn borrowed(&mut self, payload: &Payload<B>) {
+        let registry = &mut *self.0;
+        registry.borrowed(
+            payload,
+            SERDE_JSON,
+            Document::<SerdeJson>::default,
+            Document::<SerdeJson>::default,
+        );
+        registry.borrowed(
+            payload,
+            SIMD_JSON,
+            Document::<SimdJson>::default,
+            Document::<SimdJson>::default,
+        );
+        registry.borrowed(
+            payload,
+            SONIC_RS,
+            Document::<SonicRs>::default,
+            Document::<SonicRs>::default,
+        );
     }
 }
 
@@ -256,10 +291,16 @@ impl<B: Batch> VisitBatch<B> for Json<'_> {
     }
 }
 
-/// What the framings need of a JSON library: write one value, read one value.
+/// What the framings need of a JSON library: write one value, read one value (owned, or
+/// borrowing from the bytes it parses).
 pub trait JsonLibrary: Default + Send + 'static {
     fn write<T: Serialize + ?Sized>(&mut self, out: &mut Vec<u8>, value: &T) -> Result<()>;
     fn read<T: DeserializeOwned>(&mut self, bytes: &[u8]) -> Result<T>;
+    fn read_borrowed<'a, T: Deserialize<'a>>(&'a mut self, bytes: &'a [u8]) -> Result<T>;
+    /// The bytes the last [`read_borrowed`](Self::read_borrowed) value borrows from.
+    fn source(&self, input: &[u8]) -> std::ops::Range<usize> {
+        address_range(input)
+    }
 }
 
 #[derive(Default)]
@@ -271,6 +312,10 @@ impl JsonLibrary for SerdeJson {
     }
 
     fn read<T: DeserializeOwned>(&mut self, bytes: &[u8]) -> Result<T> {
+        Ok(serde_json::from_slice(bytes)?)
+    }
+
+    fn read_borrowed<'a, T: Deserialize<'a>>(&'a mut self, bytes: &'a [u8]) -> Result<T> {
         Ok(serde_json::from_slice(bytes)?)
     }
 }
@@ -287,12 +332,21 @@ impl JsonLibrary for SimdJson {
     }
 
     fn read<T: DeserializeOwned>(&mut self, bytes: &[u8]) -> Result<T> {
+        self.read_borrowed(bytes)
+    }
+
+    /// Parses the scratch copy in place: the value borrows from the scratch, not the input.
+    fn read_borrowed<'a, T: Deserialize<'a>>(&'a mut self, bytes: &'a [u8]) -> Result<T> {
         self.scratch.clear();
         self.scratch.extend_from_slice(bytes);
         Ok(simd_json::serde::from_slice_with_buffers(
             &mut self.scratch,
             &mut self.buffers,
         )?)
+    }
+
+    fn source(&self, _input: &[u8]) -> std::ops::Range<usize> {
+        address_range(&self.scratch)
     }
 }
 
@@ -306,6 +360,10 @@ impl JsonLibrary for SonicRs {
     }
 
     fn read<T: DeserializeOwned>(&mut self, bytes: &[u8]) -> Result<T> {
+        Ok(sonic_rs::from_slice(bytes)?)
+    }
+
+    fn read_borrowed<'a, T: Deserialize<'a>>(&'a mut self, bytes: &'a [u8]) -> Result<T> {
         Ok(sonic_rs::from_slice(bytes)?)
     }
 }
@@ -322,6 +380,19 @@ impl<P: Model, L: JsonLibrary> Codec<P> for Document<L> {
 
     fn decode(&mut self, bytes: &[u8]) -> Result<P> {
         self.0.read(bytes)
+    }
+}
+
+impl<B: Borrowed, L: JsonLibrary> BorrowedDecode<B> for Document<L>
+where
+    for<'a> B::Ref<'a>: Deserialize<'a>,
+{
+    fn decode_borrowed<'a>(&'a mut self, bytes: &'a [u8]) -> Result<B::Ref<'a>> {
+        self.0.read_borrowed(bytes)
+    }
+
+    fn source(&self, input: &[u8]) -> std::ops::Range<usize> {
+        self.0.source(input)
     }
 }
 
@@ -1274,7 +1345,29 @@ mod data_tests {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::payload::{Item, Items, Reading, Readings};
+    use crate::payload::{Item, Items, ItemsRef, Reading, Readings};
+
+    #[test]
+    fn an_escaped_string_is_refused_by_the_borrowing_backends_that_unescape_into_a_copy() {
+        let bytes = br#"{"items":[{"id":1,"name":"a \"quoted\" name","category":"toys","price":1.5,"stock":2,"active":true}]}"#;
+        let escaped = |decoded: Result<ItemsRef<'_>>| decoded.map(|items| Items::to_owned_model(&items));
+        let serde_json = escaped(BorrowedDecode::<Items>::decode_borrowed(
+            &mut Document::<SerdeJson>::default(),
+            bytes,
+        ));
+        assert!(serde_json.unwrap_err().to_string().contains("borrowed"));
+        assert!(
+            escaped(BorrowedDecode::<Items>::decode_borrowed(
+                &mut Document::<SonicRs>::default(),
+                bytes
+            ))
+            .is_err()
+        );
+        // simd-json unescapes in its scratch copy, in place, so it still borrows.
+        let mut simd_json = Document::<SimdJson>::default();
+        let items = escaped(BorrowedDecode::<Items>::decode_borrowed(&mut simd_json, bytes)).unwrap();
+        assert_eq!(items.items[0].name, r#"a "quoted" name"#);
+    }
 
     fn readings() -> Readings {
         serde_json::from_str(&crate::payload::logical_json("readings").unwrap()).unwrap()

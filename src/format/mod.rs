@@ -11,12 +11,12 @@ use std::collections::BTreeMap;
 use anyhow::Result;
 
 use crate::arm::{
-    Access, Arm, ArmId, Backend, Codec, CodecArms, CodecId, DataArms, DataTree, Decoder, Dynamic, Encoder,
-    Framing, Mode, Operation, Update, Value,
+    Access, Arm, ArmId, Backend, BorrowedDecode, Codec, CodecArms, CodecId, DataArms, DataTree, Decoder,
+    Dynamic, Encoder, Framing, Mode, Operation, Update, Value,
 };
 use crate::payload::data::{self, DataPayload};
 use crate::payload::fields::UpdateField;
-use crate::payload::{Model, Payload, PayloadSpec};
+use crate::payload::{Borrowed, Model, Payload, PayloadSpec};
 
 #[cfg(feature = "avro")]
 pub mod avro;
@@ -82,6 +82,9 @@ pub enum DataSupport {
     /// as unsupported for every data payload.
     Unsupported(&'static str),
 }
+
+/// Why the zero-copy formats have no borrowed decode.
+pub const READS_IN_PLACE: &str = "zero-copy format: its access arms already read every string in place from the buffer; a borrowed struct would only copy out what access reads";
 
 /// The reason of the formats that encode only types compiled into the program.
 pub const NEEDS_RUST_TYPES: &str =
@@ -162,6 +165,9 @@ pub struct Unsupported {
     /// `None`: the backend has no arm at all for the payload; otherwise only this operation
     /// is missing.
     pub operation: Option<Operation>,
+    /// `None`: every mode (or the entry names a payload or an operation); otherwise only this
+    /// mode of the decode is missing (the borrowed decode of a format that cannot borrow).
+    pub mode: Option<Mode>,
     pub reason: String,
 }
 
@@ -232,6 +238,27 @@ impl Registry {
             .map(|unsupported| unsupported.reason.clone())
             .collect();
         (proofs, reasons)
+    }
+
+    /// Removes the zero-copy formats' borrowed-mode entries, checking that there is one, with
+    /// [`READS_IN_PLACE`], per payload with a borrowed type: their tests then count the rest.
+    #[cfg(test)]
+    pub(crate) fn take_reads_in_place(&mut self) {
+        let (borrowed, rest) = std::mem::take(&mut self.unsupported)
+            .into_iter()
+            .partition::<Vec<_>, _>(|unsupported| unsupported.mode == Some(Mode::Borrowed));
+        self.unsupported = rest;
+        let payloads: Vec<&str> = borrowed.iter().map(|unsupported| unsupported.payload).collect();
+        let expected: Vec<&str> = crate::payload::borrowed_specs()
+            .iter()
+            .map(|spec| spec.name)
+            .collect();
+        assert_eq!(payloads, expected);
+        assert!(
+            borrowed
+                .iter()
+                .all(|unsupported| unsupported.reason == READS_IN_PLACE)
+        );
     }
 
     /// Every payload's spec: the built-in ones, then the data payloads.
@@ -423,6 +450,20 @@ impl Registry {
         self.decoders.push(decoder);
     }
 
+    /// Registers a borrowed decode arm, see [`Arm::borrowed`].
+    pub fn borrowed<B: Borrowed, C: Codec<B>, D: BorrowedDecode<B>>(
+        &mut self,
+        payload: &Payload<B>,
+        backend: Backend,
+        make_codec: fn() -> C,
+        make_borrowed: fn() -> D,
+    ) {
+        let codec = self.codec_id(payload, backend);
+        let (arm, decoder) = Arm::borrowed(codec, payload.spec, payload.value, make_codec, make_borrowed);
+        self.arms.push(arm);
+        self.decoders.push(decoder);
+    }
+
     /// Registers a copy-only baseline, see [`Arm::copy_baseline`].
     pub fn copy_baseline<P: Model, C: Codec<P>>(
         &mut self,
@@ -451,6 +492,7 @@ impl Registry {
             backend,
             payload: payload.name,
             operation: None,
+            mode: None,
             reason: reason.to_string(),
         });
     }
@@ -469,7 +511,35 @@ impl Registry {
             backend,
             payload: payload.name,
             operation: Some(operation),
+            mode: None,
             reason: reason.to_string(),
         });
+    }
+
+    /// Records that `backend` (or `*`, every backend) of the current format has no decode in
+    /// `mode` for `payload` (it has its other arms).
+    pub fn unsupported_mode(
+        &mut self,
+        payload: &PayloadSpec,
+        backend: &'static str,
+        mode: Mode,
+        reason: &str,
+    ) {
+        self.unsupported.push(Unsupported {
+            format: self.format,
+            backend,
+            payload: payload.name,
+            operation: Some(Operation::Decode),
+            mode: Some(mode),
+            reason: reason.to_string(),
+        });
+    }
+
+    /// Records that no backend of the current format decodes borrowing, for `reason`, for every
+    /// payload that has a borrowed type.
+    pub fn unsupported_borrowed(&mut self, reason: &str) {
+        for spec in crate::payload::borrowed_specs() {
+            self.unsupported_mode(spec, "*", Mode::Borrowed, reason);
+        }
     }
 }

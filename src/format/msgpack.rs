@@ -5,6 +5,9 @@
 //! (`encode::write_named`: self-describing, what other languages' MessagePack libraries read as
 //! objects). `rmp_serde::from_slice` reads either, so both variants decode with it.
 //!
+//! Borrowed mode (both variants): `rmp_serde::from_slice` into the borrowed structs, whose
+//! `&str` fields point into the input (a MessagePack string is its UTF-8 bytes, never escaped).
+//!
 //! Buffer policy: `rmp_serde::encode::write` / `write_named` append to the harness's reused
 //! output buffer; decode reads from the borrowed bytes (`from_slice`). The dynamic decode reads the bytes into
 //! an owned `rmpv::Value` tree (`rmpv::decode::read_value`); only to prove it holds the same
@@ -19,9 +22,11 @@ use std::hint::black_box;
 use anyhow::{Context, Result};
 
 use super::{BackendDoc, DataSupport, Fidelity, Format, Registry};
-use crate::arm::{Backend, Codec, DataTree, Dynamic, Operation};
+use crate::arm::{Backend, BorrowedDecode, Codec, DataTree, Dynamic, Operation};
 use crate::payload::data::{DataPayload, Difference, Equivalence};
-use crate::payload::{Model, Order, Payload, Visit, visit_all, visit_corpora};
+use crate::payload::{
+    Borrowed, Model, Order, Payload, Visit, VisitBorrowed, visit_all, visit_borrowed, visit_corpora,
+};
 
 pub static FORMAT: Format = Format {
     name: "msgpack",
@@ -54,6 +59,7 @@ pub static FORMAT: Format = Format {
     }],
     register: |registry| {
         visit_all(&mut Msgpack(registry));
+        visit_borrowed(&mut Msgpack(registry));
         visit_corpora(&mut Msgpack(registry));
     },
     data: DataSupport::Arms(|registry, payload| {
@@ -76,6 +82,18 @@ impl<P: Model> Visit<P> for Msgpack<'_> {
     }
 }
 
+impl<B: Borrowed> VisitBorrowed<B> for Msgpack<'_>
+where
+    for<'a> B::Ref<'a>: serde::Deserialize<'a>,
+{
+    fn borrowed(&mut self, payload: &Payload<B>) {
+        self.0
+            .borrowed(payload, RMP_SERDE, || RmpSerde::<false>, || RmpSerde::<false>);
+        self.0
+            .borrowed(payload, NAMED, || RmpSerde::<true>, || RmpSerde::<true>);
+    }
+}
+
 /// rmp-serde writing structs as maps keyed by field name (`NAMED`) or as arrays; a constant, so
 /// each variant's encode is its own monomorphic code.
 pub struct RmpSerde<const NAMED: bool>;
@@ -91,6 +109,15 @@ impl<P: Model, const NAMED: bool> Codec<P> for RmpSerde<NAMED> {
     }
 
     fn decode(&mut self, bytes: &[u8]) -> Result<P> {
+        Ok(rmp_serde::from_slice(bytes)?)
+    }
+}
+
+impl<B: Borrowed, const NAMED: bool> BorrowedDecode<B> for RmpSerde<NAMED>
+where
+    for<'a> B::Ref<'a>: serde::Deserialize<'a>,
+{
+    fn decode_borrowed<'a>(&'a mut self, bytes: &'a [u8]) -> Result<B::Ref<'a>> {
         Ok(rmp_serde::from_slice(bytes)?)
     }
 }

@@ -1,13 +1,18 @@
 //! postcard (serde, varint integers, no field names): the embedded-friendly compact format.
 //!
+//! Borrowed mode: `postcard::from_bytes` into the borrowed structs, whose `&str` fields point
+//! into the input.
+//!
 //! Buffer policy: `postcard::to_io` appends to the harness's reused output buffer.
 
 use anyhow::Result;
 use std::hint::black_box;
 
 use super::{BackendDoc, DataSupport, Fidelity, Format, Registry};
-use crate::arm::{Backend, Codec, Operation};
-use crate::payload::{Model, Order, Payload, Visit, visit_all, visit_corpora};
+use crate::arm::{Backend, BorrowedDecode, Codec, Operation};
+use crate::payload::{
+    Borrowed, Model, Order, Payload, Visit, VisitBorrowed, visit_all, visit_borrowed, visit_corpora,
+};
 
 pub static FORMAT: Format = Format {
     name: "postcard",
@@ -30,6 +35,7 @@ pub static FORMAT: Format = Format {
     }],
     register: |registry| {
         visit_all(&mut Postcard(registry));
+        visit_borrowed(&mut Postcard(registry));
         visit_corpora(&mut Postcard(registry));
     },
     data: DataSupport::Unsupported(
@@ -45,7 +51,30 @@ impl<P: Model> Visit<P> for Postcard<'_> {
     }
 }
 
+impl<B: Borrowed> VisitBorrowed<B> for Postcard<'_>
+where
+    for<'a> B::Ref<'a>: serde::Deserialize<'a>,
+{
+    fn borrowed(&mut self, payload: &Payload<B>) {
+        self.0.borrowed(
+            payload,
+            Backend::new("postcard"),
+            || PostcardCodec,
+            || PostcardCodec,
+        );
+    }
+}
+
 pub struct PostcardCodec;
+
+impl<B: Borrowed> BorrowedDecode<B> for PostcardCodec
+where
+    for<'a> B::Ref<'a>: serde::Deserialize<'a>,
+{
+    fn decode_borrowed<'a>(&'a mut self, bytes: &'a [u8]) -> Result<B::Ref<'a>> {
+        Ok(::postcard::from_bytes(bytes)?)
+    }
+}
 
 impl<P: Model> Codec<P> for PostcardCodec {
     fn encode<'a>(&'a mut self, value: &P, out: &'a mut Vec<u8>) -> Result<&'a [u8]> {

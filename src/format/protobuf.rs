@@ -91,6 +91,9 @@ pub static FORMAT: Format = Format {
     }],
     register: |registry| {
         visit_all(&mut Protobuf(registry));
+        registry.unsupported_borrowed(
+            "prost's generated messages own their fields (`String`; `Bytes` only for bytes fields) and `Message::decode` reads a `Buf`: no message borrows the input",
+        );
         registry.unsupported_corpora(
             "no hand-written .proto for the corpus types; data:<name> measures them on the inferred schema",
         );

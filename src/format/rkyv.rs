@@ -101,6 +101,7 @@ pub static FORMAT: Format = Format {
     }],
     register: |registry| {
         visit_all(&mut Rkyv(registry));
+        registry.unsupported_borrowed(super::READS_IN_PLACE);
         registry.unsupported_corpora(
             "no rkyv derive and field readers (access, update) written for the corpus types",
         );
@@ -1022,6 +1023,7 @@ mod tests {
     fn the_unchecked_variant_gets_no_decoder_and_no_encoder() {
         let mut registry = Registry::default();
         (FORMAT.register)(&mut registry);
+        registry.take_reads_in_place();
         let corpora = crate::payload::corpus_specs().map(|spec| spec.name);
         let payloads = crate::payload::specs().len() - corpora.len();
         let unsupported: Vec<&str> = registry

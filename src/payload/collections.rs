@@ -4,7 +4,7 @@
 //! Maps are `BTreeMap`s, so every format writes the keys in sorted order and the encoded bytes
 //! are deterministic (a `HashMap` would change order from run to run).
 
-use super::{Batch, Payload, PayloadSpec, Shape, SplitMix64};
+use super::{Batch, Borrowed, Payload, PayloadSpec, Shape, SplitMix64};
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
@@ -56,6 +56,65 @@ impl Batch for Items {
 
     fn from_records(items: Vec<Item>) -> Self {
         Items { items }
+    }
+}
+
+/// [`Item`] with its strings borrowed from the decoded input (the borrowed mode).
+#[derive(Debug, serde::Deserialize)]
+#[cfg_attr(feature = "bincode", derive(bincode::BorrowDecode))]
+#[cfg_attr(feature = "bitcode", derive(bitcode::Decode))]
+#[cfg_attr(feature = "cbor", derive(minicbor::Decode))]
+pub struct ItemRef<'a> {
+    #[cfg_attr(feature = "cbor", n(0))]
+    pub id: i64,
+    #[cfg_attr(feature = "cbor", b(1))]
+    pub name: &'a str,
+    #[cfg_attr(feature = "cbor", b(2))]
+    pub category: &'a str,
+    #[cfg_attr(feature = "cbor", n(3))]
+    pub price: f64,
+    #[cfg_attr(feature = "cbor", n(4))]
+    pub stock: i64,
+    #[cfg_attr(feature = "cbor", n(5))]
+    pub active: bool,
+}
+
+/// [`Items`] borrowed from the decoded input.
+#[derive(Debug, serde::Deserialize)]
+#[cfg_attr(feature = "bincode", derive(bincode::BorrowDecode))]
+#[cfg_attr(feature = "bitcode", derive(bitcode::Decode))]
+#[cfg_attr(feature = "cbor", derive(minicbor::Decode))]
+pub struct ItemsRef<'a> {
+    #[serde(borrow)]
+    #[cfg_attr(feature = "cbor", b(0))]
+    pub items: Vec<ItemRef<'a>>,
+}
+
+impl Borrowed for Items {
+    type Ref<'a> = ItemsRef<'a>;
+
+    fn to_owned_model(items: &ItemsRef<'_>) -> Items {
+        let items = items
+            .items
+            .iter()
+            .map(|item| Item {
+                id: item.id,
+                name: item.name.to_string(),
+                category: item.category.to_string(),
+                price: item.price,
+                stock: item.stock,
+                active: item.active,
+            })
+            .collect();
+        Items { items }
+    }
+
+    fn strings<'s>(items: &'s ItemsRef<'_>) -> Vec<&'s str> {
+        items
+            .items
+            .iter()
+            .flat_map(|item| [item.name, item.category])
+            .collect()
     }
 }
 

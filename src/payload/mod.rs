@@ -32,12 +32,12 @@ pub use checkout::{
     Address, CheckoutRequest, CheckoutResponse, LineItem, OrderStatus, PaymentMethod, RequestMeta,
     ResponseMeta, Shipment,
 };
-pub use collections::{Item, Items, Keyed};
+pub use collections::{Item, ItemRef, Items, ItemsRef, Keyed};
 pub use corpora::{CitmCatalog, Twitter};
-pub use order::Order;
-pub use readings::{Reading, Readings};
+pub use order::{Order, OrderRef};
+pub use readings::{Reading, ReadingRef, Readings, ReadingsRef};
 pub use rng::SplitMix64;
-pub use telemetry::{MetricSample, ServiceInfo, TelemetryEvent};
+pub use telemetry::{MetricSample, ServiceInfo, ServiceInfoRef, TelemetryEvent, TelemetryEventRef};
 
 /// Everything every format may rely on: serde (the serde formats, the value-tree decodes) and
 /// equality (the round-trip proof).
@@ -50,6 +50,62 @@ pub trait Batch: Model {
     type Record: Model;
     fn records(&self) -> &[Self::Record];
     fn from_records(records: Vec<Self::Record>) -> Self;
+}
+
+/// A payload type with a borrowed twin (the borrowed mode): the same data with every string a
+/// `&'a str` into the bytes it was decoded from, so a decode allocates for its containers but
+/// copies no string. `&str`, not `Cow<str>`: serde borrows a `Cow` only when it is a struct's
+/// own field, never inside a `Vec` or a map, so a `Cow` model would copy the labels, tags and
+/// attributes silently and still be called borrowed. The price is that a JSON string with an
+/// escape cannot be borrowed by a library that unescapes into a copy (serde_json, sonic-rs):
+/// it is refused, not copied. No payload here has an escape.
+pub trait Borrowed: Model {
+    type Ref<'a>: Debug;
+    /// The owned value holding the same data: how a borrowed decode is proven.
+    fn to_owned_model(value: &Self::Ref<'_>) -> Self;
+    /// Every string of the borrowed value: the proof checks that they point into the bytes the
+    /// value was decoded from.
+    fn strings<'s>(value: &'s Self::Ref<'_>) -> Vec<&'s str>;
+}
+
+/// Receives the payloads that have a borrowed type, for the formats that decode borrowing.
+pub trait VisitBorrowed<B: Borrowed> {
+    fn borrowed(&mut self, payload: &Payload<B>);
+}
+
+/// A visitor of every borrowed type, as [`visit_borrowed`] needs.
+pub trait BorrowedVisitor:
+    VisitBorrowed<Readings> + VisitBorrowed<Order> + VisitBorrowed<TelemetryEvent> + VisitBorrowed<Items>
+{
+}
+
+impl<V> BorrowedVisitor for V where
+    V: VisitBorrowed<Readings> + VisitBorrowed<Order> + VisitBorrowed<TelemetryEvent> + VisitBorrowed<Items>
+{
+}
+
+/// The payloads of [`visit_all`] that have a [`Borrowed`] type (those whose strings are most
+/// of their data), in the same order.
+pub fn visit_borrowed(visitor: &mut impl BorrowedVisitor) {
+    visitor.borrowed(&readings::READINGS);
+    visitor.borrowed(&order::ORDER);
+    visitor.borrowed(&telemetry::TELEMETRY);
+    visitor.borrowed(&collections::VEC_SMALL);
+    visitor.borrowed(&collections::VEC_BIG);
+}
+
+/// The specs of [`visit_borrowed`]'s payloads: a format without a borrowed decode lists each
+/// unsupported for the borrowed mode.
+pub fn borrowed_specs() -> Vec<&'static PayloadSpec> {
+    struct Specs(Vec<&'static PayloadSpec>);
+    impl<B: Borrowed> VisitBorrowed<B> for Specs {
+        fn borrowed(&mut self, payload: &Payload<B>) {
+            self.0.push(payload.spec);
+        }
+    }
+    let mut specs = Specs(Vec::new());
+    visit_borrowed(&mut specs);
+    specs.0
 }
 
 /// How a payload is built, which decides what a record-oriented format (CSV) can do with it.

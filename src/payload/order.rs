@@ -1,7 +1,7 @@
 //! `order`: one flat order record of exactly 15 scalar fields (4 integers, 4 floats,
 //! 5 strings, 2 booleans): the row every format, CSV included, can carry.
 
-use super::{Payload, PayloadSpec, Shape, SplitMix64};
+use super::{Borrowed, Payload, PayloadSpec, Shape, SplitMix64};
 use std::sync::OnceLock;
 
 #[derive(Clone, PartialEq, Debug, serde::Serialize, serde::Deserialize)]
@@ -43,6 +43,78 @@ pub struct Order {
     pub is_gift: bool,
     #[cfg_attr(feature = "cbor", n(14))]
     pub is_priority: bool,
+}
+
+/// [`Order`] with its strings borrowed from the decoded input (the borrowed mode).
+#[derive(Debug, serde::Deserialize)]
+#[cfg_attr(feature = "bincode", derive(bincode::BorrowDecode))]
+#[cfg_attr(feature = "bitcode", derive(bitcode::Decode))]
+#[cfg_attr(feature = "cbor", derive(minicbor::Decode))]
+pub struct OrderRef<'a> {
+    #[cfg_attr(feature = "cbor", n(0))]
+    pub order_id: i64,
+    #[cfg_attr(feature = "cbor", n(1))]
+    pub customer_id: i64,
+    #[cfg_attr(feature = "cbor", n(2))]
+    pub created_at_ms: i64,
+    #[cfg_attr(feature = "cbor", n(3))]
+    pub quantity: i64,
+    #[cfg_attr(feature = "cbor", n(4))]
+    pub unit_price: f64,
+    #[cfg_attr(feature = "cbor", n(5))]
+    pub discount: f64,
+    #[cfg_attr(feature = "cbor", n(6))]
+    pub tax_rate: f64,
+    #[cfg_attr(feature = "cbor", n(7))]
+    pub total: f64,
+    #[cfg_attr(feature = "cbor", b(8))]
+    pub currency: &'a str,
+    #[cfg_attr(feature = "cbor", b(9))]
+    pub sku: &'a str,
+    #[cfg_attr(feature = "cbor", b(10))]
+    pub customer_email: &'a str,
+    #[cfg_attr(feature = "cbor", b(11))]
+    pub shipping_country: &'a str,
+    #[cfg_attr(feature = "cbor", b(12))]
+    pub status: &'a str,
+    #[cfg_attr(feature = "cbor", n(13))]
+    pub is_gift: bool,
+    #[cfg_attr(feature = "cbor", n(14))]
+    pub is_priority: bool,
+}
+
+impl Borrowed for Order {
+    type Ref<'a> = OrderRef<'a>;
+
+    fn to_owned_model(order: &OrderRef<'_>) -> Order {
+        Order {
+            order_id: order.order_id,
+            customer_id: order.customer_id,
+            created_at_ms: order.created_at_ms,
+            quantity: order.quantity,
+            unit_price: order.unit_price,
+            discount: order.discount,
+            tax_rate: order.tax_rate,
+            total: order.total,
+            currency: order.currency.to_string(),
+            sku: order.sku.to_string(),
+            customer_email: order.customer_email.to_string(),
+            shipping_country: order.shipping_country.to_string(),
+            status: order.status.to_string(),
+            is_gift: order.is_gift,
+            is_priority: order.is_priority,
+        }
+    }
+
+    fn strings<'s>(order: &'s OrderRef<'_>) -> Vec<&'s str> {
+        vec![
+            order.currency,
+            order.sku,
+            order.customer_email,
+            order.shipping_country,
+            order.status,
+        ]
+    }
 }
 
 pub static ORDER: Payload<Order> = Payload {

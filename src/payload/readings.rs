@@ -1,7 +1,7 @@
 //! `readings`: a batch of 50 sensor readings, each a bool, a float and a short list of labels.
 //! The JSON framings (document, array, NDJSON) are defined over its records.
 
-use super::{Batch, Payload, PayloadSpec, Shape, SplitMix64};
+use super::{Batch, Borrowed, Payload, PayloadSpec, Shape, SplitMix64};
 use std::sync::OnceLock;
 
 #[derive(Clone, PartialEq, Debug, serde::Serialize, serde::Deserialize)]
@@ -43,6 +43,57 @@ impl Batch for Readings {
 
     fn from_records(readings: Vec<Reading>) -> Self {
         Readings { readings }
+    }
+}
+
+/// [`Reading`] with its labels borrowed from the decoded input (the borrowed mode).
+#[derive(Debug, serde::Deserialize)]
+#[cfg_attr(feature = "bincode", derive(bincode::BorrowDecode))]
+#[cfg_attr(feature = "bitcode", derive(bitcode::Decode))]
+#[cfg_attr(feature = "cbor", derive(minicbor::Decode))]
+pub struct ReadingRef<'a> {
+    #[cfg_attr(feature = "cbor", n(0))]
+    pub valid: bool,
+    #[cfg_attr(feature = "cbor", n(1))]
+    pub value: f64,
+    #[serde(borrow)]
+    #[cfg_attr(feature = "cbor", b(2))]
+    pub labels: Vec<&'a str>,
+}
+
+/// [`Readings`] borrowed from the decoded input.
+#[derive(Debug, serde::Deserialize)]
+#[cfg_attr(feature = "bincode", derive(bincode::BorrowDecode))]
+#[cfg_attr(feature = "bitcode", derive(bitcode::Decode))]
+#[cfg_attr(feature = "cbor", derive(minicbor::Decode))]
+pub struct ReadingsRef<'a> {
+    #[serde(borrow)]
+    #[cfg_attr(feature = "cbor", b(0))]
+    pub readings: Vec<ReadingRef<'a>>,
+}
+
+impl Borrowed for Readings {
+    type Ref<'a> = ReadingsRef<'a>;
+
+    fn to_owned_model(readings: &ReadingsRef<'_>) -> Readings {
+        let readings = readings
+            .readings
+            .iter()
+            .map(|reading| Reading {
+                valid: reading.valid,
+                value: reading.value,
+                labels: reading.labels.iter().map(|label| label.to_string()).collect(),
+            })
+            .collect();
+        Readings { readings }
+    }
+
+    fn strings<'s>(readings: &'s ReadingsRef<'_>) -> Vec<&'s str> {
+        readings
+            .readings
+            .iter()
+            .flat_map(|reading| reading.labels.iter().copied())
+            .collect()
     }
 }
 

@@ -2,7 +2,7 @@
 //! tags, 4 attributes and 128 metric samples of one metric. A sample is all scalars, so the
 //! FlatBuffers struct-vector variant can carry exactly the same data.
 
-use super::{Payload, PayloadSpec, Shape, SplitMix64, attributes};
+use super::{Borrowed, Payload, PayloadSpec, Shape, SplitMix64, attributes};
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
@@ -67,6 +67,92 @@ pub struct MetricSample {
     pub value: f64,
     #[cfg_attr(feature = "cbor", n(2))]
     pub count: i64,
+}
+
+/// [`TelemetryEvent`] with its strings borrowed from the decoded input (the borrowed mode).
+#[derive(Debug, serde::Deserialize)]
+#[cfg_attr(feature = "bincode", derive(bincode::BorrowDecode))]
+#[cfg_attr(feature = "bitcode", derive(bitcode::Decode))]
+#[cfg_attr(feature = "cbor", derive(minicbor::Decode))]
+pub struct TelemetryEventRef<'a> {
+    #[cfg_attr(feature = "cbor", b(0))]
+    pub event_id: &'a str,
+    #[cfg_attr(feature = "cbor", n(1))]
+    pub timestamp_ms: i64,
+    #[serde(borrow)]
+    #[cfg_attr(feature = "cbor", b(2))]
+    pub service: ServiceInfoRef<'a>,
+    #[cfg_attr(feature = "cbor", b(3))]
+    pub metric: &'a str,
+    #[cfg_attr(feature = "cbor", b(4))]
+    pub unit: &'a str,
+    #[serde(borrow)]
+    #[cfg_attr(feature = "cbor", b(5))]
+    pub tags: Vec<&'a str>,
+    #[serde(borrow)]
+    #[cfg_attr(feature = "cbor", b(6))]
+    pub attributes: BTreeMap<&'a str, &'a str>,
+    #[cfg_attr(feature = "cbor", n(7))]
+    pub samples: Vec<MetricSample>,
+}
+
+/// [`ServiceInfo`] borrowed from the decoded input.
+#[derive(Debug, serde::Deserialize)]
+#[cfg_attr(feature = "bincode", derive(bincode::BorrowDecode))]
+#[cfg_attr(feature = "bitcode", derive(bitcode::Decode))]
+#[cfg_attr(feature = "cbor", derive(minicbor::Decode))]
+pub struct ServiceInfoRef<'a> {
+    #[cfg_attr(feature = "cbor", b(0))]
+    pub name: &'a str,
+    #[cfg_attr(feature = "cbor", b(1))]
+    pub version: &'a str,
+    #[cfg_attr(feature = "cbor", b(2))]
+    pub instance_id: &'a str,
+    #[cfg_attr(feature = "cbor", b(3))]
+    pub region: &'a str,
+}
+
+impl Borrowed for TelemetryEvent {
+    type Ref<'a> = TelemetryEventRef<'a>;
+
+    fn to_owned_model(event: &TelemetryEventRef<'_>) -> TelemetryEvent {
+        let service = &event.service;
+        TelemetryEvent {
+            event_id: event.event_id.to_string(),
+            timestamp_ms: event.timestamp_ms,
+            service: ServiceInfo {
+                name: service.name.to_string(),
+                version: service.version.to_string(),
+                instance_id: service.instance_id.to_string(),
+                region: service.region.to_string(),
+            },
+            metric: event.metric.to_string(),
+            unit: event.unit.to_string(),
+            tags: event.tags.iter().map(|tag| tag.to_string()).collect(),
+            attributes: event
+                .attributes
+                .iter()
+                .map(|(key, value)| (key.to_string(), value.to_string()))
+                .collect(),
+            samples: event.samples.clone(),
+        }
+    }
+
+    fn strings<'s>(event: &'s TelemetryEventRef<'_>) -> Vec<&'s str> {
+        let service = &event.service;
+        let mut strings = vec![
+            event.event_id,
+            service.name,
+            service.version,
+            service.instance_id,
+            service.region,
+            event.metric,
+            event.unit,
+        ];
+        strings.extend(event.tags.iter().copied());
+        strings.extend(event.attributes.iter().flat_map(|(key, value)| [*key, *value]));
+        strings
+    }
 }
 
 pub static TELEMETRY: Payload<TelemetryEvent> = Payload {

@@ -1,5 +1,5 @@
 //! Ratios between two arms of one run (time per record): the headline ones users quote (Avro
-//! vs JSON NDJSON decode, NDJSON vs array, dynamic vs typed, simd-json vs serde_json,
+//! vs JSON NDJSON decode, NDJSON vs array, dynamic vs typed, borrowed vs owned, simd-json vs serde_json,
 //! apache-avro vs serde_avro_fast, the copy share of simd-json's decode), written to
 //! ratios.csv, and any pair of arms of one payload (`serbench ratio`). Each has two 95%
 //! intervals side by side: the unpaired one from the two arms' own intervals, and, when the run
@@ -227,16 +227,19 @@ pub fn headline(rows: &[ResultRow], samples: Option<&[SampleRow]>) -> Vec<Ratio>
                 typed("rkyv", "rkyv", payload, operation, Framing::Document),
             );
         }
-        // Every dynamic decode against the typed decode of the same backend and variant.
-        for row in rows
-            .iter()
-            .filter(|row| row.arm.codec.payload == payload && row.arm.mode == Mode::Dynamic)
-        {
+        // Every dynamic and every borrowed decode against the typed (owned) decode of the same
+        // backend and variant.
+        for row in rows.iter().filter(|row| row.arm.codec.payload == payload) {
+            let comparison = match row.arm.mode {
+                Mode::Typed => continue,
+                Mode::Dynamic => "dynamic vs typed decode",
+                Mode::Borrowed => "borrowed vs owned decode",
+            };
             let typed = ArmId {
                 mode: Mode::Typed,
                 ..row.arm.clone()
             };
-            push("dynamic vs typed decode", row.arm.clone(), typed);
+            push(comparison, row.arm.clone(), typed);
         }
     }
     ratios
@@ -303,5 +306,49 @@ mod tests {
         assert_eq!(find("sonic-rs vs").ratio, 0.5);
         assert_eq!(find("sonic-rs vs").denominator, "json/serde_json array");
         assert_eq!(ratios.len(), 4, "{ratios:#?}");
+    }
+
+    #[test]
+    fn every_borrowed_decode_is_paired_with_the_owned_decode_of_its_backend_and_variant() {
+        let mode = |mut row: ResultRow, mode| {
+            row.arm.mode = mode;
+            row
+        };
+        let variant = |mut row: ResultRow, variant: &str| {
+            row.arm.codec.variant = variant.to_string();
+            row
+        };
+        let rows = vec![
+            row("postcard", "postcard", "document", 1000.0, 10.0, 50),
+            mode(
+                row("postcard", "postcard", "document", 600.0, 6.0, 50),
+                Mode::Borrowed,
+            ),
+            variant(
+                row("bincode", "bincode", "document", 2000.0, 20.0, 50),
+                "hardened",
+            ),
+            variant(
+                mode(
+                    row("bincode", "bincode", "document", 500.0, 5.0, 50),
+                    Mode::Borrowed,
+                ),
+                "hardened",
+            ),
+            // A different variant's owned decode must not be the denominator.
+            row("bincode", "bincode", "document", 100.0, 1.0, 50),
+        ];
+        let all = headline(&rows, None);
+        let ratios: Vec<&Ratio> = all
+            .iter()
+            .filter(|ratio| ratio.comparison == "borrowed vs owned decode")
+            .collect();
+        assert_eq!(ratios.len(), 2, "{ratios:#?}");
+        assert_eq!(ratios[0].numerator, "postcard/postcard borrowed");
+        assert_eq!(ratios[0].denominator, "postcard/postcard");
+        assert_eq!(ratios[0].ratio, 0.6);
+        assert_eq!(ratios[1].numerator, "bincode/bincode[hardened] borrowed");
+        assert_eq!(ratios[1].denominator, "bincode/bincode[hardened]");
+        assert_eq!(ratios[1].ratio, 0.25);
     }
 }

@@ -133,7 +133,10 @@ pub fn arms(arms: &[&Arm], unsupported: &[&Unsupported]) -> String {
                     unsupported.format.to_string(),
                     unsupported.backend.to_string(),
                     unsupported.payload.to_string(),
-                    unsupported_operation(unsupported).to_string(),
+                    match unsupported.mode {
+                        Some(mode) => format!("{} {}", unsupported_operation(unsupported), mode.name()),
+                        None => unsupported_operation(unsupported).to_string(),
+                    },
                     unsupported.reason.clone(),
                 ]
             })
@@ -165,6 +168,7 @@ pub fn arms_json(
             "format": unsupported.format, "backend": unsupported.backend,
             "payload": unsupported.payload,
             "operation": unsupported_operation(unsupported),
+            "mode": unsupported.mode.map_or("*", |mode| mode.name()),
             "reason": unsupported.reason,
         })).collect::<Vec<_>>(),
     })

@@ -137,6 +137,7 @@ pub static FORMAT: Format = Format {
     }],
     register: |registry| {
         visit_all(&mut Capnp(registry));
+        registry.unsupported_borrowed(super::READS_IN_PLACE);
         registry.unsupported_corpora("no .capnp schema written for the corpus types");
     },
     data: DataSupport::Unsupported(NEEDS_RUST_TYPES),
@@ -1675,6 +1676,7 @@ mod tests {
     fn registers_every_operation_unpacked_and_the_codec_packed() {
         let mut registry = Registry::default();
         (FORMAT.register)(&mut registry);
+        registry.take_reads_in_place();
         let corpora = crate::payload::corpus_specs().map(|spec| spec.name);
         let payloads = crate::payload::specs().len() - corpora.len();
         // Unpacked: encode, decode, round-trip, access-all, access-partial, update; packed: the

@@ -102,6 +102,7 @@ pub static FORMAT: Format = Format {
     }],
     register: |registry| {
         visit_all(&mut Flatbuffers(registry));
+        registry.unsupported_borrowed(super::READS_IN_PLACE);
         registry.unsupported_corpora("no .fbs schema written for the corpus types");
     },
     data: DataSupport::Unsupported(
@@ -1549,6 +1550,7 @@ mod tests {
     fn registers_every_operation_for_every_payload_and_struct_samples_for_telemetry() {
         let mut registry = Registry::default();
         (FORMAT.register)(&mut registry);
+        registry.take_reads_in_place();
         // The typed corpora are unsupported whole (no schema written for them).
         let corpora = crate::payload::corpus_specs();
         let payloads = crate::payload::specs().len() - corpora.len();
