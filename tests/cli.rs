@@ -1,22 +1,14 @@
 //! Drives the real `serbench` binary: runs, file schemas, determinism and bad input.
 
+mod common;
+use common::{serbench, stderr};
+
 use std::path::Path;
 use std::process::{Command, Output};
 
 use serbench::report::files;
 use serbench::report::results::{self, ResultRow};
 use serbench::report::sizes::SizeRow;
-
-fn serbench(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_serbench"))
-        .args(args)
-        .output()
-        .expect("serbench runs")
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
 
 fn list_json(args: &[&str]) -> serde_json::Value {
     let output = serbench(&[&["list", "--json"], args].concat());

@@ -1,23 +1,15 @@
 //! `--data` through the real binary: a user's NDJSON file measured, sized, dumped and checked;
 //! the schema written; hostile files refused in one line; and `dump --framing`.
 
+mod common;
+use common::{serbench, stderr};
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serbench::arm::Framing;
 use serbench::report::results::{self, ResultRow};
 use serbench::report::sizes::SizeRow;
-
-fn serbench(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_serbench"))
-        .args(args)
-        .output()
-        .expect("serbench runs")
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
 
 fn stdout(output: &Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()

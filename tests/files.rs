@@ -4,6 +4,9 @@
 //! torn row repaired, a full disk losing nothing, one writer per folder, readers that refuse bad
 //! numbers at once, a closed stdout ending quietly, numeric options checked before any work.
 
+mod common;
+use common::stderr;
+
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -20,10 +23,6 @@ fn serbench() -> Command {
 
 fn run(args: &[&str]) -> Output {
     serbench().args(args).output().expect("serbench runs")
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
 fn text(path: &Path) -> &str {

@@ -4,15 +4,11 @@
 //! passes, unless `SERBENCH_REQUIRE_PYTHON_INTEROP` is set (as `.ci/run` does, after installing
 //! them pinned), so CI cannot skip it quietly.
 
+mod common;
+use common::serbench;
+
 use std::path::Path;
 use std::process::{Command, Output};
-
-fn serbench(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_serbench"))
-        .args(args)
-        .output()
-        .expect("serbench runs")
-}
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()

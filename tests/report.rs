@@ -2,8 +2,10 @@
 //! (two hosts, a truncated results.csv, a corrupt sizes.csv, a future schema version; see
 //! make_fixtures.py there for the figures the assertions below rely on).
 
+mod common;
+use common::serbench;
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use serbench::arm::ArmId;
 use serbench::report::charts::BAR_OPACITY;
@@ -323,13 +325,6 @@ fn compare_refuses_a_schema_mismatch_and_corrupt_files() {
         compare(&fixture("truncated"), &fixture("x86_64-linux")).unwrap_err()
     );
     assert!(error.contains("truncated/results.csv:5: "), "{error}");
-}
-
-fn serbench(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_serbench"))
-        .args(args)
-        .output()
-        .expect("serbench runs")
 }
 
 /// Needs `serbench report` and `serbench compare` wired into the CLI (src/main.rs).
