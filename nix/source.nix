@@ -8,8 +8,9 @@
 let
   root = toString ../.;
   # Top-level entries cargo needs: the manifest, the lock, build.rs, the sources, the targets
-  # Cargo.toml declares (benches, tests), the schemas build.rs and the formats compile, and
-  # scripts/ (the FlatBuffers test regenerates code with scripts/flatc-regen.sh).
+  # Cargo.toml declares (benches, tests), the schemas build.rs and the formats compile,
+  # scripts/ (the FlatBuffers test regenerates code with scripts/flatc-regen.sh) and footprint/
+  # (a member of the workspace, so cargo reads its manifest).
   kept = [
     "Cargo.toml"
     "Cargo.lock"
@@ -21,6 +22,7 @@ let
     "tests"
     "schemas"
     "scripts"
+    "footprint"
   ];
   relative = path: builtins.substring (builtins.stringLength root + 1) (-1) (toString path);
   topLevel = path: builtins.head (builtins.split "/" (relative path));

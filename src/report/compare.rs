@@ -593,6 +593,7 @@ mod tests {
                 rows,
                 sizes: None,
                 robustness: None,
+                footprint: None,
             };
             Side::of(&dir, build.to_string()).line()
         };

@@ -1,5 +1,5 @@
 //! Reading a results folder back for `report`, `compare` and `fidelity`: results.csv
-//! (required), sizes.csv and robustness.csv (optional), each validated completely by
+//! (required), sizes.csv, robustness.csv and footprint.csv (optional), each validated completely by
 //! [`files::read_complete`] before anything is written, so a bad file stops the command with one
 //! line naming the file and the line.
 
@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 
 use super::files;
+use super::footprint::{self, FootprintRow};
 use super::results::{self, ResultRow, STATUS_OK};
 use super::sizes::{self, SizeRow};
 use crate::UsageError;
@@ -23,6 +24,8 @@ pub struct ResultsDir {
     pub sizes: Option<Vec<SizeRow>>,
     /// `None` when the folder has no robustness.csv (from `serbench robustness`).
     pub robustness: Option<Vec<crate::robustness::RobustnessRow>>,
+    /// `None` when the folder has no footprint.csv (from `serbench footprint`).
+    pub footprint: Option<Vec<FootprintRow>>,
 }
 
 impl ResultsDir {
@@ -82,8 +85,8 @@ pub fn labels(dirs: &[ResultsDir]) -> Vec<String> {
     labels
 }
 
-/// Reads a results folder (or a results.csv path), and its sizes.csv and robustness.csv if it
-/// has them, each completely validated.
+/// Reads a results folder (or a results.csv path), and its sizes.csv, robustness.csv and
+/// footprint.csv if it has them, each completely validated.
 pub fn load(path: &Path) -> Result<ResultsDir> {
     let (dir, results_path) = if path.is_dir() {
         (path.to_path_buf(), path.join(results::FILE_NAME))
@@ -118,12 +121,16 @@ pub fn load(path: &Path) -> Result<ResultsDir> {
     let robustness = optional(crate::robustness::FILE_NAME)
         .map(|path| crate::robustness::read_csv(&path))
         .transpose()?;
+    let footprint = optional(footprint::FILE_NAME)
+        .map(|path| files::read_complete::<FootprintRow>(&path))
+        .transpose()?;
     Ok(ResultsDir {
         dir,
         results_path,
         rows,
         sizes,
         robustness,
+        footprint,
     })
 }
 
@@ -142,6 +149,7 @@ mod tests {
             }],
             sizes: None,
             robustness: None,
+            footprint: None,
         };
         let dirs = [
             dir("runs/before", "x86_64-linux"),
