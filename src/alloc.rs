@@ -1,8 +1,9 @@
 //! The counting and capping global allocator (process-wide atomics), used in every serbench
 //! process ([`CountingAllocator`], installed in lib.rs).
 //!
-//! Counting: inside [`count`], every allocation and its size is counted, so the untimed
-//! allocation pass of an arm sees exactly what the arm allocates. Capping (the robustness
+//! Counting: inside [`count`], every allocation of the calling thread and its size is counted,
+//! so the untimed allocation pass of an arm sees exactly what the arm allocates (an arm runs on
+//! one thread; what other threads allocate meanwhile, such as other tests, is not its cost). Capping (the robustness
 //! worker, [`cap_allocations`]): live bytes and their peak are tracked, and a request that would
 //! take the live total over the cap gets null, so "a hostile length prefix asks for 4 GiB"
 //! becomes a recorded failure of one worker process instead of an OOM.
@@ -10,24 +11,34 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicBool, AtomicIsize, AtomicU8, AtomicU64, AtomicUsize, Ordering};
 
-/// What [`count`] saw: allocations (including reallocations) and the bytes they asked for.
+/// What [`count`] saw: allocations (including reallocations), the bytes they asked for, and
+/// the highest the live heap rose above where it stood when the count began.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Counted {
     pub allocations: u64,
     pub bytes: u64,
+    pub peak_live_bytes: u64,
 }
 
-/// Runs `work` with the counter on and returns its result with what it allocated. Other
-/// threads' allocations during the call are counted too: call it where nothing else runs.
+/// Runs `work` with the counter on and returns its result with what the calling thread
+/// allocated meanwhile. Counts on several threads take turns.
 pub fn count<T>(work: impl FnOnce() -> T) -> (T, Counted) {
+    static ONE_COUNT_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _turn = ONE_COUNT_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    COUNTING_THREAD.store(this_thread(), Ordering::Relaxed);
     ALLOCATIONS.store(0, Ordering::Relaxed);
     ALLOCATED_BYTES.store(0, Ordering::Relaxed);
+    COUNTED_LIVE.store(0, Ordering::Relaxed);
+    COUNTED_PEAK.store(0, Ordering::Relaxed);
     MODE.fetch_or(COUNTING, Ordering::SeqCst);
     let result = work();
     MODE.fetch_and(!COUNTING, Ordering::SeqCst);
     let counted = Counted {
         allocations: ALLOCATIONS.load(Ordering::Relaxed),
         bytes: ALLOCATED_BYTES.load(Ordering::Relaxed),
+        peak_live_bytes: COUNTED_PEAK.load(Ordering::Relaxed).max(0) as u64,
     };
     (result, counted)
 }
@@ -38,8 +49,30 @@ pub fn count<T>(work: impl FnOnce() -> T) -> (T, Counted) {
 static MODE: AtomicU8 = AtomicU8::new(0);
 const COUNTING: u8 = 1;
 const CAPPING: u8 = 2;
+/// The thread [`count`] counts ([`this_thread`]).
+static COUNTING_THREAD: AtomicUsize = AtomicUsize::new(0);
 static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
 static ALLOCATED_BYTES: AtomicU64 = AtomicU64::new(0);
+/// Live bytes since the count began (memory allocated before and freed during it makes this
+/// negative), and their highest value.
+static COUNTED_LIVE: AtomicIsize = AtomicIsize::new(0);
+static COUNTED_PEAK: AtomicIsize = AtomicIsize::new(0);
+
+thread_local! {
+    /// Only its address is used: it names the thread, without allocating (a constant
+    /// initializer and no destructor, so it is usable inside the allocator at any time).
+    static THREAD_MARK: u8 = const { 0 };
+}
+
+fn this_thread() -> usize {
+    THREAD_MARK.with(|mark| mark as *const u8 as usize)
+}
+
+/// Whether the counter is on and this is the thread it counts.
+#[inline]
+fn counted_here(mode: u8) -> bool {
+    mode & COUNTING != 0 && COUNTING_THREAD.load(Ordering::Relaxed) == this_thread()
+}
 
 /// The system allocator plus counters that are only touched during a counting pass (or in a
 /// capped robustness worker): outside one, an allocation or a deallocation costs one relaxed
@@ -71,8 +104,12 @@ unsafe impl GlobalAlloc for CountingAllocator {
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        if MODE.load(Ordering::Relaxed) & CAPPING != 0 {
+        let mode = MODE.load(Ordering::Relaxed);
+        if mode & CAPPING != 0 {
             LIVE_BYTES.fetch_sub(layout.size() as isize, Ordering::Relaxed);
+        }
+        if counted_here(mode) {
+            COUNTED_LIVE.fetch_sub(layout.size() as isize, Ordering::Relaxed);
         }
         unsafe { System.dealloc(ptr, layout) }
     }
@@ -86,9 +123,12 @@ fn admit(old: usize, new: usize) -> bool {
     if mode == 0 {
         return true;
     }
-    if mode & COUNTING != 0 {
+    if counted_here(mode) {
         ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
         ALLOCATED_BYTES.fetch_add(new as u64, Ordering::Relaxed);
+        let growth = new as isize - old as isize;
+        let live = COUNTED_LIVE.fetch_add(growth, Ordering::Relaxed) + growth;
+        COUNTED_PEAK.fetch_max(live, Ordering::Relaxed);
     }
     mode & CAPPING == 0 || admit_capped(old, new)
 }
@@ -180,11 +220,52 @@ mod tests {
     use super::*;
 
     #[test]
-    fn counts_what_the_work_allocates() {
-        let (length, counted) = count(|| std::hint::black_box(vec![0u8; 100]).len());
-        assert_eq!(length, 100);
-        // Other test threads may allocate during the pass, so only a lower bound is exact.
-        assert!(counted.allocations >= 1, "{counted:?}");
-        assert!(counted.bytes >= 100, "{counted:?}");
+    fn counts_only_the_calling_thread() {
+        use std::hint::black_box;
+        use std::sync::atomic::AtomicBool;
+        static STARTED: AtomicBool = AtomicBool::new(false);
+        static STOP: AtomicBool = AtomicBool::new(false);
+        let noise = std::thread::spawn(|| {
+            while !STOP.load(Ordering::Relaxed) {
+                black_box(vec![0u8; 1000]);
+                STARTED.store(true, Ordering::Relaxed);
+            }
+        });
+        while !STARTED.load(Ordering::Relaxed) {
+            std::thread::yield_now();
+        }
+        let ((), counted) = count(|| {
+            for _ in 0..10_000 {
+                black_box(vec![0u8; 100]);
+            }
+        });
+        STOP.store(true, Ordering::Relaxed);
+        noise.join().unwrap();
+        assert_eq!(
+            counted,
+            Counted {
+                allocations: 10_000,
+                bytes: 1_000_000,
+                peak_live_bytes: 100,
+            }
+        );
+    }
+
+    #[test]
+    fn counts_what_the_work_allocates_and_its_peak() {
+        let (length, counted) = count(|| {
+            // Two buffers live at once, then both freed: the peak holds both, the live total
+            // returns to where it began.
+            let first = std::hint::black_box(vec![0u8; 100_000]);
+            let second = std::hint::black_box(vec![0u8; 50_000]);
+            first.len() + second.len()
+        });
+        assert_eq!(length, 150_000);
+        // Other test threads may allocate during the pass, so only lower bounds are exact.
+        assert!(counted.allocations >= 2, "{counted:?}");
+        assert!(counted.bytes >= 150_000, "{counted:?}");
+        assert!(counted.peak_live_bytes >= 150_000, "{counted:?}");
+        let (_, small) = count(|| std::hint::black_box(vec![0u8; 10]).len());
+        assert!(small.peak_live_bytes < 100_000, "{small:?}");
     }
 }

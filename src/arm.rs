@@ -13,11 +13,13 @@ use std::any::Any;
 use std::fmt;
 use std::hint::black_box;
 use std::marker::PhantomData;
+use std::sync::{Arc, OnceLock};
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::compress::{self, Compressor, Zlib, Zstd};
+use crate::payload::data::{Difference, Equivalence, compare};
 use crate::payload::fields::UpdateField;
 use crate::payload::{Model, PayloadSpec};
 
@@ -44,6 +46,38 @@ pub trait Dynamic<P>: Send + 'static {
     /// Converts a tree back into the model value: how the harness proves, before timing, that
     /// the dynamic decode holds the same data as the typed one.
     fn to_model(&mut self, tree: Self::Tree) -> Result<P>;
+}
+
+/// A format's own value tree built from data that has no Rust types (a `--data` payload `D`):
+/// the tree is built once from the data, outside timing, and the codec encodes and decodes
+/// that tree, so the arms time the format's dynamic representation, as a tool that reads data
+/// it was not compiled for does.
+pub trait DataTree<D>: Send + Sync + 'static {
+    /// The format's value tree (`serde_json::Value`, `bson::Document`, a `DynamicMessage`, ...).
+    type Tree: Value;
+    type Codec: Codec<Self::Tree>;
+    /// A fresh codec (and its reused buffers).
+    fn codec(&self) -> Self::Codec;
+    /// The tree of `data`.
+    fn tree(&self, data: &D) -> Result<Self::Tree>;
+    /// Whether a tree holds `data`, under the equivalence the format keeps: the first
+    /// difference if not.
+    fn holds(&self, tree: &Self::Tree, data: &D) -> Result<Option<Difference>>;
+    /// Why the tree's encoding of `data` changes from process to process, if it does: a tree
+    /// that keeps objects in a hash map writes them in its order.
+    fn unstable(&self, _data: &D) -> Option<String> {
+        None
+    }
+    /// The bytes sizes.csv and `dump` show, which must be the same on every run: the tree's
+    /// encoding, or, where it is [`unstable`](DataTree::unstable), the same encoding in a fixed
+    /// order (a format that can write one overrides this) or a refusal with the reason.
+    fn stable_bytes(&self, data: &D) -> Result<Vec<u8>> {
+        if let Some(reason) = self.unstable(data) {
+            bail!(reason);
+        }
+        let mut out = Vec::new();
+        Ok(self.codec().encode(&self.tree(data)?, &mut out)?.to_vec())
+    }
 }
 
 /// Reads an encoded message in place, without building owned values (zero-copy formats).
@@ -472,13 +506,22 @@ pub struct Encoder {
     pub spec: &'static PayloadSpec,
     encode: EncodeOnce,
     round_trip: RoundTripAny,
+    check: CheckBytes,
 }
 
 type RoundTripAny = Box<dyn Fn(&dyn Any) -> Option<Result<()>> + Send + Sync>;
+type CheckBytes = Box<dyn Fn(&[u8]) -> Result<Option<Difference>> + Send + Sync>;
 
 impl Encoder {
     pub fn encode(&self) -> Result<Vec<u8>> {
         (self.encode)()
+    }
+
+    /// Decodes bytes made elsewhere with this codec and compares what they hold with the
+    /// payload (`serbench check`): an error when they do not decode, the first difference when
+    /// they hold other data.
+    pub fn check(&self, bytes: &[u8]) -> Result<Option<Difference>> {
+        (self.check)(bytes)
     }
 
     /// Round-trips any value of the codec's model type (property tests): `None` when `value`
@@ -580,6 +623,15 @@ impl Arm {
         // Compared as the format's own value: bytes the library accepts may hold a value the
         // model cannot (an unknown protobuf enum number), which is "decoded to something else".
         let decode: DecodeAny = Box::new(move |bytes| Ok(make().decode(bytes)? == to_wire(model())));
+        let check: CheckBytes = Box::new(move |bytes| {
+            let decoded = to_model(&make().decode(bytes)?);
+            let as_json = |value: &P| serde_json::to_value(value).context("the model serializes to JSON");
+            Ok(compare::first_difference(
+                &as_json(model())?,
+                &as_json(&decoded)?,
+                Equivalence::Exact,
+            ))
+        });
         CodecArms {
             arms,
             encoder: Encoder {
@@ -587,6 +639,7 @@ impl Arm {
                 spec,
                 encode,
                 round_trip,
+                check,
             },
             decoder: Decoder {
                 id: ArmId {
@@ -788,6 +841,119 @@ impl Arm {
     }
 }
 
+/// The arms of a data tree (see [`Arm::data`]): its encoder when it has an encode arm.
+pub struct DataArms {
+    pub arms: Vec<Arm>,
+    pub encoder: Option<Encoder>,
+    pub decoder: Decoder,
+}
+
+impl Arm {
+    /// The `operations` arms (of encode, decode and round-trip; dynamic mode) of a format's own
+    /// value tree of `data` ([`DataTree`]). Each proves, before it is timed, that the tree holds
+    /// the data and that `decode(encode(tree)) == tree`; a failure names the first difference.
+    pub fn data<D: Sync + 'static, T: DataTree<D>>(
+        codec: CodecId,
+        spec: &'static PayloadSpec,
+        data: &'static D,
+        tree: T,
+        operations: &[Operation],
+    ) -> DataArms {
+        let tree = Arc::new(tree);
+        let arms = operations
+            .iter()
+            .map(|&operation| {
+                let id = ArmId {
+                    codec: codec.clone(),
+                    operation,
+                    mode: Mode::Dynamic,
+                };
+                let prepare: Prepare = Box::new({
+                    let id = id.clone();
+                    let tree = Arc::clone(&tree);
+                    move || {
+                        let (value, bytes) = proven_tree(&id, &*tree, data)?;
+                        let make = {
+                            let tree = Arc::clone(&tree);
+                            move || tree.codec()
+                        };
+                        Ok(codec_runner(operation, value, bytes, make))
+                    }
+                });
+                Arm { id, spec, prepare }
+            })
+            .collect();
+        let encoder = operations.contains(&Operation::Encode).then(|| {
+            let encode: EncodeOnce = {
+                let tree = Arc::clone(&tree);
+                Box::new(move || tree.stable_bytes(data))
+            };
+            let check: CheckBytes = {
+                let tree = Arc::clone(&tree);
+                Box::new(move |bytes| tree.holds(&tree.codec().decode(bytes)?, data))
+            };
+            Encoder {
+                id: codec.clone(),
+                spec,
+                encode,
+                // Property tests generate values of the model types, never data.
+                round_trip: Box::new(|_| None),
+                check,
+            }
+        });
+        let expected: OnceLock<Option<T::Tree>> = OnceLock::new();
+        let decode: DecodeAny = Box::new(move |bytes| {
+            let decoded = tree.codec().decode(bytes)?;
+            let expected = expected.get_or_init(|| tree.tree(data).ok());
+            Ok(expected.as_ref() == Some(&decoded))
+        });
+        let decoder = Decoder {
+            id: ArmId {
+                codec,
+                operation: Operation::Decode,
+                mode: Mode::Dynamic,
+            },
+            decode,
+        };
+        DataArms {
+            arms,
+            encoder,
+            decoder,
+        }
+    }
+}
+
+/// The tree of `data` and its encoding, proven: the tree holds the data, and one codec decodes
+/// to the same tree what another encoded.
+fn proven_tree<D, T: DataTree<D>>(id: &ArmId, tree: &T, data: &D) -> Result<(T::Tree, Vec<u8>)> {
+    let value = tree
+        .tree(data)
+        .map_err(|error| error.context(format!("{id}: the data does not fit the format")))?;
+    if let Some(difference) = tree.holds(&value, data)? {
+        bail!("{id}: the format's tree of the data differs from it at {difference}");
+    }
+    let mut out = Vec::new();
+    let bytes = tree
+        .codec()
+        .encode(&value, &mut out)
+        .map_err(|error| error.context(format!("{id}: encode failed")))?
+        .to_vec();
+    let decoded = tree
+        .codec()
+        .decode(&bytes)
+        .map_err(|error| error.context(format!("{id}: decode of its own encoding failed")))?;
+    if decoded != value {
+        let difference = tree
+            .holds(&decoded, data)?
+            .map_or(String::new(), |difference| format!(": {difference}"));
+        bail!(
+            "{id}: decode(encode(x)) != x ({} encoded bytes){difference}",
+            bytes.len()
+        );
+    }
+    Ok((value, bytes))
+}
+
 /// Encodes with one codec instance and decodes with another, so no state carried inside a
 /// codec can fake a round trip; then compares with the original.
 fn verify<W: Value, C: Codec<W>>(id: &ArmId, value: &W, make: fn() -> C) -> Result<Vec<u8>> {
@@ -814,7 +980,7 @@ fn codec_runner<W: Value, C: Codec<W>>(
     operation: Operation,
     value: W,
     bytes: Vec<u8>,
-    make: fn() -> C,
+    make: impl Fn() -> C,
 ) -> Prepared {
     let encoded_bytes = bytes.len();
     let out = Vec::with_capacity(encoded_bytes);

@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
-use crate::UsageError;
 use crate::arm::{ArmId, Encoder};
+use crate::check::CodecQuery;
 use crate::footprint::FootprintOptions;
 use crate::format::{Registry, Unsupported};
 use crate::measure::{Profile, Schedule};
@@ -18,6 +18,7 @@ use crate::report::footprint as report_footprint;
 use crate::report::{compare, fidelity, formats, host, load, markdown, ratios, results, table};
 use crate::robustness::RobustnessOptions;
 use crate::run::{RunOptions, Selection};
+use crate::{UsageError, check_names};
 
 /// Where results go without `--out`: not results/<system>/, whose committed results a run
 /// must not touch unless told to in words; results/local/<system>/ for a portable build,
@@ -48,7 +49,8 @@ fn out_name(system: &str, build: &str) -> String {
 }
 
 /// The selection `formats`, `backends`, `payloads` and `operations` name, after checking the
-/// backends against the registry (clap knows the other names).
+/// backends against the registry (clap knows the other names). The registry's data payloads
+/// (`--data`) join the `payloads`; alone, they are the selection.
 pub fn selection(
     registry: &Registry,
     formats: Vec<String>,
@@ -58,29 +60,14 @@ pub fn selection(
 ) -> Result<Selection> {
     let known = registry.encoders.iter().map(|encoder| encoder.id.backend.clone());
     check_names("backend", &backends, known)?;
+    let mut payloads = payloads;
+    payloads.extend(registry.data.iter().map(|data| data.spec.name.to_string()));
     Ok(Selection {
         formats,
         backends,
         payloads,
         operations,
     })
-}
-
-/// Refuses a name that is not `known`, listing every valid one once, as clap does.
-pub fn check_names(what: &str, given: &[String], known: impl Iterator<Item = String>) -> Result<()> {
-    let mut valid: Vec<String> = Vec::new();
-    for name in known {
-        if !valid.contains(&name) {
-            valid.push(name);
-        }
-    }
-    match given.iter().find(|name| !valid.contains(name)) {
-        Some(name) => Err(UsageError::error(format!(
-            "unknown {what} '{name}' [possible values: {}]",
-            valid.join(", ")
-        ))),
-        None => Ok(()),
-    }
 }
 
 pub fn schedule(burst: bool) -> Schedule {
@@ -103,7 +90,7 @@ pub fn list(registry: &Registry, selection: &Selection, json: bool) -> Result<St
         })
         .collect();
     if json {
-        let value = table::arms_json(&arms, &unsupported);
+        let value = table::arms_json(&registry.payloads(), &arms, &unsupported);
         return Ok(format!("{}\n", serde_json::to_string_pretty(&value)?));
     }
     Ok(table::arms(&arms, &unsupported))
@@ -125,10 +112,9 @@ pub fn run(registry: &Registry, selection: &Selection, options: &RunOptions) -> 
     let summary = crate::run::run(registry, selection, options)?;
     let rows = &summary.rows;
     let mut text = table::summary(rows);
-    let ratios = ratios::headline(rows);
-    if !ratios.is_empty() {
+    if !summary.ratios.is_empty() {
         text += "\nheadline ratios (time per record; below 1 means the first arm is faster):\n";
-        text += &table::ratios(&ratios);
+        text += &table::ratios(&summary.ratios);
     }
     let failed = rows.iter().filter(|row| row.status != results::STATUS_OK).count();
     text += &format!(
@@ -150,6 +136,11 @@ pub fn count_instructions(
     out: &Path,
     replace: bool,
 ) -> Result<String> {
+    if !registry.data.is_empty() {
+        return Err(UsageError::error(
+            "--measure instructions counts the built-in payloads; data payloads are timed only",
+        ));
+    }
     let arms = selection.arms(registry);
     if arms.is_empty() {
         return Err(UsageError::error(
@@ -269,6 +260,49 @@ pub fn compare(a: &Path, b: &Path, as_markdown: bool) -> Result<String> {
     })
 }
 
+/// `serbench ratio`: the arm labelled `numerator` over the one labelled `denominator`, of one
+/// payload and operation of the results in `dir`: unpaired, and paired where the folder kept its
+/// workers (samples.csv).
+pub fn ratio(
+    dir: &Path,
+    payload: &str,
+    operation: &str,
+    numerator: &str,
+    denominator: &str,
+) -> Result<String> {
+    let loaded = load::load(dir)?;
+    let arms: Vec<&ArmId> = loaded
+        .rows
+        .iter()
+        .map(|row| &row.arm)
+        .filter(|arm| arm.codec.payload == payload && arm.operation.name() == operation)
+        .collect();
+    let find = |label: &str| -> Result<ArmId> {
+        let known = arms.iter().map(|arm| arm.label());
+        check_names(
+            &format!("arm of {payload} {operation}"),
+            &[label.to_string()],
+            known,
+        )?;
+        Ok(arms
+            .iter()
+            .find(|arm| arm.label() == label)
+            .map(|arm| (*arm).clone())
+            .expect("a checked label names an arm"))
+    };
+    let (numerator, denominator) = (find(numerator)?, find(denominator)?);
+    let workers = loaded.samples.as_deref().map(ratios::worker_means);
+    let ratio = ratios::pair(
+        "ratio",
+        &ratios::by_arm(&loaded.rows),
+        workers.as_ref(),
+        &numerator,
+        &denominator,
+    )
+    .with_context(|| format!("{numerator} or {denominator} has no figures (failed)"))?;
+    Ok(table::ratios(&[ratio]))
+}
+
 /// `serbench selfcheck`: the same selection twice, into OUT/a and OUT/b, then their comparison.
 pub fn selfcheck(
     registry: &Registry,
@@ -289,6 +323,7 @@ pub fn selfcheck(
             out: out.join(run_name),
             resume: false,
             replace,
+            layouts: Vec::new(),
         };
         eprintln!("selfcheck: run {run_name} into {}", options.out.display());
         crate::run::run(registry, selection, &options)?;
@@ -331,80 +366,59 @@ pub fn fidelity(results_dir: &Path, criterion: &Path, bench_binary: Option<&Path
     Ok(fidelity::table(&pairs))
 }
 
-/// `serbench dump`: the encoded bytes of one codec, or (`logical`) the payload as pretty JSON.
+/// `serbench dump`: the encoded bytes of the codec `query` names (of `payload`), or (`logical`)
+/// the payload as pretty JSON.
 pub fn dump(
     registry: &Registry,
-    format: Option<&str>,
     payload: &str,
-    backend: Option<&str>,
-    variant: Option<&str>,
+    query: Option<&CodecQuery>,
     logical: bool,
 ) -> Result<Vec<u8>> {
     if logical {
-        return Ok(crate::payload::logical_json(payload)
-            .context("unknown payload")?
-            .into_bytes());
+        let json = match registry.data.iter().find(|data| data.spec.name == payload) {
+            Some(data) => serde_json::to_string_pretty(&data.as_value())?,
+            None => crate::payload::logical_json(payload).context("unknown payload")?,
+        };
+        return Ok(json.into_bytes());
     }
-    let Some(format) = format else {
-        return Err(UsageError::error("dump needs --format F or --logical"));
-    };
-    dump_encoder(registry, format, payload, backend, variant)?.encode()
+    match query {
+        Some(query) => crate::check::encoder(registry, query)?.encode(),
+        None => Err(UsageError::error("dump needs --format F or --logical")),
+    }
 }
 
-/// The encoder `dump` writes: of `format` and `payload`, and of `backend` and `variant` when
-/// given; a usage error listing the valid ones otherwise.
-fn dump_encoder<'r>(
-    registry: &'r Registry,
-    format: &str,
-    payload: &str,
-    backend: Option<&str>,
-    variant: Option<&str>,
-) -> Result<&'r Encoder> {
-    let candidates: Vec<&Encoder> = registry
-        .encoders
-        .iter()
-        .filter(|encoder| encoder.id.format == format && encoder.id.payload == payload)
-        .collect();
-    if candidates.is_empty() {
-        let reason = registry
-            .unsupported
-            .iter()
-            .find(|unsupported| unsupported.format == format && unsupported.payload == payload)
-            .map_or("no such codec (see `serbench list`)".to_string(), |unsupported| {
-                unsupported.reason.clone()
-            });
-        return Err(UsageError::error(format!(
-            "{format} cannot dump {payload}: {reason}"
-        )));
+/// The payload `dump` and `check` name: `--payload`, or the one data payload of `--data`.
+pub fn one_payload(registry: &Registry, payload: Option<&str>) -> Result<String> {
+    match (payload, registry.data.as_slice()) {
+        (Some(payload), _) => Ok(payload.to_string()),
+        (None, [data]) => Ok(data.spec.name.to_string()),
+        (None, data) => Err(UsageError::error(format!(
+            "--data names {} payloads here; dump and check take one file",
+            data.len()
+        ))),
     }
-    let backends: Vec<String> = backend.into_iter().map(str::to_string).collect();
-    check_names(
-        "backend",
-        &backends,
-        candidates.iter().map(|encoder| encoder.id.backend.clone()),
-    )?;
-    let of_backend: Vec<&Encoder> = candidates
-        .into_iter()
-        .filter(|encoder| backend.is_none_or(|backend| encoder.id.backend == backend))
-        .collect();
-    let variants: Vec<String> = variant.into_iter().map(str::to_string).collect();
-    check_names(
-        "variant",
-        &variants,
-        of_backend.iter().map(|encoder| encoder.id.variant.clone()),
-    )?;
-    Ok(of_backend
-        .into_iter()
-        .find(|encoder| variant.is_none_or(|variant| encoder.id.variant == variant))
-        .expect("a checked backend and variant have an encoder"))
+}
+
+/// `serbench schema`: infers the schema of the data `request` reads and writes it into `out`;
+/// the paths written, one per line.
+pub fn schema(request: &crate::payload::data::Request, out: &Path, replace: bool) -> Result<String> {
+    let written = crate::report::schema::write(request, out, replace)?;
+    Ok(written
+        .iter()
+        .map(|path| format!("{}\n", path.display()))
+        .collect())
 }
 
 /// The hidden `block-worker`: samples the arms named on standard input (JSON) and returns its
 /// reports as JSON.
-pub fn block_worker(profile: &Profile, schedule: Schedule) -> Result<String> {
+pub fn block_worker(
+    profile: &Profile,
+    schedule: Schedule,
+    data: &crate::payload::data::Request,
+) -> Result<String> {
     let ids: Vec<ArmId> = serde_json::from_reader(std::io::stdin().lock())
         .context("a block worker reads its arms as JSON on stdin")?;
-    let registry = Registry::build();
+    let registry = Registry::build_with_data(data)?;
     let reports = crate::run::block_worker(&registry, &ids, profile, schedule)?;
     Ok(format!("{}\n", serde_json::to_string(&reports)?))
 }

@@ -12,6 +12,7 @@
 
 pub mod alloc;
 pub mod arm;
+pub mod check;
 pub mod commands;
 pub mod compress;
 pub mod footprint;
@@ -44,7 +45,40 @@ impl std::fmt::Display for UsageError {
 
 impl std::error::Error for UsageError {}
 
+/// Refuses a name that is not `known`, listing every valid one once, as clap does.
+pub fn check_names(what: &str, given: &[String], known: impl Iterator<Item = String>) -> anyhow::Result<()> {
+    let mut valid: Vec<String> = Vec::new();
+    for name in known {
+        if !valid.contains(&name) {
+            valid.push(name);
+        }
+    }
+    match given.iter().find(|name| !valid.contains(name)) {
+        Some(name) => Err(UsageError::error(format!(
+            "unknown {what} '{name}' [possible values: {}]",
+            valid.join(", ")
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// Every allocation in a serbench process goes through the counting allocator, so the
 /// allocation pass of an arm sees exactly what the arm allocates.
 #[global_allocator]
 static ALLOCATOR: alloc::CountingAllocator = alloc::CountingAllocator;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_names_list_each_valid_name_once() {
+        let known = ["a", "b", "a", "c", "b"].map(String::from);
+        let error = check_names("backend", &["x".to_string()], known.into_iter()).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "unknown backend 'x' [possible values: a, b, c]"
+        );
+        assert!(check_names("backend", &["c".to_string()], ["c".to_string()].into_iter()).is_ok());
+    }
+}

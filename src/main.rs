@@ -12,7 +12,7 @@ use clap::builder::PossibleValuesParser;
 use clap::{Args, Parser, Subcommand};
 
 use serbench::UsageError;
-use serbench::arm::Operation;
+use serbench::arm::{Framing, Operation};
 use serbench::commands;
 use serbench::format::Registry;
 use serbench::measure::Profile;
@@ -23,7 +23,8 @@ use serbench::run::{RunOptions, Selection};
 #[derive(Parser)]
 #[command(
     name = "serbench",
-    version,
+    // The commit too: a run checks that its other layouts (`--layout`) are builds of itself.
+    version = concat!(env!("CARGO_PKG_VERSION"), " (", env!("SERBENCH_COMMIT"), ")"),
     about = "Which serialization format is cheapest for my data?"
 )]
 struct Cli {
@@ -76,6 +77,10 @@ enum Command {
         /// payload's arms). Kept to measure what interleaving buys.
         #[arg(long)]
         burst: bool,
+        /// Full profile: other builds of this serbench (code layouts, e.g. from
+        /// scripts/build-layouts.sh) whose worker processes take turns pass by pass (repeatable).
+        #[arg(long = "layout")]
+        layouts: Vec<PathBuf>,
     },
     /// Encoded and zstd-compressed sizes only, no timing: writes sizes.csv.
     Sizes {
@@ -103,6 +108,20 @@ enum Command {
         /// Print Markdown instead of a text table.
         #[arg(long)]
         markdown: bool,
+    },
+    /// One arm over another of one payload and operation in a results folder: the unpaired
+    /// interval, and the paired one where the folder kept its workers (full profile).
+    Ratio {
+        dir: PathBuf,
+        #[arg(long)]
+        payload: String,
+        #[arg(long = "op", value_parser = PossibleValuesParser::new(Operation::ALL.map(Operation::name)))]
+        operation: String,
+        /// The first arm's label as the report shows it, e.g. `postcard/postcard` or
+        /// `json/serde_json dynamic`.
+        numerator: String,
+        /// The second arm's label.
+        denominator: String,
     },
     /// Run the same selection twice back to back (into OUT/a and OUT/b) and print how well the
     /// first run's intervals cover the second run's means.
@@ -148,6 +167,9 @@ enum Command {
         profile: String,
         #[arg(long)]
         burst: bool,
+        /// The run's data, read again to build the same registry.
+        #[command(flatten)]
+        data: DataArgs,
     },
     /// Internal: one arm under callgrind (see `run --measure instructions`).
     #[command(hide = true)]
@@ -216,18 +238,34 @@ enum Command {
     Dump {
         #[arg(long, value_parser = format_names())]
         format: Option<String>,
-        #[arg(long, value_parser = payload_names())]
-        payload: String,
-        #[arg(long)]
-        backend: Option<String>,
-        #[arg(long)]
-        variant: Option<String>,
+        #[command(flatten)]
+        codec: CodecArgs,
         /// The logical data as pretty JSON instead of a format's bytes.
         #[arg(long, conflicts_with = "format")]
         logical: bool,
         /// Output file (default: standard output).
         #[arg(short = 'o', long = "output")]
         output: Option<PathBuf>,
+    },
+    /// Decode BYTES_FILE, made by another program, with one codec and compare it with a payload:
+    /// exit 0 when it holds the same data, 1 with the first differing path and both values.
+    Check {
+        #[arg(long, value_parser = format_names())]
+        format: String,
+        #[command(flatten)]
+        codec: CodecArgs,
+        bytes_file: PathBuf,
+    },
+    /// Infer the schema of data files and write it as FILE.avsc, FILE.proto and FILE.schema.txt.
+    Schema {
+        #[command(flatten)]
+        data: DataArgs,
+        /// Output folder.
+        #[arg(long)]
+        out: PathBuf,
+        /// Move the schema files the folder holds for these data into its replaced/ folder first.
+        #[arg(long)]
+        replace: bool,
     },
 }
 
@@ -241,6 +279,82 @@ struct Select {
     /// Backends to keep (e.g. serde_json, simd-json).
     #[arg(long = "backend")]
     backends: Vec<String>,
+    #[command(flatten)]
+    data: DataArgs,
+}
+
+/// One codec of one payload, besides its format (`dump`, `check`); the registry's first match
+/// for what is left out.
+#[derive(Args)]
+struct CodecArgs {
+    #[arg(long, value_parser = payload_names(), required_unless_present = "sources", conflicts_with = "sources")]
+    payload: Option<String>,
+    #[arg(long)]
+    backend: Option<String>,
+    #[arg(long)]
+    variant: Option<String>,
+    /// The JSON framing: document, array or ndjson (a batch's records as a top-level array or
+    /// one per line).
+    #[arg(long, value_parser = PossibleValuesParser::new(Framing::ALL.map(Framing::name)))]
+    framing: Option<String>,
+    #[command(flatten)]
+    data: DataArgs,
+}
+
+impl CodecArgs {
+    fn query<'a>(&'a self, format: &'a str, payload: &'a str) -> serbench::check::CodecQuery<'a> {
+        serbench::check::CodecQuery {
+            format,
+            payload,
+            backend: self.backend.as_deref(),
+            variant: self.variant.as_deref(),
+            framing: self
+                .framing
+                .as_deref()
+                .and_then(|name| Framing::ALL.into_iter().find(|framing| framing.name() == name)),
+        }
+    }
+}
+
+/// Data without Rust types to measure as payloads `data:<file stem>`: see README, "Your own data".
+#[derive(Args, Clone, Default)]
+struct DataArgs {
+    /// A JSON file (one document, an array of records, or NDJSON), a folder of them, or
+    /// corpus:twitter, corpus:citm_catalog, corpus:canada (repeatable). Its payloads join the
+    /// --payload ones; alone, they are the selection.
+    #[arg(long = "data", value_name = "FILE")]
+    sources: Vec<String>,
+    /// How the files hold their records (default: detected).
+    #[arg(long = "data-framing", value_parser = PossibleValuesParser::new(payload::data::DataFraming::ALL.map(payload::data::DataFraming::name)))]
+    data_framing: Option<String>,
+    /// Read the objects at this schema path (`$.events`, `$.items[].tags`) as a map (repeatable).
+    #[arg(long = "map", value_name = "PATH")]
+    maps: Vec<String>,
+    /// Read the objects at this schema path as a record, whatever their keys (repeatable).
+    #[arg(long = "record", value_name = "PATH")]
+    records: Vec<String>,
+    /// Refuse data files larger than this many MiB, 1 to 1048576 (reading one takes up to
+    /// 100 times its size).
+    #[arg(long, default_value_t = payload::data::DEFAULT_MAX_MIB,
+          value_parser = clap::value_parser!(u64).range(1..=1 << 20))]
+    max_data_mib: u64,
+}
+
+impl DataArgs {
+    fn request(&self) -> payload::data::Request {
+        payload::data::Request {
+            sources: self.sources.clone(),
+            framing: self
+                .data_framing
+                .as_deref()
+                .and_then(payload::data::DataFraming::by_name),
+            overrides: payload::data::Overrides {
+                maps: self.maps.clone(),
+                records: self.records.clone(),
+            },
+            max_mib: self.max_data_mib,
+        }
+    }
 }
 
 fn format_names() -> PossibleValuesParser {
@@ -317,17 +431,30 @@ fn execute(command: Command) -> Result<()> {
     // its heap before counting), the block worker only what its arms need.
     match command {
         Command::InstructionsWorker { arm } => return commands::instructions_worker(&arm),
-        Command::BlockWorker { ref profile, burst } => {
+        Command::BlockWorker {
+            ref profile,
+            burst,
+            ref data,
+        } => {
             return print(commands::block_worker(
                 &self::profile(profile),
                 commands::schedule(burst),
+                &data.request(),
             )?);
         }
+        // Before the registry: it reads data files, not arms.
+        Command::Schema {
+            ref data,
+            ref out,
+            replace,
+        } => return print(commands::schema(&data.request(), out, replace)?),
         _ => {}
     }
-    let registry = Registry::build();
+    let registry = Registry::build_with_data(&command.data_request())?;
     match command {
-        Command::InstructionsWorker { .. } | Command::BlockWorker { .. } => unreachable!("handled above"),
+        Command::InstructionsWorker { .. } | Command::BlockWorker { .. } | Command::Schema { .. } => {
+            unreachable!("handled above")
+        }
         Command::List {
             formats_table: true,
             markdown,
@@ -346,6 +473,7 @@ fn execute(command: Command) -> Result<()> {
             replace,
             measure,
             burst,
+            layouts,
         } => {
             let selection = select.selection(operations, &registry)?;
             let out = out.unwrap_or_else(commands::default_out);
@@ -363,6 +491,7 @@ fn execute(command: Command) -> Result<()> {
                         out,
                         resume,
                         replace,
+                        layouts,
                     };
                     print(commands::run(&registry, &selection, &options)?)
                 }
@@ -413,6 +542,19 @@ fn execute(command: Command) -> Result<()> {
         }
         Command::Report { dirs, out } => print(commands::report(&dirs, out)?),
         Command::Compare { a, b, markdown } => print(commands::compare(&a, &b, markdown)?),
+        Command::Ratio {
+            dir,
+            payload,
+            operation,
+            numerator,
+            denominator,
+        } => print(commands::ratio(
+            &dir,
+            &payload,
+            &operation,
+            &numerator,
+            &denominator,
+        )?),
         Command::Selfcheck {
             select,
             operations,
@@ -439,20 +581,13 @@ fn execute(command: Command) -> Result<()> {
         } => print(commands::fidelity(&results, &criterion, bench_binary.as_deref())?),
         Command::Dump {
             format,
-            payload,
-            backend,
-            variant,
+            codec,
             logical,
             output,
         } => {
-            let bytes = commands::dump(
-                &registry,
-                format.as_deref(),
-                &payload,
-                backend.as_deref(),
-                variant.as_deref(),
-                logical,
-            )?;
+            let payload = commands::one_payload(&registry, codec.payload.as_deref())?;
+            let query = format.as_deref().map(|format| codec.query(format, &payload));
+            let bytes = commands::dump(&registry, &payload, query.as_ref(), logical)?;
             match output {
                 Some(path) => {
                     std::fs::write(&path, bytes).with_context(|| format!("cannot write {}", path.display()))
@@ -463,6 +598,35 @@ fn execute(command: Command) -> Result<()> {
                     Ok(stdout.flush()?)
                 }
             }
+        }
+        Command::Check {
+            format,
+            codec,
+            bytes_file,
+        } => {
+            let payload = commands::one_payload(&registry, codec.payload.as_deref())?;
+            let max_bytes = codec.data.max_data_mib << 20;
+            print(serbench::check::check(
+                &registry,
+                &codec.query(&format, &payload),
+                &bytes_file,
+                max_bytes,
+            )?)
+        }
+    }
+}
+
+impl Command {
+    /// The data the command measures (`--data`), read before the registry is built.
+    fn data_request(&self) -> payload::data::Request {
+        match self {
+            Command::List { select, .. }
+            | Command::Run { select, .. }
+            | Command::Sizes { select, .. }
+            | Command::Selfcheck { select, .. } => select.data.request(),
+            Command::Dump { codec, .. } | Command::Check { codec, .. } => codec.data.request(),
+            Command::BlockWorker { data, .. } | Command::Schema { data, .. } => data.request(),
+            _ => payload::data::Request::default(),
         }
     }
 }

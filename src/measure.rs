@@ -1,8 +1,8 @@
 //! Sampling: warm-up, a batch size calibrated so one rep lasts the profile's target time, reps
 //! taken round-robin across a block of arms, their summary (a Student-t 95% interval from
 //! [`crate::stats`], over the reps or over worker processes' means for a profile with
-//! [`Processes`]), and allocation counts from the counting allocator ([`crate::alloc`]) in a
-//! separate, untimed pass.
+//! [`Passes`]), and allocation counts and the heap's peak from the counting allocator
+//! ([`crate::alloc`]) in a separate, untimed pass.
 //!
 //! Why round-robin: on a shared machine the speed drifts over seconds. Taking every rep of one
 //! arm in one burst puts that drift between arms (and outside each arm's interval); rep 1 of
@@ -29,28 +29,49 @@ pub struct Profile {
     /// this fraction of its mean, or once `budget` of its reps is spent.
     pub precision: Option<f64>,
     pub budget: Duration,
-    /// `None`: every rep in this process. Otherwise each block is sampled by worker processes
-    /// (see [`Processes`]), and `min_reps`, `max_reps`, `precision` and `budget` apply to the
-    /// reps of all of them together.
-    pub processes: Option<Processes>,
+    /// `None`: every rep in this process. Otherwise the run samples every arm in worker
+    /// processes over several passes of the whole matrix (see [`Passes`]); `min_reps` and
+    /// `max_reps` are then each worker's reps, and `precision` applies to the workers' means.
+    pub passes: Option<Passes>,
 }
 
-/// Sampling a block in worker processes, one after another: each worker prepares the block's
-/// arms afresh, warms each up, and takes `reps_each` reps of every arm it is given
-/// (round-robin, as in one process). The parent starts workers for the arms that, by the
-/// profile's rule over all their reps so far ([`Profile::has_enough`]), still need reps: so
-/// `min_reps / reps_each` workers at least and `max_reps / reps_each` at most.
+/// How the full profile samples: the run makes passes over the whole matrix, and in each pass
+/// every payload's arms that still need samples are sampled by one fresh worker process (its
+/// `reps_each` reps of each arm, round-robin), one payload after another. An arm stops after
+/// `min_workers` once the 95% interval over its workers' means is within the profile's
+/// `precision`, and at `max_workers` at the latest; no pass starts after `run_budget`.
 ///
-/// Why: a process fixes things that move an arm's speed by a few percent and stay fixed for
-/// the life of the process: where its buffers, the decoded values and the library's own state
-/// land in memory (alignment, cache sets, 4 KiB aliasing between buffers), and the seeds of
-/// the std hashers inside libraries. Reps in one process never see that spread, so their
-/// interval is too narrow for a rerun, which is a new process. The processes are the units of
-/// the interval (see [`Summary::of_units`]), so it holds that spread; and since they follow
-/// each other, the machine's drift across the block lands in it too.
+/// Why processes: a process fixes things that move an arm's speed by a few percent and stay
+/// fixed for its life: where its buffers, the decoded values and the library's own state land in
+/// memory (alignment, cache sets, 4 KiB aliasing), and the seeds of the std hashers inside
+/// libraries. Reps in one process never see that spread, so their interval is too narrow for a
+/// rerun, which is a new process. Why passes: an arm's workers are then spread over the whole
+/// run, so drift at the time scale of the run (minutes) lands inside its interval too, and the
+/// arms of one payload share each worker, which pairs them for ratios that cancel that
+/// worker's shared noise (see [`crate::stats::paired_ratio`]).
 #[derive(Clone, Copy, Debug)]
-pub struct Processes {
+pub struct Passes {
     pub reps_each: usize,
+    pub min_workers: usize,
+    pub max_workers: usize,
+    pub run_budget: Duration,
+}
+
+impl Passes {
+    /// Whether an arm with these worker means has enough: at `max_workers`, or past
+    /// `min_workers` with its interval within `precision` of its mean.
+    pub fn has_enough(&self, means: &[f64], precision: Option<f64>) -> bool {
+        let workers = means.len();
+        workers >= self.max_workers
+            || (workers >= self.min_workers && precise(means, precision) != Some(false))
+    }
+}
+
+/// With a precision target: whether the interval of `samples` is within it.
+fn precise(samples: &[f64], precision: Option<f64>) -> Option<bool> {
+    let target = precision?;
+    let summary = Summary::of(samples);
+    Some(summary.half_width <= target * summary.mean)
 }
 
 impl Profile {
@@ -63,7 +84,7 @@ impl Profile {
         max_reps: 3,
         precision: None,
         budget: Duration::from_secs(1),
-        processes: None,
+        passes: None,
     };
     pub const QUICK: Profile = Profile {
         name: "quick",
@@ -73,21 +94,26 @@ impl Profile {
         max_reps: 5,
         precision: None,
         budget: Duration::from_secs(1),
-        processes: None,
+        passes: None,
     };
-    /// Adaptive, in worker processes: each warms every arm it is given up (25 ms, in each
-    /// worker), then takes 2 reps of 100 ms of each, round-robin; at least 4 workers, then more
-    /// for the arms whose 95% interval is not yet within ±1% of the mean (at most 8 workers,
-    /// 16 reps).
+    /// Adaptive, in worker processes over passes of the whole run (see [`Passes`]): each worker
+    /// warms each of its arms up (10 ms), counts its allocations, then takes 3 reps of 20 ms of
+    /// each, round-robin; every arm gets at least 6 workers, then more (at most 20) while its
+    /// 95% interval is wider than ±1% of its mean, and no pass starts after 18 minutes.
     pub const FULL: Profile = Profile {
         name: "full",
-        warmup: Duration::from_millis(25),
-        rep_time: Duration::from_millis(100),
-        min_reps: 8,
-        max_reps: 16,
+        warmup: Duration::from_millis(10),
+        rep_time: Duration::from_millis(20),
+        min_reps: 3,
+        max_reps: 3,
         precision: Some(0.01),
-        budget: Duration::from_secs(3),
-        processes: Some(Processes { reps_each: 2 }),
+        budget: Duration::from_secs(1),
+        passes: Some(Passes {
+            reps_each: 3,
+            min_workers: 6,
+            max_workers: 20,
+            run_budget: Duration::from_secs(18 * 60),
+        }),
     };
     pub const ALL: [Profile; 3] = [Profile::SMOKE, Profile::QUICK, Profile::FULL];
 
@@ -95,36 +121,26 @@ impl Profile {
         Profile::ALL.into_iter().find(|profile| profile.name == name)
     }
 
-    /// What one worker process does: `reps_each` reps of each of its arms, after its own
+    /// What one worker process does: its `reps_each` reps of each of its arms, after its own
     /// warm-up; no stopping rule of its own.
     pub fn worker(&self) -> Profile {
-        let processes = self
-            .processes
-            .expect("a profile that samples in worker processes");
+        let passes = self.passes.expect("a profile that samples in worker processes");
         Profile {
-            min_reps: processes.reps_each,
-            max_reps: processes.reps_each,
+            min_reps: passes.reps_each,
+            max_reps: passes.reps_each,
             precision: None,
-            processes: None,
+            passes: None,
             ..*self
         }
     }
 
-    /// Whether the reps an arm has so far (`samples` from `units` processes, or from this
-    /// process when `units` is 1) are enough: the rule `measure_block` applies within a process.
-    pub fn has_enough(&self, samples: &[(usize, f64)], units: usize, sampled: Duration) -> bool {
+    /// Whether the reps an arm has so far in this process are enough: at its maximum, or past
+    /// its minimum with the precision target met or the time budget spent.
+    pub fn has_enough(&self, samples: &[f64], sampled: Duration) -> bool {
         let reps = samples.len();
-        if reps >= self.max_reps {
-            return true;
-        }
-        reps >= self.min_reps && (self.precise_enough(samples, units) == Some(true) || sampled >= self.budget)
-    }
-
-    /// With a precision target: whether the interval of these samples meets it.
-    pub fn precise_enough(&self, samples: &[(usize, f64)], units: usize) -> Option<bool> {
-        let target = self.precision?;
-        let summary = Summary::of_units(samples, units);
-        Some(summary.half_width <= target * summary.mean)
+        reps >= self.max_reps
+            || (reps >= self.min_reps
+                && (precise(samples, self.precision) == Some(true) || sampled >= self.budget))
     }
 }
 
@@ -150,6 +166,8 @@ impl Schedule {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Measurement {
     pub reps: usize,
+    /// The units of the interval: worker processes (1: the reps of one process).
+    pub workers: usize,
     /// Iterations in one rep.
     pub batch: u64,
     pub mean_ns: f64,
@@ -157,6 +175,9 @@ pub struct Measurement {
     pub ci95_high_ns: f64,
     pub allocs_per_op: f64,
     pub alloc_bytes_per_op: f64,
+    /// The highest the live heap rose above its start while one operation ran (the largest
+    /// over the counting pass's operations).
+    pub peak_heap_bytes: f64,
     /// With a precision target: whether the arm's interval reached it within its budget.
     pub target_met: Option<bool>,
 }
@@ -174,7 +195,7 @@ pub fn measure_block(
 ) -> Vec<Result<Measurement>> {
     sample_block(runners, profile, schedule, on_rep)
         .into_iter()
-        .map(|sampled| sampled.map(|sampled| Measurement::of(&[sampled], profile)))
+        .map(|sampled| sampled.map(|sampled| Measurement::of_process(&sampled, profile)))
         .collect()
 }
 
@@ -244,43 +265,49 @@ pub struct Sampled {
     pub samples_ns: Vec<f64>,
     pub allocs_per_op: f64,
     pub alloc_bytes_per_op: f64,
+    pub peak_heap_bytes: f64,
 }
 
 impl Sampled {
-    /// Time spent in reps.
-    pub fn duration(&self) -> Duration {
-        Duration::from_nanos((self.samples_ns.iter().sum::<f64>() * self.batch as f64) as u64)
+    /// The mean of this process's reps: one unit of a full-profile interval.
+    pub fn mean_ns(&self) -> f64 {
+        Summary::of(&self.samples_ns).mean
     }
 }
 
 impl Measurement {
-    /// The measurement of one arm from its reps in one or more processes (`parts`, one per
-    /// process): with more than one, the processes are the units of the interval.
-    pub fn of(parts: &[Sampled], profile: &Profile) -> Measurement {
-        let samples = unit_samples(parts);
-        let units = parts.len();
-        let summary = Summary::of_units(&samples, units);
-        let first = parts.first();
+    /// The measurement of one arm from its reps in one process.
+    pub fn of_process(sampled: &Sampled, profile: &Profile) -> Measurement {
+        let summary = Summary::of(&sampled.samples_ns);
         Measurement {
-            reps: samples.len(),
-            batch: first.map_or(0, |part| part.batch),
+            reps: sampled.samples_ns.len(),
+            workers: 1,
+            batch: sampled.batch,
             mean_ns: summary.mean,
             ci95_low_ns: summary.mean - summary.half_width,
             ci95_high_ns: summary.mean + summary.half_width,
-            allocs_per_op: first.map_or(f64::NAN, |part| part.allocs_per_op),
-            alloc_bytes_per_op: first.map_or(f64::NAN, |part| part.alloc_bytes_per_op),
-            target_met: profile.precise_enough(&samples, units),
+            allocs_per_op: sampled.allocs_per_op,
+            alloc_bytes_per_op: sampled.alloc_bytes_per_op,
+            peak_heap_bytes: sampled.peak_heap_bytes,
+            target_met: precise(&sampled.samples_ns, profile.precision),
         }
     }
-}
 
-/// Every rep of `parts`, tagged with the index of the part (the process) it came from.
-pub fn unit_samples(parts: &[Sampled]) -> Vec<(usize, f64)> {
-    parts
-        .iter()
-        .enumerate()
-        .flat_map(|(unit, part)| part.samples_ns.iter().map(move |&sample| (unit, sample)))
-        .collect()
+    /// The measurement of one arm from its workers (`means`, one per process; `reps` in all):
+    /// the processes are the units of the interval. The batch and the allocation figures are
+    /// those of the first worker's [`Sampled`] (`first`).
+    pub fn of_workers(means: &[f64], reps: usize, first: &Sampled, profile: &Profile) -> Measurement {
+        let summary = Summary::of(means);
+        Measurement {
+            reps,
+            workers: means.len(),
+            mean_ns: summary.mean,
+            ci95_low_ns: summary.mean - summary.half_width,
+            ci95_high_ns: summary.mean + summary.half_width,
+            target_met: precise(means, profile.precision),
+            ..Measurement::of_process(first, profile)
+        }
+    }
 }
 
 struct ArmState {
@@ -303,13 +330,12 @@ impl ArmState {
             iterations *= 2;
         };
         let batch = (profile.rep_time.as_nanos() as f64 / per_iteration_ns.max(0.1)).ceil() as u64;
-        let (allocs_per_op, alloc_bytes_per_op) = count_allocations(runner, batch.clamp(1, 64))?;
+        let counted = count_allocations(runner, batch.clamp(1, 64))?;
         Ok(ArmState {
             sampled: Sampled {
                 batch: batch.max(1),
                 samples_ns: Vec::new(),
-                allocs_per_op,
-                alloc_bytes_per_op,
+                ..counted
             },
             elapsed: Duration::ZERO,
         })
@@ -318,8 +344,7 @@ impl ArmState {
     /// Whether the arm can stop: at its maximum reps, or past its minimum with the precision
     /// target met or the time budget spent.
     fn has_enough(&self, profile: &Profile) -> bool {
-        let samples = unit_samples(std::slice::from_ref(&self.sampled));
-        profile.has_enough(&samples, 1, self.elapsed)
+        profile.has_enough(&self.sampled.samples_ns, self.elapsed)
     }
 
     fn sample(&mut self, runner: &mut dyn Runner) -> Result<()> {
@@ -335,12 +360,20 @@ impl ArmState {
     }
 }
 
-/// Runs `iterations` with the allocation counter on; returns allocations and bytes per op.
-fn count_allocations(runner: &mut dyn Runner, iterations: u64) -> Result<(f64, f64)> {
+/// Runs `iterations` with the allocation counter on: allocations and bytes per op, and the
+/// heap's peak over the pass (values are dropped inside each operation, so that is the largest
+/// single operation's peak).
+fn count_allocations(runner: &mut dyn Runner, iterations: u64) -> Result<Sampled> {
     let (result, counted) = crate::alloc::count(|| runner.run(iterations));
     result?;
     let per_op = |total: u64| total as f64 / iterations as f64;
-    Ok((per_op(counted.allocations), per_op(counted.bytes)))
+    Ok(Sampled {
+        batch: 0,
+        samples_ns: Vec::new(),
+        allocs_per_op: per_op(counted.allocations),
+        alloc_bytes_per_op: per_op(counted.bytes),
+        peak_heap_bytes: counted.peak_live_bytes as f64,
+    })
 }
 
 /// What the harness itself costs: the timing loop around a no-op, and copy bandwidth.
@@ -428,18 +461,44 @@ mod tests {
 
     #[test]
     fn processes_are_the_units_of_the_interval() {
-        // Unit 0 reps 9, 11 (mean 10); unit 1 reps 19, 21 (mean 20): mean 15, and the interval
-        // of two means 10 and 20 (sd 7.071, n 2): 12.706 * 7.071 / sqrt(2) = 63.53.
-        let part = |samples_ns: Vec<f64>| Sampled {
+        // Worker 0 reps 9, 11 (mean 10); worker 1 reps 19, 21 (mean 20): mean 15, and the
+        // interval of two means 10 and 20 (sd 7.071, n 2): 12.706 * 7.071 / sqrt(2) = 63.53.
+        let first = Sampled {
             batch: 10,
-            samples_ns,
+            samples_ns: vec![9.0, 11.0],
             allocs_per_op: 1.0,
             alloc_bytes_per_op: 8.0,
+            peak_heap_bytes: 64.0,
         };
-        let combined = Measurement::of(&[part(vec![9.0, 11.0]), part(vec![19.0, 21.0])], &Profile::FULL);
-        assert_eq!((combined.reps, combined.batch, combined.mean_ns), (4, 10, 15.0));
+        let means = [first.mean_ns(), 20.0];
+        let combined = Measurement::of_workers(&means, 4, &first, &Profile::FULL);
+        assert_eq!(
+            (combined.reps, combined.workers, combined.batch, combined.mean_ns),
+            (4, 2, 10, 15.0)
+        );
         assert!((combined.ci95_high_ns - 15.0 - 63.53).abs() < 0.01);
+        assert_eq!((combined.allocs_per_op, combined.peak_heap_bytes), (1.0, 64.0));
         assert_eq!(combined.target_met, Some(false));
+    }
+
+    #[test]
+    fn an_arm_stops_between_its_minimum_and_maximum_of_workers() {
+        let passes = Profile::FULL.passes.unwrap();
+        let precision = Profile::FULL.precision;
+        let steady = vec![100.0; passes.min_workers];
+        assert!(passes.has_enough(&steady, precision));
+        assert!(
+            !passes.has_enough(&steady[1..], precision),
+            "fewer than the minimum"
+        );
+        let wide: Vec<f64> = (0..passes.min_workers)
+            .map(|worker| 90.0 + 5.0 * worker as f64)
+            .collect();
+        assert!(!passes.has_enough(&wide, precision), "wider than the target");
+        let wide_at_max: Vec<f64> = (0..passes.max_workers)
+            .map(|worker| 90.0 + 5.0 * (worker % 5) as f64)
+            .collect();
+        assert!(passes.has_enough(&wide_at_max, precision), "at the maximum");
     }
 
     struct PanicsWhenTimed;
@@ -477,9 +536,10 @@ mod tests {
 
     #[test]
     fn counts_one_allocation_per_op() {
-        let (allocs, bytes) = count_allocations(&mut Allocating, 10).unwrap();
+        let counted = count_allocations(&mut Allocating, 10).unwrap();
         // Other test threads may allocate during the pass, so only a lower bound is exact.
-        assert!(allocs >= 1.0, "{allocs}");
-        assert!(bytes >= 100.0, "{bytes}");
+        assert!(counted.allocs_per_op >= 1.0, "{counted:?}");
+        assert!(counted.alloc_bytes_per_op >= 100.0, "{counted:?}");
+        assert!(counted.peak_heap_bytes >= 100.0, "{counted:?}");
     }
 }

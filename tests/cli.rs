@@ -93,29 +93,33 @@ fn a_run_writes_one_row_per_selected_arm_and_both_files_parse_back() {
     );
 }
 
-/// The full profile samples in worker processes: one arm, from at least the minimum number of
-/// workers to the maximum, with the stopping rule's verdict recorded.
+/// The full profile samples in worker processes over passes: every arm from at least the
+/// minimum number of workers to the maximum, each worker's samples kept in samples.csv (one
+/// row per arm and pass), with the stopping rule's verdict recorded.
 #[test]
-fn the_full_profile_combines_reps_from_worker_processes() {
+fn the_full_profile_combines_workers_over_passes() {
     let format = some_format();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let output = run_order(&format, "full", &["--op", "encode"], &out);
     assert!(output.status.success(), "{}", stderr(&output));
     let profile = serbench::measure::Profile::FULL;
-    let processes = profile.processes.unwrap();
+    let passes = profile.passes.unwrap();
     let rows: Vec<ResultRow> = results::read(&out.join("results.csv")).unwrap();
+    let samples: Vec<serbench::report::samples::SampleRow> =
+        serbench::report::files::read_complete(&out.join("samples.csv")).unwrap();
     assert!(!rows.is_empty());
     for row in &rows {
         assert_eq!(row.status, "ok", "{row:?}");
-        let reps = row.reps.unwrap();
+        let workers = row.workers.unwrap();
         assert!(
-            reps % processes.reps_each == 0 && (profile.min_reps..=profile.max_reps).contains(&reps),
+            (passes.min_workers..=passes.max_workers).contains(&workers),
             "{row:?}"
         );
+        assert_eq!(row.reps.unwrap(), workers * passes.reps_each, "{row:?}");
         // Fewer than the maximum of workers only when the interval met the target.
         assert!(
-            reps == profile.max_reps || row.target_met == Some(true),
+            workers == passes.max_workers || row.target_met == Some(true),
             "{row:?}"
         );
         let (low, mean, high) = (
@@ -124,7 +128,57 @@ fn the_full_profile_combines_reps_from_worker_processes() {
             row.ci95_high_ns.unwrap(),
         );
         assert!(low < mean && mean < high, "{row:?}");
+        // One sample per worker, in consecutive passes from 0; their mean is the row's.
+        let mine: Vec<_> = samples.iter().filter(|sample| sample.arm == row.arm).collect();
+        assert_eq!(mine.len(), workers);
+        assert!(mine.iter().enumerate().all(|(pass, sample)| sample.pass == pass));
+        let mean_of_workers = mine.iter().map(|sample| sample.mean_ns.unwrap()).sum::<f64>() / workers as f64;
+        assert!(
+            (mean_of_workers - mean).abs() <= 1e-9 * mean,
+            "{mean_of_workers} vs {mean}"
+        );
     }
+}
+
+/// An interrupted full run keeps its finished workers in samples.csv; `--resume` continues with
+/// the next pass and never samples an arm twice in one pass.
+#[test]
+fn a_resumed_full_run_continues_its_passes() {
+    use serbench::report::samples::SampleRow;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let selection = ["--backend", "postcard", "--op", "decode"];
+    let first = run_order("postcard", "full", &selection, &out);
+    assert!(first.status.success(), "{}", stderr(&first));
+    // As if the run had been killed after its first two passes: their samples only.
+    let samples_path = out.join("samples.csv");
+    let text = std::fs::read_to_string(&samples_path).unwrap();
+    let kept: Vec<&str> = text.lines().take(3).collect();
+    std::fs::write(&samples_path, kept.join("\n") + "\n").unwrap();
+    let resumed = run_order(
+        "postcard",
+        "full",
+        &[&selection[..], &["--resume"]].concat(),
+        &out,
+    );
+    assert!(resumed.status.success(), "{}", stderr(&resumed));
+    assert!(
+        stderr(&resumed).contains("2 worker samples kept"),
+        "{}",
+        stderr(&resumed)
+    );
+    let samples: Vec<SampleRow> = serbench::report::files::read_complete(&samples_path).unwrap();
+    let passes: Vec<usize> = samples.iter().map(|sample| sample.pass).collect();
+    let min_workers = serbench::measure::Profile::FULL.passes.unwrap().min_workers;
+    assert!(passes.len() >= min_workers, "{passes:?}");
+    assert_eq!(
+        passes,
+        (0..passes.len()).collect::<Vec<_>>(),
+        "passes continue, none twice"
+    );
+    let rows: Vec<ResultRow> = results::read(&out.join("results.csv")).unwrap();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].workers, Some(passes.len()));
 }
 
 #[test]

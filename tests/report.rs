@@ -274,7 +274,10 @@ fn compare_two_hosts_per_arm_and_agreement() {
     // Every B mean is 10-25% off A's, beyond every interval.
     let agreement = comparison.agreement.unwrap();
     assert_eq!(agreement.shared, 11);
-    assert_eq!((agreement.coverage, agreement.overlap), (0.0, 0.0));
+    assert_eq!(
+        (agreement.coverage, agreement.overlap, agreement.agreement),
+        (0.0, 0.0, 0.0)
+    );
     assert!((agreement.median_drift - 0.2).abs() < 1e-12);
     assert!((agreement.p95_drift - 0.25).abs() < 1e-12);
     assert!((agreement.median_half_width_a - 0.02).abs() < 1e-12);
@@ -282,7 +285,9 @@ fn compare_two_hosts_per_arm_and_agreement() {
 
     let text = comparison.text();
     assert!(text.contains("A: x86_64-linux") && text.contains("B: aarch64-darwin"));
-    assert!(text.contains("coverage: B's mean inside A's 95% CI for 0 of 11 shared arms (0.0%)"));
+    assert!(text.contains("coverage: B's mean inside A's 95% CI for 0 of 11 shared arms (0.0%;"));
+    assert!(text.contains("agreement (|B - A| within the 95% interval of the difference"));
+    assert!(text.contains("per payload:"), "{text}");
     assert!(text.contains("drift |B/A - 1|: median 20.0%, 95th percentile 25.0%"));
     let markdown = squeeze(&comparison.markdown());
     assert!(

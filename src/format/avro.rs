@@ -44,6 +44,21 @@
 //! The serializer config and the datum writer and reader borrow the parsed schema, and a codec
 //! must be `'static`, so each schema file is parsed once per process and backend, when its first
 //! codec is built at registration (never inside timing), and lives as long as the process.
+//!
+//! Data payloads (`--data`), on the schema inferred from the file (`payload::data::avsc`: a
+//! union for a conflict, `["null", T]` for what may be null or absent):
+//! - `apache-avro` times its `Value` tree: built from the records against the schema (outside
+//!   timing), written by `GenericDatumWriter::write_value_ref` (the crate's default, which
+//!   validates the value against the schema first) and read by `read_value`. Its `Value::Map` is
+//!   a std `HashMap`, so on data with maps the entry order, and the bytes, change from process to
+//!   process: it then writes no sizes.csv row of its own (serde_avro_fast's bytes are the same
+//!   datum with the entries sorted).
+//! - `serde_avro_fast` has no tree of its own; it writes and reads the records as
+//!   `serde_json::Value`s through its serde support, integers at float paths turned into
+//!   floats first (its serializer does not widen them).
+//!
+//! Both compare what they decode with the records as a schema keeps them: a null field equals
+//! an absent one, an integer the same float.
 
 use std::collections::BTreeMap;
 use std::hint::black_box;
@@ -55,8 +70,9 @@ use apache_avro::reader::datum::GenericDatumReader;
 use apache_avro::writer::datum::GenericDatumWriter;
 use serde_avro_fast::ser::SerializerConfig;
 
-use super::{BackendDoc, Fidelity, Format, Registry};
-use crate::arm::{Backend, Codec, Dynamic, Operation};
+use super::{BackendDoc, DataSupport, Fidelity, Format, Registry};
+use crate::arm::{Backend, Codec, DataTree, Dynamic, Operation};
+use crate::payload::data::{self, DataPayload, Difference, Equivalence, Kind, Type};
 use crate::payload::{
     CheckoutRequest, CheckoutResponse, Item, Items, Keyed, Model, Order, Payload, Reading, Readings,
     TelemetryEvent, Visit, visit_all,
@@ -91,7 +107,13 @@ pub static FORMAT: Format = Format {
         operation: Operation::Decode,
         case: serde_avro_fast_order_decode,
     }],
-    register: |registry| visit_all(&mut Avro(registry)),
+    register: |registry| {
+        visit_all(&mut Avro(registry));
+        registry.unsupported_corpora(
+            "no hand-written .avsc for the corpus types; data:<name> measures them on the inferred schema",
+        );
+    },
+    data: DataSupport::Arms(register_data),
 };
 
 /// One `.avsc` file under `schemas/avro/`, compiled in.
@@ -355,6 +377,273 @@ impl<P: Model + Native> Dynamic<P> for ApacheTree<P> {
     }
 }
 
+/// Both backends on a data payload's inferred schema, each where it parses it.
+fn register_data(registry: &mut Registry, payload: &'static DataPayload) {
+    let schema = match data::avsc::schema(payload) {
+        Ok(schema) => schema,
+        Err(error) => return registry.unsupported(payload.spec, "*", &format!("{error:#}")),
+    };
+    match schema.to_string().parse::<serde_avro_fast::Schema>() {
+        Ok(parsed) => {
+            let schema: &'static serde_avro_fast::Schema = Box::leak(Box::new(parsed));
+            registry.data_tree(payload, SERDE_AVRO_FAST, FastData { schema }, &Operation::CODEC);
+        }
+        Err(error) => registry.unsupported(
+            payload.spec,
+            SERDE_AVRO_FAST.name,
+            &format!("the inferred schema does not parse: {error}"),
+        ),
+    }
+    match apache_avro::Schema::parse(&schema) {
+        Ok(parsed) => {
+            let schema: &'static apache_avro::Schema = Box::leak(Box::new(parsed));
+            registry.data_tree(payload, APACHE_AVRO, ApacheData { schema }, &Operation::CODEC);
+        }
+        Err(error) => registry.unsupported(
+            payload.spec,
+            APACHE_AVRO.name,
+            &format!("the inferred schema does not parse: {error}"),
+        ),
+    }
+}
+
+/// The records' schema type: one record, or the list of them.
+fn data_type(payload: &DataPayload) -> Type {
+    let record = payload.schema.record.clone();
+    match payload.is_list() {
+        true => Type {
+            seen: 1,
+            nulls: 0,
+            kind: Kind::Array(Box::new(record)),
+        },
+        false => record,
+    }
+}
+
+/// serde_avro_fast on `serde_json::Value`s.
+pub struct FastData {
+    schema: &'static serde_avro_fast::Schema,
+}
+
+pub struct FastDataCodec {
+    config: SerializerConfig<'static>,
+}
+
+impl Codec<serde_json::Value> for FastDataCodec {
+    fn encode<'a>(&'a mut self, value: &serde_json::Value, out: &'a mut Vec<u8>) -> Result<&'a [u8]> {
+        serde_avro_fast::to_datum(value, &mut *out, &mut self.config)?;
+        Ok(out)
+    }
+
+    fn decode(&mut self, bytes: &[u8]) -> Result<serde_json::Value> {
+        Ok(serde_avro_fast::from_datum_slice(bytes, self.config.schema())?)
+    }
+}
+
+impl DataTree<DataPayload> for FastData {
+    type Tree = serde_json::Value;
+    type Codec = FastDataCodec;
+
+    fn codec(&self) -> FastDataCodec {
+        FastDataCodec {
+            config: SerializerConfig::new(self.schema),
+        }
+    }
+
+    fn tree(&self, data: &DataPayload) -> Result<serde_json::Value> {
+        Ok(as_datum(&data.as_value(), &data_type(data)))
+    }
+
+    fn holds(&self, tree: &serde_json::Value, data: &DataPayload) -> Result<Option<Difference>> {
+        Ok(data.compare(tree, Equivalence::Schema))
+    }
+}
+
+/// `value` as a datum of the inferred schema decodes: every integer at a float path (or in a
+/// union without an integer branch) a float, every record field present (null where the
+/// record lacked it).
+fn as_datum(value: &serde_json::Value, ty: &Type) -> serde_json::Value {
+    use serde_json::Value as Json;
+    match (value, &ty.kind) {
+        (Json::Number(number), Kind::Float) => Json::from(number.as_f64().expect("a JSON number")),
+        (Json::Array(items), Kind::Array(item)) => {
+            Json::Array(items.iter().map(|value| as_datum(value, item)).collect())
+        }
+        (Json::Object(object), Kind::Map(value_type)) => Json::Object(
+            object
+                .iter()
+                .map(|(key, value)| (key.clone(), as_datum(value, value_type)))
+                .collect(),
+        ),
+        (Json::Object(object), Kind::Record(fields)) => Json::Object(
+            fields
+                .iter()
+                .map(|field| {
+                    let value = object
+                        .get(&field.name)
+                        .map_or(Json::Null, |value| as_datum(value, &field.ty));
+                    (field.name.clone(), value)
+                })
+                .collect(),
+        ),
+        (value, Kind::Union(branches)) => match data::schema::branch_of(value, branches) {
+            Some(branch) => as_datum(value, &branches[branch]),
+            None => value.clone(),
+        },
+        (value, _) => value.clone(),
+    }
+}
+
+/// apache-avro's `Value` tree against the parsed inferred schema.
+pub struct ApacheData {
+    schema: &'static apache_avro::Schema,
+}
+
+pub struct ApacheDataCodec {
+    writer: GenericDatumWriter<'static>,
+    reader: GenericDatumReader<'static>,
+}
+
+impl Codec<apache_avro::types::Value> for ApacheDataCodec {
+    fn encode<'a>(&'a mut self, value: &apache_avro::types::Value, out: &'a mut Vec<u8>) -> Result<&'a [u8]> {
+        self.writer.write_value_ref(out, value)?;
+        Ok(out)
+    }
+
+    fn decode(&mut self, mut bytes: &[u8]) -> Result<apache_avro::types::Value> {
+        let value = self.reader.read_value(&mut bytes)?;
+        anyhow::ensure!(bytes.is_empty(), "{} bytes after the datum", bytes.len());
+        Ok(value)
+    }
+}
+
+impl DataTree<DataPayload> for ApacheData {
+    type Tree = apache_avro::types::Value;
+    type Codec = ApacheDataCodec;
+
+    fn codec(&self) -> ApacheDataCodec {
+        let build = || -> Result<ApacheDataCodec> {
+            Ok(ApacheDataCodec {
+                writer: GenericDatumWriter::builder(self.schema)
+                    .human_readable(false)
+                    .build()?,
+                reader: GenericDatumReader::builder(self.schema)
+                    .human_readable(false)
+                    .build()?,
+            })
+        };
+        build().expect("the schema parsed at registration resolves")
+    }
+
+    fn tree(&self, data: &DataPayload) -> Result<apache_avro::types::Value> {
+        let ty = data_type(data);
+        Ok(to_avro(&data.as_value(), &ty, ty.nullable()))
+    }
+
+    fn holds(&self, tree: &apache_avro::types::Value, data: &DataPayload) -> Result<Option<Difference>> {
+        Ok(data.compare(&from_avro(tree)?, Equivalence::Schema))
+    }
+
+    fn unstable(&self, data: &DataPayload) -> Option<String> {
+        let (path, _) = data.schema.maps.first()?;
+        Some(format!(
+            "apache-avro keeps a map ({path}) in a std HashMap, whose order changes from process to \
+             process, and so do its bytes; serde_avro_fast writes the same datum, sorted"
+        ))
+    }
+}
+
+/// The `Value` of `value` at a place of type `ty`, as `payload::data::avsc` lays it out: a
+/// nullable place is a union with null first, a conflict a union of its kinds in their order.
+fn to_avro(value: &serde_json::Value, ty: &Type, nullable: bool) -> apache_avro::types::Value {
+    use apache_avro::types::Value as Avro;
+    use serde_json::Value as Json;
+    if ty.kind == Kind::Null {
+        return Avro::Null;
+    }
+    let offset = u32::from(nullable);
+    if value.is_null() {
+        return Avro::Union(0, Box::new(Avro::Null));
+    }
+    let (branch, ty) = match &ty.kind {
+        Kind::Union(branches) => {
+            let branch =
+                data::schema::branch_of(value, branches).expect("the schema has a branch for every value");
+            (Some(branch as u32 + offset), &branches[branch])
+        }
+        _ => (nullable.then_some(offset), ty),
+    };
+    let avro = match (value, &ty.kind) {
+        (Json::Bool(flag), _) => Avro::Boolean(*flag),
+        (Json::Number(number), Kind::Float) => Avro::Double(number.as_f64().expect("a JSON number")),
+        (Json::Number(number), _) => Avro::Long(number.as_i64().expect("an integer at an int path")),
+        (Json::String(text), _) => Avro::String(text.clone()),
+        (Json::Array(items), Kind::Array(item)) => Avro::Array(
+            items
+                .iter()
+                .map(|value| to_avro(value, item, item.nullable()))
+                .collect(),
+        ),
+        (Json::Object(object), Kind::Map(value_type)) => Avro::Map(
+            object
+                .iter()
+                .map(|(key, value)| (key.clone(), to_avro(value, value_type, value_type.nullable())))
+                .collect(),
+        ),
+        (Json::Object(object), Kind::Record(fields)) => Avro::Record(
+            fields
+                .iter()
+                .map(|field| {
+                    let nullable = field.ty.nullable() || field.optional_in(ty);
+                    let value = object.get(&field.name).unwrap_or(&Json::Null);
+                    (field.name.clone(), to_avro(value, &field.ty, nullable))
+                })
+                .collect(),
+        ),
+        (value, _) => unreachable!(
+            "the schema was inferred from this data: {value} at {}",
+            ty.kind.name()
+        ),
+    };
+    match branch {
+        Some(branch) => Avro::Union(branch, Box::new(avro)),
+        None => avro,
+    }
+}
+
+/// The JSON an Avro value stands for (every record field present, null where the datum has
+/// null); what the inferred schemas never hold (bytes, fixed, enums, logical types) is an error.
+fn from_avro(value: &apache_avro::types::Value) -> Result<serde_json::Value> {
+    use apache_avro::types::Value as Avro;
+    use serde_json::Value as Json;
+    Ok(match value {
+        Avro::Null => Json::Null,
+        Avro::Boolean(flag) => Json::from(*flag),
+        Avro::Int(integer) => Json::from(*integer),
+        Avro::Long(integer) => Json::from(*integer),
+        Avro::Float(float) => Json::from(f64::from(*float)),
+        Avro::Double(float) => serde_json::Number::from_f64(*float)
+            .map(Json::Number)
+            .with_context(|| format!("the double {float} is not a JSON number"))?,
+        Avro::String(text) => Json::from(text.as_str()),
+        Avro::Union(_, value) => from_avro(value)?,
+        Avro::Array(items) => Json::Array(items.iter().map(from_avro).collect::<Result<_>>()?),
+        Avro::Map(entries) => Json::Object(
+            entries
+                .iter()
+                .map(|(key, value)| Ok((key.clone(), from_avro(value)?)))
+                .collect::<Result<_>>()?,
+        ),
+        Avro::Record(fields) => Json::Object(
+            fields
+                .iter()
+                .map(|(key, value)| Ok((key.clone(), from_avro(value)?)))
+                .collect::<Result<_>>()?,
+        ),
+        other => anyhow::bail!("an Avro {other:?} is not JSON data"),
+    })
+}
+
 /// Fidelity: `serde_avro_fast::from_datum_slice` of `order` with its parsed schema.
 fn serde_avro_fast_order_decode() -> Box<dyn FnMut()> {
     let order: &Order = crate::payload::value_of("order").expect("order is an Order");
@@ -369,6 +658,71 @@ fn serde_avro_fast_order_decode() -> Box<dyn FnMut()> {
             serde_avro_fast::from_datum_slice::<Order>(black_box(&bytes), &schema).expect("it decodes"),
         );
     })
+}
+
+#[cfg(test)]
+mod data_tests {
+    use super::*;
+    use crate::payload::data::{TRICKY, test_payload};
+
+    #[test]
+    fn both_backends_prove_on_tricky_records_a_conflict_being_a_union() {
+        let payload = test_payload("tricky", TRICKY);
+        let schema = data::avsc::schema(payload).unwrap();
+        let field = |name: &str| {
+            schema["items"]["fields"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|field| field["name"] == name)
+                .unwrap()
+                .clone()
+        };
+        assert_eq!(field("v")["type"], serde_json::json!(["long", "string"]));
+        let (proofs, reasons) = Registry::data_proofs(&FORMAT, payload);
+        assert_eq!(proofs.len(), 6);
+        for (arm, proof) in proofs {
+            proof.unwrap_or_else(|error| panic!("{arm}: {error:#}"));
+        }
+        assert!(reasons.is_empty());
+    }
+
+    #[test]
+    fn the_inferred_schemas_of_the_corpora_parse_with_both_crates() {
+        for corpus in ["twitter", "citm_catalog", "canada"] {
+            let payload = data::load(&data::Request {
+                sources: vec![format!("corpus:{corpus}")],
+                ..data::Request::default()
+            })
+            .unwrap()[0];
+            let text = data::avsc::text(payload).unwrap();
+            apache_avro::Schema::parse_str(&text).unwrap_or_else(|error| panic!("{corpus}: {error}"));
+            text.parse::<serde_avro_fast::Schema>()
+                .unwrap_or_else(|error| panic!("{corpus}: {error}"));
+        }
+    }
+
+    #[test]
+    fn apache_avro_writes_no_stable_bytes_of_maps_and_serde_avro_fast_does() {
+        let payload = test_payload("maps", r#"{"m": {"a-1": 1, "b-2": 2, "c-3": 3}}"#);
+        let apache = ApacheData {
+            schema: Box::leak(Box::new(
+                apache_avro::Schema::parse(&data::avsc::schema(payload).unwrap()).unwrap(),
+            )),
+        };
+        let error = apache.stable_bytes(payload).unwrap_err().to_string();
+        assert!(
+            error.contains("apache-avro keeps a map ($.m) in a std HashMap"),
+            "{error}"
+        );
+        let fast = FastData {
+            schema: Box::leak(Box::new(data::avsc::text(payload).unwrap().parse().unwrap())),
+        };
+        let bytes = fast.stable_bytes(payload).unwrap();
+        // Read by the other crate into the same data.
+        let tree = apache.codec().decode(&bytes).unwrap();
+        assert_eq!(apache.holds(&tree, payload).unwrap(), None);
+    }
 }
 
 #[cfg(test)]

@@ -14,9 +14,9 @@
 use anyhow::Result;
 use std::hint::black_box;
 
-use super::{BackendDoc, Fidelity, Format, Registry};
+use super::{BackendDoc, DataSupport, Fidelity, Format, NEEDS_RUST_TYPES, Registry};
 use crate::arm::{Backend, Codec, Operation};
-use crate::payload::{Model, Payload, TelemetryEvent, Visit, visit_all};
+use crate::payload::{Model, Payload, TelemetryEvent, Visit, visit_all, visit_corpora};
 
 pub static FORMAT: Format = Format {
     name: "bincode",
@@ -47,7 +47,11 @@ pub static FORMAT: Format = Format {
         operation: Operation::Decode,
         case: bincode_telemetry_decode,
     }],
-    register: |registry| visit_all(&mut Bincode(registry)),
+    register: |registry| {
+        visit_all(&mut Bincode(registry));
+        visit_corpora(&mut Bincode(registry));
+    },
+    data: DataSupport::Unsupported(NEEDS_RUST_TYPES),
 };
 
 /// The hardened decode budget: 4 MiB of claimed bytes (roughly the decoded in-memory size),

@@ -9,9 +9,9 @@
 use anyhow::Result;
 use std::hint::black_box;
 
-use super::{BackendDoc, Fidelity, Format, Registry};
+use super::{BackendDoc, DataSupport, Fidelity, Format, NEEDS_RUST_TYPES, Registry};
 use crate::arm::{Backend, Codec, Operation};
-use crate::payload::{Items, Model, Payload, Visit, visit_all};
+use crate::payload::{Items, Model, Payload, Visit, visit_all, visit_corpora};
 
 pub static FORMAT: Format = Format {
     name: "bitcode",
@@ -42,7 +42,11 @@ pub static FORMAT: Format = Format {
         operation: Operation::Decode,
         case: bitcode_vec_small_decode,
     }],
-    register: |registry| visit_all(&mut Bitcode(registry)),
+    register: |registry| {
+        visit_all(&mut Bitcode(registry));
+        visit_corpora(&mut Bitcode(registry));
+    },
+    data: DataSupport::Unsupported(NEEDS_RUST_TYPES),
 };
 
 /// What bitcode's native path needs of a model type.

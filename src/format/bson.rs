@@ -6,13 +6,20 @@
 //! the typed decode goes straight from the bytes (`deserialize_from_slice`), with no `Document`
 //! built. The dynamic decode builds a `bson::Document` from a borrowed `RawDocument` (no copy
 //! of the input first).
+//!
+//! Data payloads (`--data`): the `Document` tree, written by `Document::to_writer` (which builds
+//! the document's bytes, then appends them to the reused output buffer) and read like the dynamic
+//! decode. A document file must be an object (BSON's top level is a document); a list of
+//! records is one document per record, one after another, as mongodump writes them. Integers
+//! that fit 32 bits are `Int32`, as the MongoDB tools write JSON numbers, larger ones `Int64`.
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use std::hint::black_box;
 
-use super::{BackendDoc, Fidelity, Format, Registry};
-use crate::arm::{Backend, Codec, Dynamic, Operation};
-use crate::payload::{Model, Order, Payload, Visit, visit_all};
+use super::{BackendDoc, DataSupport, Fidelity, Format, Registry};
+use crate::arm::{Backend, Codec, DataTree, Dynamic, Operation};
+use crate::payload::data::{DataPayload, Difference, Equivalence, Kind};
+use crate::payload::{Model, Order, Payload, Visit, visit_all, visit_corpora};
 
 pub static FORMAT: Format = Format {
     name: "bson",
@@ -33,7 +40,11 @@ pub static FORMAT: Format = Format {
         operation: Operation::Decode,
         case: bson_order_decode,
     }],
-    register: |registry| visit_all(&mut Bson(registry)),
+    register: |registry| {
+        visit_all(&mut Bson(registry));
+        visit_corpora(&mut Bson(registry));
+    },
+    data: DataSupport::Arms(register_data),
 };
 
 struct Bson<'a>(&'a mut Registry);
@@ -74,6 +85,134 @@ impl<P: Model> Dynamic<P> for DocumentTree {
     }
 }
 
+/// A data payload as `Document`s: the document, or one per record.
+fn register_data(registry: &mut Registry, payload: &'static DataPayload) {
+    let record = &payload.schema.record;
+    let objects = matches!(record.kind, Kind::Record(_) | Kind::Map(_)) && !record.nullable();
+    if objects {
+        registry.data_tree(payload, Backend::new("bson"), Documents, &Operation::CODEC);
+    } else {
+        let what = if payload.is_list() {
+            "each record"
+        } else {
+            "the file"
+        };
+        let reason = format!(
+            "BSON's top level is a document (a JSON object), and {what} is not always one ({})",
+            record.kind.name()
+        );
+        registry.unsupported(payload.spec, "*", &reason);
+    }
+}
+
+/// The data's documents (one, or one per record), encoded one after another.
+pub struct Documents;
+
+impl Codec<Vec<::bson::Document>> for Documents {
+    fn encode<'a>(&'a mut self, documents: &Vec<::bson::Document>, out: &'a mut Vec<u8>) -> Result<&'a [u8]> {
+        for document in documents {
+            document.to_writer(&mut *out)?;
+        }
+        Ok(out)
+    }
+
+    fn decode(&mut self, mut bytes: &[u8]) -> Result<Vec<::bson::Document>> {
+        let mut documents = Vec::new();
+        while !bytes.is_empty() {
+            let length = bytes
+                .get(..4)
+                .map(|prefix| i32::from_le_bytes(prefix.try_into().expect("four bytes")))
+                .and_then(|length| usize::try_from(length).ok())
+                .filter(|&length| length >= 5 && length <= bytes.len())
+                .with_context(|| format!("document {} has no valid length", documents.len() + 1))?;
+            documents.push(::bson::RawDocument::from_bytes(&bytes[..length])?.try_into()?);
+            bytes = &bytes[length..];
+        }
+        Ok(documents)
+    }
+}
+
+impl DataTree<DataPayload> for Documents {
+    type Tree = Vec<::bson::Document>;
+    type Codec = Documents;
+
+    fn codec(&self) -> Documents {
+        Documents
+    }
+
+    fn tree(&self, data: &DataPayload) -> Result<Vec<::bson::Document>> {
+        data.records
+            .iter()
+            .map(|record| match to_bson(record) {
+                ::bson::Bson::Document(document) => Ok(document),
+                other => anyhow::bail!("a record is not an object: {other}"),
+            })
+            .collect()
+    }
+
+    fn holds(&self, documents: &Vec<::bson::Document>, data: &DataPayload) -> Result<Option<Difference>> {
+        let records = documents
+            .iter()
+            .map(|document| from_bson(&::bson::Bson::Document(document.clone())))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(match data.is_list() {
+            true => data.compare_records(&records, Equivalence::Exact),
+            false => match records.as_slice() {
+                [document] => data.compare(document, Equivalence::Exact),
+                _ => Some(Difference {
+                    path: "$".into(),
+                    expected: "one document".into(),
+                    found: format!("{} documents", records.len()),
+                }),
+            },
+        })
+    }
+}
+
+fn to_bson(value: &serde_json::Value) -> ::bson::Bson {
+    use ::bson::Bson;
+    match value {
+        serde_json::Value::Null => Bson::Null,
+        serde_json::Value::Bool(flag) => Bson::Boolean(*flag),
+        serde_json::Value::Number(number) => match number.as_i64() {
+            Some(integer) => i32::try_from(integer).map_or(Bson::Int64(integer), Bson::Int32),
+            None => Bson::Double(number.as_f64().expect("a JSON number is an i64 or a double here")),
+        },
+        serde_json::Value::String(text) => Bson::String(text.clone()),
+        serde_json::Value::Array(items) => Bson::Array(items.iter().map(to_bson).collect()),
+        serde_json::Value::Object(object) => Bson::Document(
+            object
+                .iter()
+                .map(|(key, value)| (key.clone(), to_bson(value)))
+                .collect(),
+        ),
+    }
+}
+
+/// The JSON a BSON value stands for; a type the data never writes (decoded from bytes made
+/// elsewhere) is an error naming it.
+fn from_bson(value: &::bson::Bson) -> Result<serde_json::Value> {
+    use ::bson::Bson;
+    Ok(match value {
+        Bson::Null => serde_json::Value::Null,
+        Bson::Boolean(flag) => serde_json::Value::from(*flag),
+        Bson::Int32(integer) => serde_json::Value::from(*integer),
+        Bson::Int64(integer) => serde_json::Value::from(*integer),
+        Bson::Double(float) => serde_json::Number::from_f64(*float)
+            .map(serde_json::Value::Number)
+            .with_context(|| format!("the double {float} is not a JSON number"))?,
+        Bson::String(text) => serde_json::Value::from(text.as_str()),
+        Bson::Array(items) => serde_json::Value::Array(items.iter().map(from_bson).collect::<Result<_>>()?),
+        Bson::Document(document) => serde_json::Value::Object(
+            document
+                .iter()
+                .map(|(key, value)| Ok((key.clone(), from_bson(value)?)))
+                .collect::<Result<_>>()?,
+        ),
+        other => anyhow::bail!("a BSON {:?} is not JSON data", other.element_type()),
+    })
+}
+
 /// Fidelity: `bson::deserialize_from_slice` of `order`.
 fn bson_order_decode() -> Box<dyn FnMut()> {
     let order: &Order = crate::payload::value_of("order").expect("order is an Order");
@@ -81,4 +220,30 @@ fn bson_order_decode() -> Box<dyn FnMut()> {
     Box::new(move || {
         black_box(::bson::deserialize_from_slice::<Order>(black_box(&bytes)).expect("it decodes"));
     })
+}
+
+#[cfg(test)]
+mod data_tests {
+    use super::*;
+    use crate::payload::data::{TRICKY, test_payload};
+
+    #[test]
+    fn records_are_documents_one_after_another_and_a_top_level_array_is_unsupported() {
+        let (proofs, reasons) = Registry::data_proofs(&FORMAT, test_payload("tricky", TRICKY));
+        assert_eq!(proofs.len(), 3);
+        for (arm, proof) in proofs {
+            proof.unwrap_or_else(|error| panic!("{arm}: {error:#}"));
+        }
+        assert!(reasons.is_empty());
+        let two = Documents.tree(test_payload("tricky", TRICKY)).unwrap();
+        let mut out = Vec::new();
+        let bytes = Documents.encode(&two, &mut out).unwrap().to_vec();
+        assert_eq!(Documents.decode(&bytes).unwrap().len(), 2);
+        assert!(Documents.decode(&bytes[..bytes.len() - 1]).is_err());
+        let (_, reasons) = Registry::data_proofs(&FORMAT, test_payload("list", "[[1, 2], [3]]"));
+        assert_eq!(
+            reasons,
+            ["BSON's top level is a document (a JSON object), and each record is not always one (array)"]
+        );
+    }
 }

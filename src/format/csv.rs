@@ -8,14 +8,21 @@
 //! a single CSV document allocates) and deserializes row by row. The dynamic decode reads the
 //! header and every row as `csv::StringRecord`s (CSV's untyped record), converted back to the
 //! model by the header names.
+//!
+//! Data payloads (`--data`): records whose fields are all scalars (a document of scalars is one
+//! record) as a header and `StringRecord` rows, written by `write_record` and read like the
+//! dynamic decode; cells are read back by the field's inferred type, an empty cell being null
+//! for a number or boolean field. A string field that may be null or absent is unsupported (CSV
+//! cannot tell an empty string from null), as is any nested value or conflict.
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 use std::hint::black_box;
 
-use super::{BackendDoc, Fidelity, Format, Registry};
-use crate::arm::{Backend, Codec, Dynamic, Operation};
+use super::{BackendDoc, DataSupport, Fidelity, Format, Registry};
+use crate::arm::{Backend, Codec, DataTree, Dynamic, Operation};
+use crate::payload::data::{DataPayload, Difference, Equivalence, Kind};
 use crate::payload::{
-    Batch, Item, Items, Model, Payload, Shape, Visit, VisitBatch, visit_all, visit_batches,
+    Batch, Item, Items, Model, Payload, Shape, Visit, VisitBatch, visit_all, visit_batches, visit_corpora,
 };
 
 pub static FORMAT: Format = Format {
@@ -40,7 +47,12 @@ pub static FORMAT: Format = Format {
     register: |registry| {
         visit_all(&mut Csv(registry));
         visit_batches(&mut Csv(registry));
+        visit_corpora(&mut Csv(registry));
     },
+    data: DataSupport::Arms(|registry, payload| match flat_fields(payload) {
+        Ok(()) => registry.data_tree(payload, Backend::new(BACKEND), DataRows, &Operation::CODEC),
+        Err(reason) => registry.unsupported(payload.spec, "*", &reason),
+    }),
 };
 
 const BACKEND: &str = "csv";
@@ -127,6 +139,7 @@ impl<R: Model> Codec<R> for SingleRow {
 /// CSV's dynamic tree: the header and every row as untyped string records.
 pub struct StringRecords;
 
+#[derive(Clone, PartialEq, Debug)]
 pub struct Table {
     header: csv::StringRecord,
     rows: Vec<csv::StringRecord>,
@@ -180,6 +193,132 @@ impl<R: Model> Dynamic<R> for SingleStringRecord {
     }
 }
 
+/// Whether a data payload's records are flat rows CSV can carry, or why not.
+fn flat_fields(payload: &DataPayload) -> Result<(), String> {
+    let record = &payload.schema.record;
+    let Kind::Record(fields) = &record.kind else {
+        return Err(format!(
+            "CSV holds records of named fields, and the records are {}",
+            record.kind.name()
+        ));
+    };
+    if record.nullable() {
+        return Err("a record is null; CSV has no null row".to_string());
+    }
+    for field in fields {
+        let mut path = String::from("$");
+        crate::payload::data::read::push_key(&mut path, &field.name);
+        match field.ty.kind {
+            Kind::String if field.ty.nullable() || field.optional_in(record) => {
+                return Err(format!(
+                    "{path}: CSV cannot tell an empty string from null or absent"
+                ));
+            }
+            Kind::Null | Kind::Bool | Kind::Int | Kind::Float | Kind::String => {}
+            ref kind => {
+                return Err(format!(
+                    "{path}: CSV cannot hold a nested {} in a cell",
+                    kind.name()
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A data payload's flat records as a header and string rows.
+pub struct DataRows;
+
+impl Codec<Table> for DataRows {
+    fn encode<'a>(&'a mut self, table: &Table, out: &'a mut Vec<u8>) -> Result<&'a [u8]> {
+        let mut writer = csv::Writer::from_writer(&mut *out);
+        writer.write_record(&table.header)?;
+        for row in &table.rows {
+            writer.write_record(row)?;
+        }
+        writer.flush()?;
+        drop(writer);
+        Ok(out)
+    }
+
+    fn decode(&mut self, bytes: &[u8]) -> Result<Table> {
+        StringRecords::read(bytes)
+    }
+}
+
+impl DataTree<DataPayload> for DataRows {
+    type Tree = Table;
+    type Codec = DataRows;
+
+    fn codec(&self) -> DataRows {
+        DataRows
+    }
+
+    fn tree(&self, data: &DataPayload) -> Result<Table> {
+        let Kind::Record(fields) = &data.schema.record.kind else {
+            bail!("the records are not flat");
+        };
+        let header: csv::StringRecord = fields.iter().map(|field| field.name.as_str()).collect();
+        let rows = data
+            .records
+            .iter()
+            .map(|record| {
+                fields
+                    .iter()
+                    .map(|field| match record.get(&field.name) {
+                        None | Some(serde_json::Value::Null) => String::new(),
+                        Some(serde_json::Value::String(text)) => text.clone(),
+                        Some(value) => value.to_string(),
+                    })
+                    .collect()
+            })
+            .collect();
+        Ok(Table { header, rows })
+    }
+
+    fn holds(&self, table: &Table, data: &DataPayload) -> Result<Option<Difference>> {
+        let Kind::Record(fields) = &data.schema.record.kind else {
+            bail!("the records are not flat");
+        };
+        let header: Vec<&str> = table.header.iter().collect();
+        let names: Vec<&str> = fields.iter().map(|field| field.name.as_str()).collect();
+        if header != names {
+            return Ok(Some(Difference {
+                path: "$".into(),
+                expected: format!("the header {}", names.join(",")),
+                found: format!("the header {}", header.join(",")),
+            }));
+        }
+        let mut records = Vec::with_capacity(table.rows.len());
+        for (index, row) in table.rows.iter().enumerate() {
+            let mut record = serde_json::Map::new();
+            for (field, cell) in fields.iter().zip(row.iter()) {
+                let value = match (&field.ty.kind, cell) {
+                    (_, "") if field.ty.kind != Kind::String => serde_json::Value::Null,
+                    (Kind::String, text) => serde_json::Value::from(text),
+                    (_, text) => serde_json::from_str(text).with_context(|| {
+                        format!(
+                            "row {}, {}: {text:?} is not a {}",
+                            index + 1,
+                            field.name,
+                            field.ty.kind.name()
+                        )
+                    })?,
+                };
+                record.insert(field.name.clone(), value);
+            }
+            records.push(serde_json::Value::Object(record));
+        }
+        Ok(data.compare(
+            &match data.is_list() {
+                true => serde_json::Value::Array(records),
+                false => records.pop().unwrap_or_default(),
+            },
+            Equivalence::Schema,
+        ))
+    }
+}
+
 /// Fidelity: a `csv::Reader` over `vec-small`'s rows, deserialized record by record.
 fn csv_vec_small_decode() -> Box<dyn FnMut()> {
     let items: &Items = crate::payload::value_of("vec-small").expect("vec-small is Items");
@@ -195,4 +334,50 @@ fn csv_vec_small_decode() -> Box<dyn FnMut()> {
             .expect("it decodes");
         black_box(Items { items: records });
     })
+}
+
+#[cfg(test)]
+mod data_tests {
+    use super::*;
+    use crate::payload::data::{TRICKY, test_payload};
+
+    #[test]
+    fn flat_records_are_rows_and_empty_cells_are_null_numbers() {
+        let payload = test_payload(
+            "flat",
+            "{\"id\": 1, \"price\": 2.5, \"ok\": true, \"name\": \"a,\\\"b\\\"\"}\n{\"id\": 2, \"price\": null, \"ok\": false, \"name\": \"\"}\n",
+        );
+        let (proofs, reasons) = Registry::data_proofs(&FORMAT, payload);
+        assert_eq!(proofs.len(), 3);
+        for (arm, proof) in proofs {
+            proof.unwrap_or_else(|error| panic!("{arm}: {error:#}"));
+        }
+        assert!(reasons.is_empty());
+        let mut out = Vec::new();
+        let bytes = DataRows
+            .encode(&DataRows.tree(payload).unwrap(), &mut out)
+            .unwrap()
+            .to_vec();
+        assert_eq!(
+            String::from_utf8(bytes).unwrap(),
+            "id,name,ok,price\n1,\"a,\"\"b\"\"\",true,2.5\n2,,false,\n"
+        );
+    }
+
+    #[test]
+    fn nested_values_and_nullable_strings_are_unsupported_with_the_path() {
+        let reasons = |text: &str| Registry::data_proofs(&FORMAT, test_payload("t", text)).1;
+        assert_eq!(
+            reasons(TRICKY),
+            ["$.grid: CSV cannot hold a nested array in a cell"]
+        );
+        assert_eq!(
+            reasons("{\"a\": \"x\"}\n{\"a\": null}\n"),
+            ["$.a: CSV cannot tell an empty string from null or absent"]
+        );
+        assert_eq!(
+            reasons("[1, 2]"),
+            ["CSV holds records of named fields, and the records are int"]
+        );
+    }
 }

@@ -7,17 +7,25 @@
 //! encoder needs `Seek` for alignment padding); decodes from the borrowed bytes. The dynamic
 //! decode reads the message by its signature into an `OwnedStructure` (D-Bus's own value
 //! tree: variants, arrays, dicts with owned strings).
+//!
+//! Data payloads (`--data`): a signature inferred from the schema (`b`, `x`, `d`, `s`, `a`, `a{s…}`
+//! for a map, a struct for a record, `v` for a conflict) and the records as that tree, the
+//! document itself when it is a record, otherwise a one-field struct (a list of records is
+//! `(a(…))`; an object that was always empty is an empty `a{sv}`, as a struct needs a field).
+//! D-Bus has neither null nor optional struct fields, so data with either is unsupported,
+//! naming the path, as is a signature longer than the 255 characters D-Bus allows.
 
 use std::hint::black_box;
 use std::io::Cursor;
 
-use anyhow::Result;
+use anyhow::{Context as _, Result};
 use zbus::OwnedStructure;
-use zbus::wire::LE;
 use zbus::wire::serialized::{Context, Data};
+use zbus::wire::{Array, Dict, LE, Signature, StructureBuilder, Variant};
 
-use super::{BackendDoc, Fidelity, Format, Registry};
-use crate::arm::{Backend, Codec, Dynamic, Operation};
+use super::{BackendDoc, DataSupport, Fidelity, Format, Registry};
+use crate::arm::{Backend, Codec, DataTree, Dynamic, Operation};
+use crate::payload::data::{DataPayload, Difference, Equivalence, Kind, Type};
 use crate::payload::{Model, Order, Payload, Visit, visit_all};
 
 pub static FORMAT: Format = Format {
@@ -39,7 +47,21 @@ pub static FORMAT: Format = Format {
         operation: Operation::Decode,
         case: zbus_order_decode,
     }],
-    register: |registry| visit_all(&mut Dbus(registry)),
+    register: |registry| {
+        visit_all(&mut Dbus(registry));
+        registry.unsupported_corpora(
+            "D-Bus has no null, and these documents have null fields (their data: payloads say where)",
+        );
+    },
+    data: DataSupport::Arms(|registry, payload| match data_signature(payload) {
+        Ok(signature) => registry.data_tree(
+            payload,
+            Backend::new("zbus"),
+            DbusData { signature },
+            &Operation::CODEC,
+        ),
+        Err(reason) => registry.unsupported(payload.spec, "*", &reason),
+    }),
 };
 
 /// D-Bus needs every type's signature, which the `zbus::Type` derive provides.
@@ -97,6 +119,290 @@ impl<P: Model + Native> Dynamic<P> for StructureTree {
     }
 }
 
+/// The D-Bus signature of a data payload, or why it has none. The D-Bus specification caps a
+/// signature at 255 characters.
+fn data_signature(payload: &DataPayload) -> Result<Signature, String> {
+    let record = &payload.schema.record;
+    let path = &mut String::from("$");
+    let signature = match (&record.kind, payload.is_list()) {
+        (_, true) => Signature::structure([Signature::array(signature_of(record, path)?)]),
+        (Kind::Record(_), false) => signature_of(record, path)?,
+        (_, false) => Signature::structure([signature_of(record, path)?]),
+    };
+    let length = signature.string_len();
+    if length > 255 {
+        return Err(format!(
+            "the data's D-Bus signature is {length} characters; D-Bus allows 255"
+        ));
+    }
+    Ok(signature)
+}
+
+/// The signature of the values at `path`.
+fn signature_of(ty: &Type, path: &mut String) -> Result<Signature, String> {
+    if ty.nullable() {
+        return Err(format!(
+            "{path}: D-Bus has no null (null in {} of {})",
+            ty.nulls, ty.seen
+        ));
+    }
+    let parent = path.len();
+    let signature = match &ty.kind {
+        // Never seen: the lists there were always empty, so any element type reads them.
+        Kind::Null | Kind::String => Signature::Str,
+        Kind::Bool => Signature::Bool,
+        Kind::Int => Signature::I64,
+        Kind::Float => Signature::F64,
+        Kind::Union(_) => Signature::Variant,
+        Kind::Array(item) => {
+            path.push_str("[]");
+            Signature::array(signature_of(item, path)?)
+        }
+        Kind::Map(value) => {
+            path.push_str(".*");
+            Signature::dict(Signature::Str, signature_of(value, path)?)
+        }
+        // An object that was always empty: a struct needs a field, a dict does not.
+        Kind::Record(fields) if fields.is_empty() => Signature::dict(Signature::Str, Signature::Variant),
+        Kind::Record(fields) => {
+            let mut signatures = Vec::with_capacity(fields.len());
+            for field in fields {
+                crate::payload::data::read::push_key(path, &field.name);
+                if field.optional_in(ty) {
+                    return Err(format!(
+                        "{path}: absent from some objects (a D-Bus struct has every field)"
+                    ));
+                }
+                signatures.push(signature_of(&field.ty, path)?);
+                path.truncate(parent);
+            }
+            Signature::structure(signatures)
+        }
+    };
+    path.truncate(parent);
+    Ok(signature)
+}
+
+/// A data payload as one D-Bus struct of its signature.
+pub struct DbusData {
+    signature: Signature,
+}
+
+/// D-Bus's tree of a data payload: one struct.
+#[derive(Debug, PartialEq)]
+pub struct StructTree(OwnedStructure);
+
+impl Clone for StructTree {
+    fn clone(&self) -> StructTree {
+        StructTree(OwnedStructure(
+            self.0.0.try_clone().expect("data holds no file descriptors"),
+        ))
+    }
+}
+
+pub struct DbusDataCodec {
+    signature: Signature,
+}
+
+impl Codec<StructTree> for DbusDataCodec {
+    fn encode<'a>(&'a mut self, StructTree(tree): &StructTree, out: &'a mut Vec<u8>) -> Result<&'a [u8]> {
+        // SAFETY: as in `DbusCodec::encode`: the data holds no file descriptors.
+        let written = unsafe {
+            zbus::wire::to_writer_for_signature(
+                &mut Cursor::new(&mut *out),
+                context(),
+                &self.signature,
+                tree,
+            )?
+        };
+        drop(written);
+        Ok(out)
+    }
+
+    fn decode(&mut self, bytes: &[u8]) -> Result<StructTree> {
+        let (tree, read) = Data::new(bytes, context()).deserialize_for_dynamic_signature(&self.signature)?;
+        anyhow::ensure!(
+            read == bytes.len(),
+            "{} bytes after the value",
+            bytes.len() - read
+        );
+        Ok(StructTree(tree))
+    }
+}
+
+impl DataTree<DataPayload> for DbusData {
+    type Tree = StructTree;
+    type Codec = DbusDataCodec;
+
+    fn codec(&self) -> DbusDataCodec {
+        DbusDataCodec {
+            signature: self.signature.clone(),
+        }
+    }
+
+    fn tree(&self, data: &DataPayload) -> Result<StructTree> {
+        let record = &data.schema.record;
+        let variant = match (&record.kind, data.is_list()) {
+            (_, true) => {
+                let list = Type {
+                    kind: Kind::Array(Box::new(record.clone())),
+                    seen: 1,
+                    nulls: 0,
+                };
+                one_field(variant_of(&data.as_value(), &list)?)?
+            }
+            (Kind::Record(_), false) => variant_of(&data.records[0], record)?,
+            (_, false) => one_field(variant_of(&data.records[0], record)?)?,
+        };
+        match variant {
+            Variant::Structure(structure) => Ok(StructTree(OwnedStructure(structure))),
+            _ => unreachable!("the root is a struct"),
+        }
+    }
+
+    fn holds(&self, StructTree(tree): &StructTree, data: &DataPayload) -> Result<Option<Difference>> {
+        let record = &data.schema.record;
+        let root = Variant::Structure(tree.0.try_clone()?);
+        let json = match (&record.kind, data.is_list()) {
+            (_, true) => {
+                let list = Type {
+                    kind: Kind::Array(Box::new(record.clone())),
+                    seen: 1,
+                    nulls: 0,
+                };
+                json_of(only_field(&root)?, &list)?
+            }
+            (Kind::Record(_), false) => json_of(&root, record)?,
+            (_, false) => json_of(only_field(&root)?, record)?,
+        };
+        Ok(data.compare(&json, Equivalence::Schema))
+    }
+}
+
+fn one_field(variant: Variant<'static>) -> Result<Variant<'static>> {
+    Ok(Variant::Structure(
+        StructureBuilder::new().append_field(variant).build()?,
+    ))
+}
+
+fn only_field<'v>(variant: &'v Variant<'static>) -> Result<&'v Variant<'static>> {
+    match variant {
+        Variant::Structure(structure) if structure.fields().len() == 1 => Ok(&structure.fields()[0]),
+        other => anyhow::bail!("expected a one-field struct, found {}", other.value_signature()),
+    }
+}
+
+/// The D-Bus value of `json` at a place of type `ty` (which has no null: see [`signature_of`]).
+fn variant_of(json: &serde_json::Value, ty: &Type) -> Result<Variant<'static>> {
+    use serde_json::Value as Json;
+    let no_path = &mut String::new();
+    Ok(match (json, &ty.kind) {
+        (value, Kind::Union(branches)) => {
+            let branch = crate::payload::data::schema::branch_of(value, branches)
+                .context("a union branch for the value")?;
+            Variant::Variant(Box::new(variant_of(value, &branches[branch])?))
+        }
+        (Json::Bool(flag), _) => Variant::Bool(*flag),
+        (Json::Number(number), Kind::Float) => Variant::F64(number.as_f64().context("a number")?),
+        (Json::Number(number), _) if !number.is_f64() => Variant::I64(number.as_i64().context("an integer")?),
+        (Json::String(text), _) => Variant::Str(text.clone().into()),
+        (Json::Array(items), Kind::Array(item)) => {
+            let mut array = Array::new(&signature_of(item, no_path).map_err(anyhow::Error::msg)?);
+            for value in items {
+                array.append(variant_of(value, item)?)?;
+            }
+            Variant::Array(array)
+        }
+        (Json::Object(object), Kind::Map(value_type)) => {
+            let mut dict = Dict::new(
+                &Signature::Str,
+                &signature_of(value_type, no_path).map_err(anyhow::Error::msg)?,
+            );
+            for (key, value) in object {
+                dict.append(Variant::Str(key.clone().into()), variant_of(value, value_type)?)?;
+            }
+            Variant::Dict(dict)
+        }
+        (Json::Object(object), Kind::Record(fields)) if fields.is_empty() && object.is_empty() => {
+            Variant::Dict(Dict::new(&Signature::Str, &Signature::Variant))
+        }
+        (Json::Object(object), Kind::Record(fields)) => {
+            let mut builder = StructureBuilder::new();
+            for field in fields {
+                let value = object.get(&field.name).context("a struct has every field")?;
+                builder.push_value(variant_of(value, &field.ty)?);
+            }
+            Variant::Structure(builder.build()?)
+        }
+        (value, kind) => anyhow::bail!("{value} does not fit D-Bus {}", kind.name()),
+    })
+}
+
+/// The JSON a D-Bus value of type `ty` stands for; a struct's fields take the record's names.
+fn json_of(variant: &Variant<'_>, ty: &Type) -> Result<serde_json::Value> {
+    use serde_json::Value as Json;
+    Ok(match (variant, &ty.kind) {
+        (Variant::Bool(flag), _) => Json::from(*flag),
+        (Variant::I64(integer), _) => Json::from(*integer),
+        (Variant::F64(float), _) => serde_json::Number::from_f64(*float)
+            .map(Json::Number)
+            .with_context(|| format!("the double {float} is not a JSON number"))?,
+        (Variant::Str(text), _) => Json::from(&**text),
+        (Variant::Variant(inner), Kind::Union(branches)) => {
+            let branch = branches
+                .iter()
+                .find(|branch| variant_fits(inner, &branch.kind))
+                .with_context(|| format!("no branch of the union holds a {}", inner.value_signature()))?;
+            json_of(inner, branch)?
+        }
+        (Variant::Array(array), Kind::Array(item)) => Json::Array(
+            array
+                .inner()
+                .iter()
+                .map(|value| json_of(value, item))
+                .collect::<Result<_>>()?,
+        ),
+        (Variant::Dict(dict), Kind::Map(value_type)) => Json::Object(
+            dict.iter()
+                .map(|(key, value)| match key {
+                    Variant::Str(key) => Ok((key.to_string(), json_of(value, value_type)?)),
+                    other => anyhow::bail!("a dict key {}", other.value_signature()),
+                })
+                .collect::<Result<_>>()?,
+        ),
+        (Variant::Dict(dict), Kind::Record(fields)) if fields.is_empty() && dict.iter().next().is_none() => {
+            Json::Object(serde_json::Map::new())
+        }
+        (Variant::Structure(structure), Kind::Record(fields)) if structure.fields().len() == fields.len() => {
+            Json::Object(
+                fields
+                    .iter()
+                    .zip(structure.fields())
+                    .map(|(field, value)| Ok((field.name.clone(), json_of(value, &field.ty)?)))
+                    .collect::<Result<_>>()?,
+            )
+        }
+        (other, kind) => anyhow::bail!(
+            "a D-Bus {} where the data has {}",
+            other.value_signature(),
+            kind.name()
+        ),
+    })
+}
+
+fn variant_fits(variant: &Variant<'_>, kind: &Kind) -> bool {
+    matches!(
+        (variant, kind),
+        (Variant::Bool(_), Kind::Bool)
+            | (Variant::I64(_), Kind::Int)
+            | (Variant::F64(_), Kind::Float)
+            | (Variant::Str(_), Kind::String)
+            | (Variant::Array(_), Kind::Array(_))
+            | (Variant::Dict(_), Kind::Map(_))
+            | (Variant::Structure(_), Kind::Record(_))
+    )
+}
+
 /// Fidelity: `zbus::wire` deserialization of `order`, little endian.
 fn zbus_order_decode() -> Box<dyn FnMut()> {
     let order: &Order = crate::payload::value_of("order").expect("order is an Order");
@@ -108,4 +414,59 @@ fn zbus_order_decode() -> Box<dyn FnMut()> {
         let data = Data::new(black_box(&bytes[..]), context);
         black_box(data.deserialize::<Order>().expect("it decodes").0);
     })
+}
+
+#[cfg(test)]
+mod data_tests {
+    use super::*;
+    use crate::payload::data::{TRICKY, test_payload};
+
+    fn reasons(text: &str) -> Vec<String> {
+        Registry::data_proofs(&FORMAT, test_payload("t", text)).1
+    }
+
+    #[test]
+    fn data_without_nulls_gets_a_signature_and_proves() {
+        let text = r#"{"type": "FeatureCollection", "features": [{"geometry": {"coordinates": [[[-65.6, 43], [1, 2.5]]]}, "empty": {}, "v": 1}, {"geometry": {"coordinates": []}, "empty": {}, "v": "x"}]}"#;
+        let payload = test_payload("shapes", text);
+        assert_eq!(data_signature(payload).unwrap().to_string(), "(a(a{sv}(aaad)v)s)");
+        let (proofs, reasons) = Registry::data_proofs(&FORMAT, payload);
+        assert_eq!(proofs.len(), 3);
+        for (arm, proof) in proofs {
+            proof.unwrap_or_else(|error| panic!("{arm}: {error:#}"));
+        }
+        assert!(reasons.is_empty());
+    }
+
+    #[test]
+    fn nulls_absent_fields_and_long_signatures_are_unsupported_with_the_path() {
+        assert_eq!(
+            reasons(TRICKY),
+            ["$.labels: absent from some objects (a D-Bus struct has every field)"]
+        );
+        assert_eq!(
+            reasons(r#"[{"a": null}, {"a": 1}]"#),
+            ["$.a: D-Bus has no null (null in 1 of 2)"]
+        );
+        let wide: Vec<String> = (0..300).map(|index| format!("\"f{index}\": 1")).collect();
+        let wide = format!("{{{}}}", wide.join(", "));
+        // 300 keys make a map (more than 256), so force a record.
+        let payload = crate::payload::data::DataPayload::from_bytes(
+            "wide.json".into(),
+            "wide",
+            wide.into_bytes(),
+            &crate::payload::data::Request {
+                overrides: crate::payload::data::Overrides {
+                    maps: vec![],
+                    records: vec!["$".into()],
+                },
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(
+            Registry::data_proofs(&FORMAT, payload).1,
+            ["the data's D-Bus signature is 302 characters; D-Bus allows 255"]
+        );
+    }
 }

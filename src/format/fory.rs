@@ -35,7 +35,7 @@ use anyhow::{Context, Result};
 use fory::Fory;
 use std::hint::black_box;
 
-use super::{BackendDoc, Fidelity, Format, Registry};
+use super::{BackendDoc, DataSupport, Fidelity, Format, NEEDS_RUST_TYPES, Registry};
 use crate::arm::{Backend, Codec, Operation};
 use crate::payload::{
     Address, CheckoutRequest, CheckoutResponse, Item, Items, Keyed, LineItem, MetricSample, Model, Order,
@@ -72,7 +72,12 @@ pub static FORMAT: Format = Format {
         operation: Operation::Decode,
         case: fory_xlang_order_decode,
     }],
-    register: |registry| visit_all(&mut ForyFormat(registry)),
+    register: |registry| {
+        visit_all(&mut ForyFormat(registry));
+        registry
+            .unsupported_corpora("serbench has no Fory derive and type registration for the corpus types");
+    },
+    data: DataSupport::Unsupported(NEEDS_RUST_TYPES),
 };
 
 /// What Fory needs of a model type: the serializer its derive generates, registrable as a

@@ -6,10 +6,15 @@
 //! A format file exposes `pub static FORMAT: Format`, whose `register` adds the format's codecs
 //! for every payload to the [`Registry`] and lists what it cannot carry.
 
+use std::collections::BTreeMap;
+
+use anyhow::Result;
+
 use crate::arm::{
-    Access, Arm, ArmId, Backend, Codec, CodecArms, CodecId, Decoder, Dynamic, Encoder, Framing, Mode,
-    Operation, Update, Value,
+    Access, Arm, ArmId, Backend, Codec, CodecArms, CodecId, DataArms, DataTree, Decoder, Dynamic, Encoder,
+    Framing, Mode, Operation, Update, Value,
 };
+use crate::payload::data::{self, DataPayload};
 use crate::payload::fields::UpdateField;
 use crate::payload::{Model, Payload, PayloadSpec};
 
@@ -19,8 +24,14 @@ pub mod avro;
 pub mod bincode;
 #[cfg(feature = "bitcode")]
 pub mod bitcode;
+#[cfg(feature = "borsh")]
+pub mod borsh;
 #[cfg(feature = "bson")]
 pub mod bson;
+#[cfg(feature = "capnp")]
+pub mod capnp;
+#[cfg(feature = "cbor")]
+pub mod cbor;
 #[cfg(feature = "csv")]
 pub mod csv;
 #[cfg(feature = "dbus")]
@@ -37,6 +48,8 @@ pub mod msgpack;
 pub mod postcard;
 #[cfg(feature = "protobuf")]
 pub mod protobuf;
+#[cfg(feature = "rkyv")]
+pub mod rkyv;
 
 /// A format: its name (also its Cargo feature), what it is, how reports draw it, what each of
 /// its backends is, and its registration.
@@ -54,7 +67,25 @@ pub struct Format {
     /// as its documentation shows, on the same data (`cargo bench --bench fidelity`).
     pub fidelity: &'static [Fidelity],
     pub register: fn(&mut Registry),
+    /// What the format does with data that has no Rust types (`--data FILE`, `corpus:<name>`).
+    pub data: DataSupport,
 }
+
+/// Whether a format can carry a data payload (a JSON file read at run time, with an inferred
+/// schema and no compiled Rust types), and how.
+pub enum DataSupport {
+    /// Registers the format's arms for one data payload: its own value tree built from the
+    /// records ([`Registry::data_tree`], the schema at [`DataPayload::schema`]), or, where this
+    /// data does not fit, [`Registry::unsupported`] with the reason (a conflict, a null).
+    Arms(fn(&mut Registry, &'static DataPayload)),
+    /// The format cannot carry any data without compiled Rust types: the one-line reason, listed
+    /// as unsupported for every data payload.
+    Unsupported(&'static str),
+}
+
+/// The reason of the formats that encode only types compiled into the program.
+pub const NEEDS_RUST_TYPES: &str =
+    "needs compiled Rust types (its derive or generated code): add the data as a typed payload (README)";
 
 /// One arm of a format measured without serbench's harness: `case` prepares everything the
 /// call needs (untimed) and returns the call, one operation per invocation, written straight
@@ -141,6 +172,10 @@ pub struct Registry {
     pub encoders: Vec<Encoder>,
     pub decoders: Vec<Decoder>,
     pub unsupported: Vec<Unsupported>,
+    /// The data payloads (`--data`) after the built-in ones, and the request that read them,
+    /// which a worker process needs to build the same registry.
+    pub data: Vec<&'static DataPayload>,
+    pub data_request: data::Request,
     /// The format whose `register` is running.
     format: &'static str,
 }
@@ -149,6 +184,73 @@ impl Registry {
     /// The registry of every enabled format, in registry order.
     pub fn build() -> Registry {
         Registry::of_formats(|_| true)
+    }
+
+    /// [`Registry::build`], then every enabled format's arms (or reason) for each data payload
+    /// `request` reads (after the built-in payloads, so their arms keep their indices).
+    pub fn build_with_data(request: &data::Request) -> Result<Registry> {
+        let mut registry = Registry::build();
+        if request.sources.is_empty() {
+            return Ok(registry);
+        }
+        registry.data = data::load(request)?;
+        registry.data_request = request.clone();
+        for format in all() {
+            for &payload in &registry.data.clone() {
+                registry.register_data(format, payload);
+            }
+        }
+        Ok(registry)
+    }
+
+    /// `format`'s arms, or its reason, for the data payload `payload`.
+    pub fn register_data(&mut self, format: &Format, payload: &'static DataPayload) {
+        self.format = format.name;
+        match format.data {
+            DataSupport::Arms(register) => register(self, payload),
+            DataSupport::Unsupported(reason) => self.unsupported(payload.spec, "*", reason),
+        }
+    }
+
+    /// The registry of one format on one data payload, for the formats' tests: every arm's proof
+    /// (its error, if any, by arm), and every reason.
+    #[cfg(test)]
+    pub(crate) fn data_proofs(
+        format: &Format,
+        payload: &'static DataPayload,
+    ) -> (Vec<(String, Result<()>)>, Vec<String>) {
+        let mut registry = Registry::default();
+        registry.register_data(format, payload);
+        let proofs = registry
+            .arms
+            .iter()
+            .map(|arm| (arm.id.to_string(), arm.prepare().map(|_| ())))
+            .collect();
+        let reasons = registry
+            .unsupported
+            .iter()
+            .map(|unsupported| unsupported.reason.clone())
+            .collect();
+        (proofs, reasons)
+    }
+
+    /// Every payload's spec: the built-in ones, then the data payloads.
+    pub fn payloads(&self) -> Vec<&'static PayloadSpec> {
+        let mut specs = crate::payload::specs();
+        specs.extend(self.data.iter().map(|payload| payload.spec));
+        specs
+    }
+
+    /// The compact serde_json size of every payload, data payloads included: the reference of
+    /// `ratio_to_json`.
+    pub fn json_reference_bytes(&self) -> BTreeMap<&'static str, usize> {
+        let mut sizes = crate::payload::json_reference_bytes();
+        sizes.extend(
+            self.data
+                .iter()
+                .map(|payload| (payload.spec.name, payload.json_bytes)),
+        );
+        sizes
     }
 
     /// The registry of the enabled formats `keep` accepts (a worker process that needs one
@@ -168,13 +270,38 @@ impl Registry {
     }
 
     fn codec_id<P>(&self, payload: &Payload<P>, backend: Backend) -> CodecId {
+        self.spec_codec_id(payload.spec, backend)
+    }
+
+    fn spec_codec_id(&self, payload: &'static PayloadSpec, backend: Backend) -> CodecId {
         CodecId {
             format: self.format.to_string(),
             backend: backend.name.to_string(),
             variant: backend.variant.to_string(),
             framing: backend.framing,
-            payload: payload.spec.name.to_string(),
+            payload: payload.name.to_string(),
         }
+    }
+
+    /// Registers `backend` of the current format for a data payload: the `operations` arms of
+    /// the format's own value tree of the data (dynamic mode), its decoder, and its encoder when
+    /// it has an encode arm. See [`Arm::data`].
+    pub fn data_tree<T: DataTree<DataPayload>>(
+        &mut self,
+        payload: &'static DataPayload,
+        backend: Backend,
+        tree: T,
+        operations: &[Operation],
+    ) {
+        let codec = self.spec_codec_id(payload.spec, backend);
+        let DataArms {
+            arms,
+            encoder,
+            decoder,
+        } = Arm::data(codec, payload.spec, payload, tree, operations);
+        self.arms.extend(arms);
+        self.encoders.extend(encoder);
+        self.decoders.push(decoder);
     }
 
     /// Registers `backend` of the current format for `payload`: its encode, decode and
@@ -241,6 +368,47 @@ impl Registry {
         self.decoders.push(decoder);
     }
 
+    /// Registers only the decode arm of a codec that must never see bytes it did not write
+    /// itself (an `unsafe`, unvalidated read): proven like [`codec`](Self::codec)'s, on its own
+    /// encoding, but with no decoder, so robustness, the fuzz target and the property tests never
+    /// feed it, and no encoder (its bytes are those of the format's checked backend).
+    pub fn trusted_decode<P: Model, C: Codec<P>>(
+        &mut self,
+        payload: &Payload<P>,
+        backend: Backend,
+        make: fn() -> C,
+    ) {
+        let codec = self.codec_id(payload, backend);
+        let CodecArms { arms, .. } = Arm::codec(codec, payload.spec, payload.value, P::clone, P::clone, make);
+        self.arms.extend(
+            arms.into_iter()
+                .filter(|arm| arm.id.operation == Operation::Decode),
+        );
+    }
+
+    /// Registers an in-place access arm like [`access`](Self::access), without its decoder: for
+    /// an access that must never see bytes it did not write itself (see
+    /// [`trusted_decode`](Self::trusted_decode)).
+    pub fn trusted_access<P: Model, C: Codec<P>, A: Access<P>>(
+        &mut self,
+        payload: &Payload<P>,
+        backend: Backend,
+        operation: Operation,
+        make_codec: fn() -> C,
+        make_access: fn() -> A,
+    ) {
+        let codec = self.codec_id(payload, backend);
+        let (arm, _never_fed_hostile_bytes) = Arm::access(
+            codec,
+            payload.spec,
+            operation,
+            payload.value,
+            make_codec,
+            make_access,
+        );
+        self.arms.push(arm);
+    }
+
     /// Registers a dynamic decode arm into the format's value tree, see [`Arm::dynamic`].
     pub fn dynamic<P: Model, C: Codec<P>, D: Dynamic<P>>(
         &mut self,
@@ -265,6 +433,14 @@ impl Registry {
         let codec = self.codec_id(payload, backend);
         self.arms
             .push(Arm::copy_baseline(codec, payload.spec, payload.value, make_codec));
+    }
+
+    /// Records that the current format cannot carry the typed corpora
+    /// ([`crate::payload::visit_corpora`]), for `reason`.
+    pub fn unsupported_corpora(&mut self, reason: &str) {
+        for spec in crate::payload::corpus_specs() {
+            self.unsupported(spec, "*", reason);
+        }
     }
 
     /// Records that `backend` (or `*`, every backend) of the current format cannot carry

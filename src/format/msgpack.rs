@@ -1,31 +1,50 @@
-//! MessagePack through rmp-serde (serde; structs written as arrays, the crate's compact default
-//! representation) and rmpv's `Value` as the format's value tree for the dynamic decode.
+//! MessagePack through rmp-serde (serde) and rmpv's `Value` as the format's value tree for the
+//! dynamic decode. Two variants of the one backend, each with its own bytes and size: structs as
+//! arrays (the crate's compact default, `encode::write`: fields by position, so both ends must
+//! agree on the field order) and `named`, structs as maps from field name to value
+//! (`encode::write_named`: self-describing, what other languages' MessagePack libraries read as
+//! objects). `rmp_serde::from_slice` reads either, so both variants decode with it.
 //!
-//! Buffer policy: `rmp_serde::encode::write` appends to the harness's reused output buffer;
-//! decode reads from the borrowed bytes (`from_slice`). The dynamic decode reads the bytes into
+//! Buffer policy: `rmp_serde::encode::write` / `write_named` append to the harness's reused
+//! output buffer; decode reads from the borrowed bytes (`from_slice`). The dynamic decode reads the bytes into
 //! an owned `rmpv::Value` tree (`rmpv::decode::read_value`); only to prove it holds the same
 //! data, the tree is written back and decoded to the model (untimed).
+//!
+//! Data payloads (`--data`): the `rmpv::Value` tree of the document, or an array of the records,
+//! written by `rmpv::encode::write_value` into the reused output buffer and read back by
+//! `read_value`; integers are written in their smallest MessagePack form.
 
 use std::hint::black_box;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 
-use super::{BackendDoc, Fidelity, Format, Registry};
-use crate::arm::{Backend, Codec, Dynamic, Operation};
-use crate::payload::{Model, Order, Payload, Visit, visit_all};
+use super::{BackendDoc, DataSupport, Fidelity, Format, Registry};
+use crate::arm::{Backend, Codec, DataTree, Dynamic, Operation};
+use crate::payload::data::{DataPayload, Difference, Equivalence};
+use crate::payload::{Model, Order, Payload, Visit, visit_all, visit_corpora};
 
 pub static FORMAT: Format = Format {
     name: "msgpack",
-    about: "MessagePack: rmp-serde (structs as arrays), rmpv value tree",
+    about: "MessagePack: rmp-serde (structs as arrays, and as maps), rmpv value tree",
     colour: [0x3B, 0x8E, 0xD0],
-    backends: &[BackendDoc {
-        backend: "rmp-serde",
-        variant: "",
-        crates: &["rmp-serde", "rmpv"],
-        crate_note: "rmpv for the dynamic decode",
-        schema: "-",
-        buffer_policy: "`encode::write` (structs as arrays) into a reused `Vec`; decode from the borrowed bytes",
-    }],
+    backends: &[
+        BackendDoc {
+            backend: "rmp-serde",
+            variant: "",
+            crates: &["rmp-serde", "rmpv"],
+            crate_note: "rmpv for the dynamic decode",
+            schema: "-",
+            buffer_policy: "`encode::write` (structs as arrays) into a reused `Vec`; decode from the borrowed bytes",
+        },
+        BackendDoc {
+            backend: "rmp-serde",
+            variant: "named",
+            crates: &["rmp-serde", "rmpv"],
+            crate_note: "rmpv for the dynamic decode",
+            schema: "-",
+            buffer_policy: "`encode::write_named` (structs as maps keyed by field name) into a reused `Vec`; decode from the borrowed bytes",
+        },
+    ],
     fidelity: &[Fidelity {
         backend: "rmp-serde",
         variant: "",
@@ -33,25 +52,41 @@ pub static FORMAT: Format = Format {
         operation: Operation::Decode,
         case: rmp_serde_order_decode,
     }],
-    register: |registry| visit_all(&mut Msgpack(registry)),
+    register: |registry| {
+        visit_all(&mut Msgpack(registry));
+        visit_corpora(&mut Msgpack(registry));
+    },
+    data: DataSupport::Arms(|registry, payload| {
+        registry.data_tree(payload, RMP_SERDE, ValueData, &Operation::CODEC);
+    }),
 };
 
 const RMP_SERDE: Backend = Backend::new("rmp-serde");
+const NAMED: Backend = RMP_SERDE.variant("named");
 
 struct Msgpack<'a>(&'a mut Registry);
 
 impl<P: Model> Visit<P> for Msgpack<'_> {
     fn payload(&mut self, payload: &Payload<P>) {
-        self.0.codec(payload, RMP_SERDE, || RmpSerde);
-        self.0.dynamic(payload, RMP_SERDE, || RmpSerde, || ValueTree);
+        self.0.codec(payload, RMP_SERDE, || RmpSerde::<false>);
+        self.0
+            .dynamic(payload, RMP_SERDE, || RmpSerde::<false>, || ValueTree);
+        self.0.codec(payload, NAMED, || RmpSerde::<true>);
+        self.0.dynamic(payload, NAMED, || RmpSerde::<true>, || ValueTree);
     }
 }
 
-pub struct RmpSerde;
+/// rmp-serde writing structs as maps keyed by field name (`NAMED`) or as arrays; a constant, so
+/// each variant's encode is its own monomorphic code.
+pub struct RmpSerde<const NAMED: bool>;
 
-impl<P: Model> Codec<P> for RmpSerde {
+impl<P: Model, const NAMED: bool> Codec<P> for RmpSerde<NAMED> {
     fn encode<'a>(&'a mut self, value: &P, out: &'a mut Vec<u8>) -> Result<&'a [u8]> {
-        rmp_serde::encode::write(out, value)?;
+        if NAMED {
+            rmp_serde::encode::write_named(out, value)?;
+        } else {
+            rmp_serde::encode::write(out, value)?;
+        }
         Ok(out)
     }
 
@@ -60,7 +95,7 @@ impl<P: Model> Codec<P> for RmpSerde {
     }
 }
 
-/// rmpv's owned value tree.
+/// rmpv's owned value tree (of either variant's bytes).
 pub struct ValueTree;
 
 impl<P: Model> Dynamic<P> for ValueTree {
@@ -71,12 +106,96 @@ impl<P: Model> Dynamic<P> for ValueTree {
     }
 
     /// Written back as MessagePack and read with rmp-serde: `rmpv::ext::from_value` cannot
-    /// read the unit enum variants rmp-serde writes (as strings).
+    /// read the unit enum variants rmp-serde writes (as strings). The tree keeps the bytes'
+    /// shape (arrays or maps), so this proves the variant's own tree.
     fn to_model(&mut self, tree: rmpv::Value) -> Result<P> {
         let mut bytes = Vec::new();
         rmpv::encode::write_value(&mut bytes, &tree)?;
         Ok(rmp_serde::from_slice(&bytes)?)
     }
+}
+
+/// A data payload as one `rmpv::Value`: the document, or an array of the records.
+pub struct ValueData;
+
+impl Codec<rmpv::Value> for ValueData {
+    fn encode<'a>(&'a mut self, tree: &rmpv::Value, out: &'a mut Vec<u8>) -> Result<&'a [u8]> {
+        rmpv::encode::write_value(out, tree)?;
+        Ok(out)
+    }
+
+    fn decode(&mut self, mut bytes: &[u8]) -> Result<rmpv::Value> {
+        let tree = rmpv::decode::read_value(&mut bytes)?;
+        anyhow::ensure!(bytes.is_empty(), "{} bytes after the value", bytes.len());
+        Ok(tree)
+    }
+}
+
+impl DataTree<DataPayload> for ValueData {
+    type Tree = rmpv::Value;
+    type Codec = ValueData;
+
+    fn codec(&self) -> ValueData {
+        ValueData
+    }
+
+    fn tree(&self, data: &DataPayload) -> Result<rmpv::Value> {
+        Ok(to_rmpv(&data.as_value()))
+    }
+
+    fn holds(&self, tree: &rmpv::Value, data: &DataPayload) -> Result<Option<Difference>> {
+        Ok(data.compare(&from_rmpv(tree)?, Equivalence::Exact))
+    }
+}
+
+fn to_rmpv(value: &serde_json::Value) -> rmpv::Value {
+    match value {
+        serde_json::Value::Null => rmpv::Value::Nil,
+        serde_json::Value::Bool(flag) => rmpv::Value::Boolean(*flag),
+        serde_json::Value::Number(number) => match number.as_i64() {
+            Some(integer) => rmpv::Value::from(integer),
+            None => rmpv::Value::F64(number.as_f64().expect("a JSON number is an i64 or a double here")),
+        },
+        serde_json::Value::String(text) => rmpv::Value::from(text.as_str()),
+        serde_json::Value::Array(items) => rmpv::Value::Array(items.iter().map(to_rmpv).collect()),
+        serde_json::Value::Object(object) => rmpv::Value::Map(
+            object
+                .iter()
+                .map(|(key, value)| (rmpv::Value::from(key.as_str()), to_rmpv(value)))
+                .collect(),
+        ),
+    }
+}
+
+/// The JSON a MessagePack value stands for; what JSON cannot hold (binary, extensions, a map
+/// key that is not a string, bytes that are not UTF-8) is an error.
+fn from_rmpv(value: &rmpv::Value) -> Result<serde_json::Value> {
+    use rmpv::Value;
+    Ok(match value {
+        Value::Nil => serde_json::Value::Null,
+        Value::Boolean(flag) => serde_json::Value::from(*flag),
+        Value::Integer(integer) => match (integer.as_i64(), integer.as_u64()) {
+            (Some(signed), _) => serde_json::Value::from(signed),
+            (None, Some(unsigned)) => serde_json::Value::from(unsigned),
+            (None, None) => anyhow::bail!("the integer {integer} is out of range"),
+        },
+        Value::F32(float) => serde_json::Value::from(f64::from(*float)),
+        Value::F64(float) => serde_json::Number::from_f64(*float)
+            .map(serde_json::Value::Number)
+            .with_context(|| format!("the double {float} is not a JSON number"))?,
+        Value::String(text) => serde_json::Value::from(text.as_str().context("a string that is not UTF-8")?),
+        Value::Array(items) => serde_json::Value::Array(items.iter().map(from_rmpv).collect::<Result<_>>()?),
+        Value::Map(entries) => serde_json::Value::Object(
+            entries
+                .iter()
+                .map(|(key, value)| {
+                    let key = key.as_str().context("a map key that is not a string")?;
+                    Ok((key.to_string(), from_rmpv(value)?))
+                })
+                .collect::<Result<_>>()?,
+        ),
+        Value::Binary(_) | Value::Ext(..) => anyhow::bail!("binary data is not JSON"),
+    })
 }
 
 /// Fidelity: `rmp_serde::from_slice` of `order`.
@@ -86,4 +205,63 @@ fn rmp_serde_order_decode() -> Box<dyn FnMut()> {
     Box::new(move || {
         black_box(rmp_serde::from_slice::<Order>(black_box(&bytes)).expect("it decodes"));
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::payload::data::{TRICKY, test_payload};
+
+    fn encode<const NAMED: bool>(order: &Order) -> Vec<u8> {
+        let mut out = Vec::new();
+        RmpSerde::<NAMED>.encode(order, &mut out).unwrap().to_vec()
+    }
+
+    /// The two variants write different bytes (arrays vs maps with the field names), and one
+    /// decoder, `from_slice`, reads both back to the same value.
+    #[test]
+    fn named_writes_structs_as_maps_and_the_default_as_arrays_and_both_decode() {
+        let order: &Order = crate::payload::value_of("order").unwrap();
+        let (arrays, maps) = (encode::<false>(order), encode::<true>(order));
+        let array = rmpv::decode::read_value(&mut arrays.as_slice()).unwrap();
+        assert_eq!(array.as_array().map(Vec::len), Some(15));
+        let map = rmpv::decode::read_value(&mut maps.as_slice()).unwrap();
+        let keys: Vec<&str> = map
+            .as_map()
+            .unwrap()
+            .iter()
+            .map(|(key, _)| key.as_str().unwrap())
+            .collect();
+        assert_eq!(keys.len(), 15);
+        assert_eq!(keys[..2], ["order_id", "customer_id"]);
+        assert_eq!(
+            maps.len() - arrays.len(),
+            keys.iter().map(|key| 1 + key.len()).sum::<usize>()
+        );
+        for bytes in [&arrays, &maps] {
+            assert_eq!(
+                &Codec::<Order>::decode(&mut RmpSerde::<false>, bytes).unwrap(),
+                order
+            );
+            assert_eq!(
+                &Codec::<Order>::decode(&mut RmpSerde::<true>, bytes).unwrap(),
+                order
+            );
+            let tree = Dynamic::<Order>::decode_tree(&mut ValueTree, bytes).unwrap();
+            assert_eq!(&Dynamic::<Order>::to_model(&mut ValueTree, tree).unwrap(), order);
+        }
+    }
+
+    #[test]
+    fn every_msgpack_data_arm_proves_on_tricky_records() {
+        let (proofs, reasons) = Registry::data_proofs(&FORMAT, test_payload("tricky", TRICKY));
+        assert_eq!(proofs.len(), 3);
+        for (arm, proof) in proofs {
+            proof.unwrap_or_else(|error| panic!("{arm}: {error:#}"));
+        }
+        assert!(reasons.is_empty());
+        // What JSON cannot hold is an error, not a silent change.
+        assert!(from_rmpv(&rmpv::Value::Binary(vec![1])).is_err());
+        assert!(from_rmpv(&rmpv::Value::Map(vec![(rmpv::Value::from(1), rmpv::Value::Nil)])).is_err());
+    }
 }

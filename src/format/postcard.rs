@@ -5,9 +5,9 @@
 use anyhow::Result;
 use std::hint::black_box;
 
-use super::{BackendDoc, Fidelity, Format, Registry};
+use super::{BackendDoc, DataSupport, Fidelity, Format, Registry};
 use crate::arm::{Backend, Codec, Operation};
-use crate::payload::{Model, Order, Payload, Visit, visit_all};
+use crate::payload::{Model, Order, Payload, Visit, visit_all, visit_corpora};
 
 pub static FORMAT: Format = Format {
     name: "postcard",
@@ -28,7 +28,13 @@ pub static FORMAT: Format = Format {
         operation: Operation::Decode,
         case: postcard_order_decode,
     }],
-    register: |registry| visit_all(&mut Postcard(registry)),
+    register: |registry| {
+        visit_all(&mut Postcard(registry));
+        visit_corpora(&mut Postcard(registry));
+    },
+    data: DataSupport::Unsupported(
+        "not self-describing (no type tags on the wire): it decodes only into compiled Rust types",
+    ),
 };
 
 struct Postcard<'a>(&'a mut Registry);

@@ -25,6 +25,17 @@
 //! its capacity between iterations, so no `reserve` (that would compute `encoded_len` a second
 //! time). Decode builds a fresh owned message from the borrowed bytes. The convert variant
 //! builds a fresh message per encode, as a real conversion does.
+//!
+//! Data payloads (`--data`): the `.proto` inferred from the file (`payload::data::proto`, which
+//! `serbench schema` writes) is compiled at run time by protox, and the records become
+//! prost-reflect `DynamicMessage`s (built outside timing), encoded and decoded as the typed
+//! payloads' dynamic arm decodes. What they decode is compared with the records as a schema
+//! keeps them (a null field equals an absent one, an integer the same float). A data file with
+//! a conflict has no proto3 schema and is unsupported, naming the path. prost-reflect keeps a
+//! map field in a std `HashMap`, so the timed encode writes map entries in an order that
+//! changes from process to process; sizes.csv and `dump` write the same entries sorted by key
+//! (protobuf's deterministic serialization, the same bytes a map is on the wire), through the
+//! same schema with each map declared as its repeated entries.
 
 use std::hint::black_box;
 use std::marker::PhantomData;
@@ -34,8 +45,10 @@ use anyhow::{Context, Result, bail};
 use prost::{Message, Name};
 use prost_reflect::{DescriptorPool, DynamicMessage, MessageDescriptor};
 
-use super::{BackendDoc, Fidelity, Format, Registry};
-use crate::arm::{Backend, Codec, Dynamic, Operation, Value};
+use super::{BackendDoc, DataSupport, Fidelity, Format, Registry};
+use crate::arm::{Backend, Codec, DataTree, Dynamic, Operation, Value};
+use crate::payload::data::proto::{Label, Plan, ProtoField, ProtoType, Role};
+use crate::payload::data::{DataPayload, Difference, Equivalence};
 use crate::payload::{
     Address, CheckoutRequest, CheckoutResponse, Item, Items, Keyed, LineItem, MetricSample, Model, Order,
     OrderStatus, Payload, PaymentMethod, Reading, Readings, RequestMeta, ResponseMeta, ServiceInfo, Shipment,
@@ -76,7 +89,13 @@ pub static FORMAT: Format = Format {
         operation: Operation::Decode,
         case: prost_order_decode,
     }],
-    register: |registry| visit_all(&mut Protobuf(registry)),
+    register: |registry| {
+        visit_all(&mut Protobuf(registry));
+        registry.unsupported_corpora(
+            "no hand-written .proto for the corpus types; data:<name> measures them on the inferred schema",
+        );
+    },
+    data: DataSupport::Arms(register_data),
 };
 
 const BACKEND: &str = "prost";
@@ -189,6 +208,278 @@ impl<P: Model + Native> Codec<P> for ConvertCodec {
     fn decode(&mut self, bytes: &[u8]) -> Result<P> {
         <P as Native>::from_message(<P as Native>::Message::decode(bytes)?)
     }
+}
+
+/// A data payload as `DynamicMessage`s of its inferred schema, compiled here by protox.
+fn register_data(registry: &mut Registry, payload: &'static DataPayload) {
+    let built = Plan::of(payload).and_then(|plan| {
+        let root = compile(&plan, &payload.origin)?;
+        let twin = plan.with_maps_as_entries();
+        let twin_root = compile(&twin, &payload.origin)?;
+        Ok(ReflectData {
+            plan,
+            root,
+            twin,
+            twin_root,
+        })
+    });
+    match built {
+        Ok(tree) => registry.data_tree(payload, Backend::new(BACKEND), tree, &Operation::CODEC),
+        Err(error) => registry.unsupported(payload.spec, "*", &format!("{error:#}")),
+    }
+}
+
+/// The plan's `.proto` compiled by protox; its top-level message.
+fn compile(plan: &Plan, origin: &str) -> Result<MessageDescriptor> {
+    struct OneFile(String);
+    impl protox::file::FileResolver for OneFile {
+        fn open_file(&self, name: &str) -> Result<protox::file::File, protox::Error> {
+            match name {
+                "data.proto" => protox::file::File::from_source(name, &self.0),
+                _ => Err(protox::Error::file_not_found(name)),
+            }
+        }
+    }
+    let mut compiler = protox::Compiler::with_file_resolver(OneFile(plan.text(origin)));
+    compiler
+        .open_file("data.proto")
+        .map_err(|error| anyhow::anyhow!("protox cannot compile the inferred schema: {error}"))?;
+    let name = format!("{}.{}", crate::payload::data::proto::PACKAGE, plan.root().name);
+    compiler
+        .descriptor_pool()
+        .get_message_by_name(&name)
+        .with_context(|| format!("the compiled schema has no message {name}"))
+}
+
+/// prost-reflect's `DynamicMessage` of a data payload.
+pub struct ReflectData {
+    plan: Plan,
+    root: MessageDescriptor,
+    /// The same schema with maps as repeated entries, for the bytes in a fixed order.
+    twin: Plan,
+    twin_root: MessageDescriptor,
+}
+
+/// Encodes and decodes `DynamicMessage`s of one message type.
+pub struct ReflectCodec {
+    descriptor: MessageDescriptor,
+}
+
+impl Codec<DynamicMessage> for ReflectCodec {
+    fn encode<'a>(&'a mut self, message: &DynamicMessage, out: &'a mut Vec<u8>) -> Result<&'a [u8]> {
+        message.encode(out)?;
+        Ok(out)
+    }
+
+    fn decode(&mut self, bytes: &[u8]) -> Result<DynamicMessage> {
+        Ok(DynamicMessage::decode(self.descriptor.clone(), bytes)?)
+    }
+}
+
+impl DataTree<DataPayload> for ReflectData {
+    type Tree = DynamicMessage;
+    type Codec = ReflectCodec;
+
+    fn codec(&self) -> ReflectCodec {
+        ReflectCodec {
+            descriptor: self.root.clone(),
+        }
+    }
+
+    fn tree(&self, data: &DataPayload) -> Result<DynamicMessage> {
+        to_message(&self.plan, &self.root, &data.as_value())
+    }
+
+    fn holds(&self, tree: &DynamicMessage, data: &DataPayload) -> Result<Option<Difference>> {
+        Ok(data.compare(&from_message(&self.plan, tree)?, Equivalence::Schema))
+    }
+
+    fn stable_bytes(&self, data: &DataPayload) -> Result<Vec<u8>> {
+        Ok(to_message(&self.twin, &self.twin_root, &data.as_value())?.encode_to_vec())
+    }
+}
+
+/// The message of `value` by `plan` (the value of one record, list, map or boxed value).
+fn to_message(
+    plan: &Plan,
+    descriptor: &MessageDescriptor,
+    value: &serde_json::Value,
+) -> Result<DynamicMessage> {
+    let planned = plan
+        .message(descriptor.name())
+        .with_context(|| format!("the plan has no message {}", descriptor.name()))?;
+    let mut message = DynamicMessage::new(descriptor.clone());
+    for field in &planned.fields {
+        let json = match planned.role {
+            Role::Record => value.get(&field.name),
+            Role::Records | Role::List | Role::Map | Role::Boxed | Role::Entry => Some(value),
+        };
+        let Some(json) = json.filter(|json| !json.is_null()) else {
+            continue;
+        };
+        let descriptor = descriptor
+            .get_field_by_name(&field.name)
+            .with_context(|| format!("no field {}", field.name))?;
+        let value = field_value(plan, &descriptor, field, json)?;
+        // What the wire cannot tell from unset (a zero, an empty list) is left unset, as a
+        // decoded message has it.
+        if descriptor.supports_presence() || !value.is_default_for_field(&descriptor) {
+            message.try_set_field(&descriptor, value)?;
+        }
+    }
+    Ok(message)
+}
+
+fn field_value(
+    plan: &Plan,
+    descriptor: &prost_reflect::FieldDescriptor,
+    field: &ProtoField,
+    json: &serde_json::Value,
+) -> Result<prost_reflect::Value> {
+    use prost_reflect::{MapKey, Value as Reflect};
+    let kind = descriptor.kind();
+    let entry = |ty: &ProtoType| match ty {
+        ProtoType::Message(name) => plan
+            .message(name)
+            .is_some_and(|message| message.role == Role::Entry),
+        _ => false,
+    };
+    Ok(match field.label {
+        Label::Plain | Label::Optional => single(plan, &kind, &field.ty, json)?,
+        Label::Repeated if entry(&field.ty) => {
+            let entry = kind.as_message().context("an entry is a message")?;
+            let key = entry.get_field(1).context("an entry has a key")?;
+            let value_field = entry.get_field(2).context("an entry has a value")?;
+            let value_type = &plan.message(entry.name()).expect("an entry message").fields[1].ty;
+            let object = json.as_object().context("a map is an object")?;
+            let mut entries = Vec::with_capacity(object.len());
+            for (name, value) in object {
+                let mut message = DynamicMessage::new(entry.clone());
+                let key_value = Reflect::String(name.clone());
+                if !key_value.is_default_for_field(&key) {
+                    message.try_set_field(&key, key_value)?;
+                }
+                if !value.is_null() {
+                    let value = single(plan, &value_field.kind(), value_type, value)?;
+                    if value_field.supports_presence() || !value.is_default_for_field(&value_field) {
+                        message.try_set_field(&value_field, value)?;
+                    }
+                }
+                entries.push(Reflect::Message(message));
+            }
+            Reflect::List(entries)
+        }
+        Label::Repeated => Reflect::List(
+            json.as_array()
+                .context("a repeated field holds an array")?
+                .iter()
+                .map(|item| single(plan, &kind, &field.ty, item))
+                .collect::<Result<_>>()?,
+        ),
+        Label::Map => {
+            let entry = kind.as_message().context("a map field's entries are messages")?;
+            let value_kind = entry.map_entry_value_field().kind();
+            Reflect::Map(
+                json.as_object()
+                    .context("a map field holds an object")?
+                    .iter()
+                    .map(|(key, value)| {
+                        Ok((
+                            MapKey::String(key.clone()),
+                            single(plan, &value_kind, &field.ty, value)?,
+                        ))
+                    })
+                    .collect::<Result<_>>()?,
+            )
+        }
+    })
+}
+
+/// One scalar or message value of type `ty`.
+fn single(
+    plan: &Plan,
+    kind: &prost_reflect::Kind,
+    ty: &ProtoType,
+    json: &serde_json::Value,
+) -> Result<prost_reflect::Value> {
+    use prost_reflect::Value as Reflect;
+    let wrong = || anyhow::anyhow!("{json} is not a {ty:?}");
+    Ok(match ty {
+        ProtoType::Int64 => Reflect::I64(json.as_i64().ok_or_else(wrong)?),
+        ProtoType::Double => Reflect::F64(json.as_f64().ok_or_else(wrong)?),
+        ProtoType::String => Reflect::String(json.as_str().ok_or_else(wrong)?.to_string()),
+        ProtoType::Bool => Reflect::Bool(json.as_bool().ok_or_else(wrong)?),
+        ProtoType::Message(_) => {
+            let descriptor = kind.as_message().context("a message field")?;
+            Reflect::Message(to_message(plan, descriptor, json)?)
+        }
+    })
+}
+
+/// The JSON a message of `plan` stands for: a record has the fields the message holds (a
+/// scalar that is always present reads its default when not on the wire).
+fn from_message(plan: &Plan, message: &DynamicMessage) -> Result<serde_json::Value> {
+    let descriptor = prost_reflect::ReflectMessage::descriptor(message);
+    let planned = plan
+        .message(descriptor.name())
+        .with_context(|| format!("the plan has no message {}", descriptor.name()))?;
+    let mut object = serde_json::Map::new();
+    for field in &planned.fields {
+        let field_descriptor = descriptor
+            .get_field_by_name(&field.name)
+            .with_context(|| format!("no field {}", field.name))?;
+        let present = match (field.label, &field.ty) {
+            (Label::Plain, ProtoType::Message(_)) | (Label::Optional, _) => {
+                message.has_field(&field_descriptor)
+            }
+            _ => true,
+        };
+        if !present {
+            continue;
+        }
+        let value = message.get_field(&field_descriptor);
+        let json = match (field.label, value.as_ref()) {
+            (Label::Repeated, prost_reflect::Value::List(items)) => serde_json::Value::Array(
+                items
+                    .iter()
+                    .map(|item| json_of(plan, item))
+                    .collect::<Result<_>>()?,
+            ),
+            (Label::Map, prost_reflect::Value::Map(entries)) => serde_json::Value::Object(
+                entries
+                    .iter()
+                    .map(|(key, value)| {
+                        let key = key.as_str().context("a map key that is not a string")?;
+                        Ok((key.to_string(), json_of(plan, value)?))
+                    })
+                    .collect::<Result<_>>()?,
+            ),
+            (_, value) => json_of(plan, value)?,
+        };
+        object.insert(field.name.clone(), json);
+    }
+    Ok(match planned.role {
+        Role::Record => serde_json::Value::Object(object),
+        // A wrapper stands for its one field: null when it is absent (a boxed null).
+        Role::Records | Role::List | Role::Map | Role::Boxed | Role::Entry => object
+            .into_iter()
+            .next()
+            .map_or(serde_json::Value::Null, |(_, value)| value),
+    })
+}
+
+fn json_of(plan: &Plan, value: &prost_reflect::Value) -> Result<serde_json::Value> {
+    use prost_reflect::Value as Reflect;
+    Ok(match value {
+        Reflect::Bool(flag) => serde_json::Value::from(*flag),
+        Reflect::I64(integer) => serde_json::Value::from(*integer),
+        Reflect::F64(float) => serde_json::Number::from_f64(*float)
+            .map(serde_json::Value::Number)
+            .with_context(|| format!("the double {float} is not a JSON number"))?,
+        Reflect::String(text) => serde_json::Value::from(text.as_str()),
+        Reflect::Message(message) => from_message(plan, message)?,
+        other => bail!("a protobuf {other:?} is not in the inferred schema"),
+    })
 }
 
 /// proto3 has no required fields: every message field is optional on the wire, and prost
@@ -666,6 +957,75 @@ fn prost_order_decode() -> Box<dyn FnMut()> {
     Box::new(move || {
         black_box(proto::Order::decode(black_box(&bytes[..])).expect("it decodes"));
     })
+}
+
+#[cfg(test)]
+mod data_tests {
+    use super::*;
+    use crate::payload::data::{TRICKY, test_payload};
+
+    /// TRICKY without its conflict, which proto3 has no field for.
+    fn tricky() -> &'static DataPayload {
+        test_payload("tricky", &TRICKY.replace(r#""v": "two""#, r#""v": 2"#))
+    }
+
+    #[test]
+    fn every_protobuf_data_arm_proves_and_a_conflict_is_unsupported_naming_it() {
+        let (proofs, reasons) = Registry::data_proofs(&FORMAT, tricky());
+        assert_eq!(proofs.len(), 3);
+        for (arm, proof) in proofs {
+            proof.unwrap_or_else(|error| panic!("{arm}: {error:#}"));
+        }
+        assert!(reasons.is_empty());
+        let (proofs, reasons) = Registry::data_proofs(&FORMAT, test_payload("tricky", TRICKY));
+        assert!(proofs.is_empty());
+        assert_eq!(
+            reasons,
+            ["$.v: values of several kinds (int, string); a proto3 field has one type"]
+        );
+    }
+
+    #[test]
+    fn the_stable_bytes_are_the_map_entries_sorted_as_the_wire_has_them() {
+        let entries: Vec<String> = (0..20).map(|index| format!("\"key-{index}\": {index}")).collect();
+        let text = format!(
+            r#"{{"counts": {{{}}}, "nested": {{"a-1": {{"b-2": [1, 2]}}}}}}"#,
+            entries.join(", ")
+        );
+        let payload = test_payload("maps", &text);
+        let plan = Plan::of(payload).unwrap();
+        let tree = ReflectData {
+            root: compile(&plan, "maps.json").unwrap(),
+            twin: plan.with_maps_as_entries(),
+            twin_root: compile(&plan.with_maps_as_entries(), "maps.json").unwrap(),
+            plan,
+        };
+        let stable = tree.stable_bytes(payload).unwrap();
+        assert_eq!(stable, tree.stable_bytes(payload).unwrap());
+        // The map schema reads them as the same tree the timed encode writes, of the same length.
+        let timed = tree.tree(payload).unwrap();
+        assert_eq!(tree.codec().decode(&stable).unwrap(), timed);
+        assert_eq!(stable.len(), timed.encode_to_vec().len());
+        // Sorted: key-0, key-1, key-10, ... in byte order.
+        let positions: Vec<usize> = ["key-0", "key-1", "key-10", "key-19", "key-2", "key-9"]
+            .iter()
+            .map(|key| {
+                stable
+                    .windows(key.len() + 1)
+                    .position(|window| window == [key.as_bytes(), &[0x10]].concat())
+                    .unwrap_or_else(|| {
+                        stable
+                            .windows(key.len())
+                            .position(|window| window == key.as_bytes())
+                            .expect("every key is in the bytes")
+                    })
+            })
+            .collect();
+        assert!(
+            positions.windows(2).all(|pair| pair[0] < pair[1]),
+            "{positions:?}"
+        );
+    }
 }
 
 #[cfg(test)]

@@ -16,12 +16,21 @@ pub const BIG: usize = 10_000;
 #[cfg_attr(feature = "bitcode", derive(bitcode::Encode, bitcode::Decode))]
 #[cfg_attr(feature = "dbus", derive(zbus::Type))]
 #[cfg_attr(feature = "fory", derive(fory::ForyStruct))]
+#[cfg_attr(feature = "rkyv", derive(rkyv::Archive, rkyv::Serialize, rkyv::Deserialize))]
+#[cfg_attr(feature = "cbor", derive(minicbor::Encode, minicbor::Decode))]
+#[cfg_attr(feature = "borsh", derive(borsh::BorshSerialize, borsh::BorshDeserialize))]
 pub struct Item {
+    #[cfg_attr(feature = "cbor", n(0))]
     pub id: i64,
+    #[cfg_attr(feature = "cbor", n(1))]
     pub name: String,
+    #[cfg_attr(feature = "cbor", n(2))]
     pub category: String,
+    #[cfg_attr(feature = "cbor", n(3))]
     pub price: f64,
+    #[cfg_attr(feature = "cbor", n(4))]
     pub stock: i64,
+    #[cfg_attr(feature = "cbor", n(5))]
     pub active: bool,
 }
 
@@ -30,7 +39,11 @@ pub struct Item {
 #[cfg_attr(feature = "bitcode", derive(bitcode::Encode, bitcode::Decode))]
 #[cfg_attr(feature = "dbus", derive(zbus::Type))]
 #[cfg_attr(feature = "fory", derive(fory::ForyStruct))]
+#[cfg_attr(feature = "rkyv", derive(rkyv::Archive, rkyv::Serialize, rkyv::Deserialize))]
+#[cfg_attr(feature = "cbor", derive(minicbor::Encode, minicbor::Decode))]
+#[cfg_attr(feature = "borsh", derive(borsh::BorshSerialize, borsh::BorshDeserialize))]
 pub struct Items {
+    #[cfg_attr(feature = "cbor", n(0))]
     pub items: Vec<Item>,
 }
 
@@ -51,7 +64,11 @@ impl Batch for Items {
 #[cfg_attr(feature = "bitcode", derive(bitcode::Encode, bitcode::Decode))]
 #[cfg_attr(feature = "dbus", derive(zbus::Type))]
 #[cfg_attr(feature = "fory", derive(fory::ForyStruct))]
+#[cfg_attr(feature = "rkyv", derive(rkyv::Archive, rkyv::Serialize, rkyv::Deserialize))]
+#[cfg_attr(feature = "cbor", derive(minicbor::Encode, minicbor::Decode))]
+#[cfg_attr(feature = "borsh", derive(borsh::BorshSerialize, borsh::BorshDeserialize))]
 pub struct Keyed {
+    #[cfg_attr(feature = "cbor", n(0))]
     pub entries: BTreeMap<String, Item>,
 }
 

@@ -14,6 +14,8 @@
 
 mod checkout;
 mod collections;
+pub mod corpora;
+pub mod data;
 pub mod fields;
 mod order;
 mod readings;
@@ -31,6 +33,7 @@ pub use checkout::{
     ResponseMeta, Shipment,
 };
 pub use collections::{Item, Items, Keyed};
+pub use corpora::{CitmCatalog, Twitter};
 pub use order::Order;
 pub use readings::{Reading, Readings};
 pub use rng::SplitMix64;
@@ -114,6 +117,11 @@ impl<V> Visitor for V where
 {
 }
 
+/// A visitor of the typed corpora, as [`visit_corpora`] needs.
+pub trait CorpusVisitor: Visit<Twitter> + Visit<CitmCatalog> {}
+
+impl<V> CorpusVisitor for V where V: Visit<Twitter> + Visit<CitmCatalog> {}
+
 /// A visitor of every batch type, as [`visit_batches`] needs.
 pub trait BatchVisitor: VisitBatch<Readings> + VisitBatch<Items> {}
 
@@ -132,6 +140,25 @@ pub fn visit_all(visitor: &mut impl Visitor) {
     visitor.payload(&collections::VEC_BIG);
 }
 
+/// The public JSON corpora in Rust types ([`corpora`]), after [`visit_all`]'s payloads. They are
+/// visited on their own so that a format whose bounds they do not meet (no schema or derive for
+/// them) still compiles; such a format lists them unsupported ([`corpus_specs`]) with its reason.
+pub fn visit_corpora(visitor: &mut impl CorpusVisitor) {
+    visitor.payload(&corpora::TWITTER);
+    visitor.payload(&corpora::CITM_CATALOG);
+}
+
+/// The specs of [`visit_corpora`]'s payloads.
+pub fn corpus_specs() -> [&'static PayloadSpec; 2] {
+    [corpora::TWITTER.spec, corpora::CITM_CATALOG.spec]
+}
+
+/// Every payload of [`visit_all`] and [`visit_corpora`].
+fn visit_every(visitor: &mut (impl Visitor + CorpusVisitor)) {
+    visit_all(visitor);
+    visit_corpora(visitor);
+}
+
 /// The payloads of [`visit_all`] whose shape is [`Shape::Batch`], in the same order.
 pub fn visit_batches(visitor: &mut impl BatchVisitor) {
     visitor.batch(&readings::READINGS);
@@ -148,7 +175,7 @@ pub fn rank(name: &str) -> usize {
         .unwrap_or(usize::MAX)
 }
 
-/// Every payload's spec, in registry order.
+/// Every payload's spec, in registry order (the typed corpora last).
 pub fn specs() -> Vec<&'static PayloadSpec> {
     struct Specs(Vec<&'static PayloadSpec>);
     impl<P: Model> Visit<P> for Specs {
@@ -157,7 +184,7 @@ pub fn specs() -> Vec<&'static PayloadSpec> {
         }
     }
     let mut specs = Specs(Vec::new());
-    visit_all(&mut specs);
+    visit_every(&mut specs);
     specs.0
 }
 
@@ -176,7 +203,7 @@ pub fn value_of<P: Model>(name: &str) -> Option<&'static P> {
         }
     }
     let mut find = Find { name, found: None };
-    visit_all(&mut find);
+    visit_every(&mut find);
     find.found
 }
 
@@ -194,7 +221,7 @@ pub fn logical_json(name: &str) -> Option<String> {
         }
     }
     let mut find = Find { name, json: None };
-    visit_all(&mut find);
+    visit_every(&mut find);
     find.json
 }
 
@@ -216,7 +243,7 @@ pub fn json_reference_bytes() -> BTreeMap<&'static str, usize> {
         }
     }
     let mut sizes = Sizes(BTreeMap::new());
-    visit_all(&mut sizes);
+    visit_every(&mut sizes);
     sizes.0
 }
 

@@ -9,21 +9,39 @@ use std::sync::OnceLock;
 #[cfg_attr(feature = "bitcode", derive(bitcode::Encode, bitcode::Decode))]
 #[cfg_attr(feature = "dbus", derive(zbus::Type))]
 #[cfg_attr(feature = "fory", derive(fory::ForyStruct))]
+#[cfg_attr(feature = "rkyv", derive(rkyv::Archive, rkyv::Serialize, rkyv::Deserialize))]
+#[cfg_attr(feature = "cbor", derive(minicbor::Encode, minicbor::Decode))]
+#[cfg_attr(feature = "borsh", derive(borsh::BorshSerialize, borsh::BorshDeserialize))]
 pub struct Order {
+    #[cfg_attr(feature = "cbor", n(0))]
     pub order_id: i64,
+    #[cfg_attr(feature = "cbor", n(1))]
     pub customer_id: i64,
+    #[cfg_attr(feature = "cbor", n(2))]
     pub created_at_ms: i64,
+    #[cfg_attr(feature = "cbor", n(3))]
     pub quantity: i64,
+    #[cfg_attr(feature = "cbor", n(4))]
     pub unit_price: f64,
+    #[cfg_attr(feature = "cbor", n(5))]
     pub discount: f64,
+    #[cfg_attr(feature = "cbor", n(6))]
     pub tax_rate: f64,
+    #[cfg_attr(feature = "cbor", n(7))]
     pub total: f64,
+    #[cfg_attr(feature = "cbor", n(8))]
     pub currency: String,
+    #[cfg_attr(feature = "cbor", n(9))]
     pub sku: String,
+    #[cfg_attr(feature = "cbor", n(10))]
     pub customer_email: String,
+    #[cfg_attr(feature = "cbor", n(11))]
     pub shipping_country: String,
+    #[cfg_attr(feature = "cbor", n(12))]
     pub status: String,
+    #[cfg_attr(feature = "cbor", n(13))]
     pub is_gift: bool,
+    #[cfg_attr(feature = "cbor", n(14))]
     pub is_priority: bool,
 }
 

@@ -9,9 +9,15 @@ use std::sync::OnceLock;
 #[cfg_attr(feature = "bitcode", derive(bitcode::Encode, bitcode::Decode))]
 #[cfg_attr(feature = "dbus", derive(zbus::Type))]
 #[cfg_attr(feature = "fory", derive(fory::ForyStruct))]
+#[cfg_attr(feature = "rkyv", derive(rkyv::Archive, rkyv::Serialize, rkyv::Deserialize))]
+#[cfg_attr(feature = "cbor", derive(minicbor::Encode, minicbor::Decode))]
+#[cfg_attr(feature = "borsh", derive(borsh::BorshSerialize, borsh::BorshDeserialize))]
 pub struct Reading {
+    #[cfg_attr(feature = "cbor", n(0))]
     pub valid: bool,
+    #[cfg_attr(feature = "cbor", n(1))]
     pub value: f64,
+    #[cfg_attr(feature = "cbor", n(2))]
     pub labels: Vec<String>,
 }
 
@@ -20,7 +26,11 @@ pub struct Reading {
 #[cfg_attr(feature = "bitcode", derive(bitcode::Encode, bitcode::Decode))]
 #[cfg_attr(feature = "dbus", derive(zbus::Type))]
 #[cfg_attr(feature = "fory", derive(fory::ForyStruct))]
+#[cfg_attr(feature = "rkyv", derive(rkyv::Archive, rkyv::Serialize, rkyv::Deserialize))]
+#[cfg_attr(feature = "cbor", derive(minicbor::Encode, minicbor::Decode))]
+#[cfg_attr(feature = "borsh", derive(borsh::BorshSerialize, borsh::BorshDeserialize))]
 pub struct Readings {
+    #[cfg_attr(feature = "cbor", n(0))]
     pub readings: Vec<Reading>,
 }
 

@@ -11,14 +11,25 @@ use std::sync::OnceLock;
 #[cfg_attr(feature = "bitcode", derive(bitcode::Encode, bitcode::Decode))]
 #[cfg_attr(feature = "dbus", derive(zbus::Type))]
 #[cfg_attr(feature = "fory", derive(fory::ForyStruct))]
+#[cfg_attr(feature = "rkyv", derive(rkyv::Archive, rkyv::Serialize, rkyv::Deserialize))]
+#[cfg_attr(feature = "cbor", derive(minicbor::Encode, minicbor::Decode))]
+#[cfg_attr(feature = "borsh", derive(borsh::BorshSerialize, borsh::BorshDeserialize))]
 pub struct TelemetryEvent {
+    #[cfg_attr(feature = "cbor", n(0))]
     pub event_id: String,
+    #[cfg_attr(feature = "cbor", n(1))]
     pub timestamp_ms: i64,
+    #[cfg_attr(feature = "cbor", n(2))]
     pub service: ServiceInfo,
+    #[cfg_attr(feature = "cbor", n(3))]
     pub metric: String,
+    #[cfg_attr(feature = "cbor", n(4))]
     pub unit: String,
+    #[cfg_attr(feature = "cbor", n(5))]
     pub tags: Vec<String>,
+    #[cfg_attr(feature = "cbor", n(6))]
     pub attributes: BTreeMap<String, String>,
+    #[cfg_attr(feature = "cbor", n(7))]
     pub samples: Vec<MetricSample>,
 }
 
@@ -27,10 +38,17 @@ pub struct TelemetryEvent {
 #[cfg_attr(feature = "bitcode", derive(bitcode::Encode, bitcode::Decode))]
 #[cfg_attr(feature = "dbus", derive(zbus::Type))]
 #[cfg_attr(feature = "fory", derive(fory::ForyStruct))]
+#[cfg_attr(feature = "rkyv", derive(rkyv::Archive, rkyv::Serialize, rkyv::Deserialize))]
+#[cfg_attr(feature = "cbor", derive(minicbor::Encode, minicbor::Decode))]
+#[cfg_attr(feature = "borsh", derive(borsh::BorshSerialize, borsh::BorshDeserialize))]
 pub struct ServiceInfo {
+    #[cfg_attr(feature = "cbor", n(0))]
     pub name: String,
+    #[cfg_attr(feature = "cbor", n(1))]
     pub version: String,
+    #[cfg_attr(feature = "cbor", n(2))]
     pub instance_id: String,
+    #[cfg_attr(feature = "cbor", n(3))]
     pub region: String,
 }
 
@@ -39,9 +57,15 @@ pub struct ServiceInfo {
 #[cfg_attr(feature = "bitcode", derive(bitcode::Encode, bitcode::Decode))]
 #[cfg_attr(feature = "dbus", derive(zbus::Type))]
 #[cfg_attr(feature = "fory", derive(fory::ForyStruct))]
+#[cfg_attr(feature = "rkyv", derive(rkyv::Archive, rkyv::Serialize, rkyv::Deserialize))]
+#[cfg_attr(feature = "cbor", derive(minicbor::Encode, minicbor::Decode))]
+#[cfg_attr(feature = "borsh", derive(borsh::BorshSerialize, borsh::BorshDeserialize))]
 pub struct MetricSample {
+    #[cfg_attr(feature = "cbor", n(0))]
     pub timestamp_ms: i64,
+    #[cfg_attr(feature = "cbor", n(1))]
     pub value: f64,
+    #[cfg_attr(feature = "cbor", n(2))]
     pub count: i64,
 }
 

@@ -21,7 +21,7 @@ use super::ratios::ratio_of;
 use super::results::{ResultRow, STATUS_OK};
 use super::table;
 use crate::arm::ArmId;
-use crate::stats::percentile;
+use crate::stats::{self, percentile};
 
 /// One arm both sides measured. Times are per record.
 #[derive(Clone, Debug, PartialEq)]
@@ -75,6 +75,11 @@ impl Interval {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Agreement {
     pub shared: usize,
+    /// The difference test ([`stats::agrees`]): the fraction of arms whose |B − A| lies inside
+    /// the 95% interval of the difference. About 95% for calibrated intervals.
+    pub agreement: f64,
+    /// The same with every B mean and half-width divided by `common_shift` first.
+    pub agreement_without_shift: f64,
     /// Fraction of arms whose B mean lies inside A's 95% interval.
     pub coverage: f64,
     /// Fraction of arms whose two intervals overlap.
@@ -82,9 +87,11 @@ pub struct Agreement {
     /// Median and 95th percentile of |B/A - 1|.
     pub median_drift: f64,
     pub p95_drift: f64,
-    /// Median interval half-width, as a fraction of the mean, of each side.
+    /// Median and 90th percentile interval half-width, as a fraction of the mean, of each side.
     pub median_half_width_a: f64,
     pub median_half_width_b: f64,
+    pub p90_half_width_a: f64,
+    pub p90_half_width_b: f64,
     /// The median B/A: how much faster or slower the whole machine ran B than A.
     pub common_shift: f64,
     /// Coverage and drift with every B mean divided by `common_shift` first: how well A's
@@ -136,6 +143,8 @@ pub struct Comparison {
     pub failed: Vec<(ArmId, String)>,
     /// `None` when no arm was measured on both sides.
     pub agreement: Option<Agreement>,
+    /// The same per payload, in payload order.
+    pub per_payload: Vec<(String, Agreement)>,
 }
 
 /// Reads both folders (or results.csv files) in full and compares them.
@@ -210,6 +219,19 @@ pub fn compare_rows(a: &[ResultRow], b: &[ResultRow]) -> Comparison {
     only_b.sort_by_key(ArmId::sort_key);
     failed.sort_by_key(|(key, _)| key.sort_key());
     let agreement = agreement(&arms);
+    let mut payloads: Vec<&str> = arms.iter().map(|arm| arm.key.codec.payload.as_str()).collect();
+    payloads.dedup();
+    let per_payload = payloads
+        .into_iter()
+        .filter_map(|payload| {
+            let of_payload: Vec<ArmComparison> = arms
+                .iter()
+                .filter(|arm| arm.key.codec.payload == payload)
+                .cloned()
+                .collect();
+            Some((payload.to_string(), self::agreement(&of_payload)?))
+        })
+        .collect();
     let empty = Side {
         path: PathBuf::new(),
         label: "A".to_string(),
@@ -230,6 +252,7 @@ pub fn compare_rows(a: &[ResultRow], b: &[ResultRow]) -> Comparison {
         only_b,
         failed,
         agreement,
+        per_payload,
     }
 }
 
@@ -290,14 +313,26 @@ pub fn agreement(arms: &[ArmComparison]) -> Option<Agreement> {
         .iter()
         .filter(|arm| arm.a.contains(arm.b.mean / common_shift))
         .count();
+    let agreeing = |shift: f64| {
+        arms.iter()
+            .filter(|arm| {
+                let half = |interval: &Interval| (interval.high - interval.low) / 2.0;
+                stats::agrees(arm.a.mean, half(&arm.a), arm.b.mean / shift, half(&arm.b) / shift)
+            })
+            .count()
+    };
     Some(Agreement {
         shared,
+        agreement: fraction(agreeing(1.0)),
+        agreement_without_shift: fraction(agreeing(common_shift)),
         coverage: fraction(arms.iter().filter(|arm| arm.b_inside_a).count()),
         overlap: fraction(arms.iter().filter(|arm| arm.intervals_overlap).count()),
         median_drift: percentile(&drifts, 0.5),
         p95_drift: percentile(&drifts, 0.95),
         median_half_width_a: percentile(&half_widths(|arm| &arm.a), 0.5),
         median_half_width_b: percentile(&half_widths(|arm| &arm.b), 0.5),
+        p90_half_width_a: percentile(&half_widths(|arm| &arm.a), 0.9),
+        p90_half_width_b: percentile(&half_widths(|arm| &arm.b), 0.9),
         common_shift,
         coverage_without_shift: fraction(covered_without_shift),
         median_drift_without_shift: percentile(&drifts_without_shift, 0.5),
@@ -352,7 +387,14 @@ impl Agreement {
         let count = |fraction: f64| (fraction * self.shared as f64).round() as usize;
         vec![
             format!(
-                "coverage: B's mean inside A's 95% CI for {} of {} shared arms ({})",
+                "agreement (|B - A| within the 95% interval of the difference; about 95% when the intervals are honest): {} of {} shared arms ({}); with the common shift divided out {}",
+                count(self.agreement),
+                self.shared,
+                percent(self.agreement),
+                percent(self.agreement_without_shift)
+            ),
+            format!(
+                "coverage: B's mean inside A's 95% CI for {} of {} shared arms ({}; at most about 83% for two equally precise exact intervals)",
                 count(self.coverage),
                 self.shared,
                 percent(self.coverage)
@@ -369,9 +411,11 @@ impl Agreement {
                 percent(self.p95_drift)
             ),
             format!(
-                "median CI half-width (% of mean): A {}, B {}",
+                "CI half-width (% of mean): median A {}, B {}; 90th percentile A {}, B {}",
                 percent(self.median_half_width_a),
-                percent(self.median_half_width_b)
+                percent(self.median_half_width_b),
+                percent(self.p90_half_width_a),
+                percent(self.p90_half_width_b)
             ),
             format!(
                 "common shift (median B/A, the whole machine): {:+.1}%; with it divided out: coverage {} of {} ({}), drift median {}, 95th percentile {}",
@@ -432,11 +476,51 @@ impl fmt::Display for Comparison {
             }
             None => writeln!(f, "no arm was measured on both sides")?,
         }
+        if self.per_payload.len() > 1 {
+            writeln!(f, "\nper payload:")?;
+            write!(
+                f,
+                "{}",
+                table::render(&PER_PAYLOAD_HEADERS, &self.per_payload_cells())
+            )?;
+        }
         Ok(())
     }
 }
 
+/// The per-payload agreement table's columns.
+const PER_PAYLOAD_HEADERS: [&str; 7] = [
+    "payload",
+    ">arms",
+    ">agreement",
+    ">without shift",
+    ">coverage",
+    ">median ± A, B",
+    ">shift",
+];
+
 impl Comparison {
+    fn per_payload_cells(&self) -> Vec<Vec<String>> {
+        self.per_payload
+            .iter()
+            .map(|(payload, agreement)| {
+                vec![
+                    payload.clone(),
+                    agreement.shared.to_string(),
+                    percent(agreement.agreement),
+                    percent(agreement.agreement_without_shift),
+                    percent(agreement.coverage),
+                    format!(
+                        "{}, {}",
+                        percent(agreement.median_half_width_a),
+                        percent(agreement.median_half_width_b)
+                    ),
+                    format!("{:+.1}%", (agreement.common_shift - 1.0) * 100.0),
+                ]
+            })
+            .collect()
+    }
+
     /// The terminal rendering (the same as `Display`).
     pub fn text(&self) -> String {
         self.to_string()
@@ -456,6 +540,10 @@ impl Comparison {
                 text += &format!("- {line}\n");
             }
             text += "\n";
+            if self.per_payload.len() > 1 {
+                let header: Vec<String> = PER_PAYLOAD_HEADERS.iter().map(|name| name.to_string()).collect();
+                text += &super::markdown::table(&header, &self.per_payload_cells());
+            }
         }
         if !self.arms.is_empty() {
             text += "## Arms\n\n";
@@ -565,6 +653,9 @@ mod tests {
 
         let agreement = comparison.agreement.unwrap();
         assert_eq!(agreement.shared, 3);
+        // The difference test: inside (|1| <= sqrt(2² + 1²)) agrees; overlapping (|3| > sqrt(2² +
+        // 2²)) and apart do not.
+        assert!((agreement.agreement - 1.0 / 3.0).abs() < 1e-12);
         assert!((agreement.coverage - 1.0 / 3.0).abs() < 1e-12);
         assert!((agreement.overlap - 2.0 / 3.0).abs() < 1e-12);
         // Drifts 0.01, 0.03, 0.10: median 0.03; 95th percentile 0.03 + 0.9 * 0.07.
@@ -593,6 +684,7 @@ mod tests {
                 rows,
                 sizes: None,
                 robustness: None,
+                samples: None,
                 footprint: None,
             };
             Side::of(&dir, build.to_string()).line()

@@ -325,9 +325,11 @@ pub enum SetKind {
     Footprint,
 }
 
-/// A run's files: results.csv, then what is derived from it (which must describe it exactly).
-pub const RUN_FILES: [&str; 5] = [
+/// A run's files: results.csv (and the full profile's samples.csv it is made from), then what
+/// is derived from it (which must describe it exactly).
+pub const RUN_FILES: [&str; 6] = [
     super::results::FILE_NAME,
+    super::samples::FILE_NAME,
     super::sizes::FILE_NAME,
     super::ratios::FILE_NAME,
     super::markdown::REPORT_FILE,
@@ -452,13 +454,7 @@ impl OutDir {
             return Ok(None);
         }
         if replace {
-            let moved = self.move_aside(&present)?;
-            eprintln!(
-                "serbench: moved the previous {} into {}",
-                present.join(", "),
-                moved.display()
-            );
-            return Ok(Some(moved));
+            return self.set_aside(&present).map(Some);
         }
         let held: Vec<String> = present
             .iter()
@@ -479,6 +475,35 @@ impl OutDir {
             held.join("; "),
             self.file(REPLACED_DIR).display()
         )))
+    }
+
+    /// Refuses a folder that holds any of the files `names` a command is about to write, unless
+    /// `replace`: then those files are moved into `replaced/<time>/` (returned) first.
+    pub fn claim_files(&self, names: &[&str], replace: bool) -> Result<Option<PathBuf>> {
+        let present: Vec<&str> = names.iter().copied().filter(|name| self.holds(name)).collect();
+        if present.is_empty() {
+            return Ok(None);
+        }
+        if replace {
+            return self.set_aside(&present).map(Some);
+        }
+        Err(UsageError::error(format!(
+            "{} already holds {}: pass --replace to move them into {} first, or choose another --out",
+            self.path.display(),
+            present.join(", "),
+            self.file(REPLACED_DIR).display()
+        )))
+    }
+
+    /// [`OutDir::move_aside`], saying so.
+    fn set_aside(&self, present: &[&str]) -> Result<PathBuf> {
+        let moved = self.move_aside(present)?;
+        eprintln!(
+            "serbench: moved the previous {} into {}",
+            present.join(", "),
+            moved.display()
+        );
+        Ok(moved)
     }
 
     /// Moves `names` into a new `replaced/<UTC time>/` folder.

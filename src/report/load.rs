@@ -1,5 +1,5 @@
 //! Reading a results folder back for `report`, `compare` and `fidelity`: results.csv
-//! (required), sizes.csv, robustness.csv and footprint.csv (optional), each validated completely by
+//! (required), sizes.csv, robustness.csv, samples.csv and footprint.csv (optional), each validated completely by
 //! [`files::read_complete`] before anything is written, so a bad file stops the command with one
 //! line naming the file and the line.
 
@@ -10,6 +10,7 @@ use anyhow::Result;
 use super::files;
 use super::footprint::{self, FootprintRow};
 use super::results::{self, ResultRow, STATUS_OK};
+use super::samples::{self, SampleRow};
 use super::sizes::{self, SizeRow};
 use crate::UsageError;
 
@@ -24,6 +25,8 @@ pub struct ResultsDir {
     pub sizes: Option<Vec<SizeRow>>,
     /// `None` when the folder has no robustness.csv (from `serbench robustness`).
     pub robustness: Option<Vec<crate::robustness::RobustnessRow>>,
+    /// The full profile's workers (samples.csv): `None` without one.
+    pub samples: Option<Vec<SampleRow>>,
     /// `None` when the folder has no footprint.csv (from `serbench footprint`).
     pub footprint: Option<Vec<FootprintRow>>,
 }
@@ -121,6 +124,9 @@ pub fn load(path: &Path) -> Result<ResultsDir> {
     let robustness = optional(crate::robustness::FILE_NAME)
         .map(|path| crate::robustness::read_csv(&path))
         .transpose()?;
+    let samples = optional(samples::FILE_NAME)
+        .map(|path| files::read_complete::<SampleRow>(&path))
+        .transpose()?;
     let footprint = optional(footprint::FILE_NAME)
         .map(|path| files::read_complete::<FootprintRow>(&path))
         .transpose()?;
@@ -130,6 +136,7 @@ pub fn load(path: &Path) -> Result<ResultsDir> {
         rows,
         sizes,
         robustness,
+        samples,
         footprint,
     })
 }
@@ -149,6 +156,7 @@ mod tests {
             }],
             sizes: None,
             robustness: None,
+            samples: None,
             footprint: None,
         };
         let dirs = [

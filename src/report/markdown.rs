@@ -203,6 +203,7 @@ pub fn render(dirs: &[ResultsDir]) -> Result<Rendered> {
         for operation in operations {
             write_timing_section(&mut markdown, &mut charts, &sources, payload, operation.name())?;
         }
+        write_zero_copy_section(&mut markdown, &mut charts, &sources, payload)?;
         let payload_sizes: Vec<&SizeRow> = sizes
             .values()
             .filter(|row| &row.codec.payload == payload)
@@ -290,7 +291,7 @@ fn write_headline(markdown: &mut String, sources: &[Source]) -> Result<()> {
     let mut order: Vec<RatioKey> = Vec::new();
     let mut cells: BTreeMap<(RatioKey, usize), String> = BTreeMap::new();
     for (index, source) in sources.iter().enumerate() {
-        for ratio in ratios::headline(&source.dir.rows) {
+        for ratio in ratios::headline(&source.dir.rows, source.dir.samples.as_deref()) {
             let key = (
                 ratio.comparison.clone(),
                 ratio.payload.clone(),
@@ -301,16 +302,7 @@ fn write_headline(markdown: &mut String, sources: &[Source]) -> Result<()> {
             if !order.contains(&key) {
                 order.push(key.clone());
             }
-            let overlap = if ratio.intervals_overlap { " ≈" } else { "" };
-            cells.insert(
-                (key, index),
-                format!(
-                    "{}x [{}, {}]{overlap}",
-                    ratio_text(ratio.ratio),
-                    ratio_text(ratio.ci95_low),
-                    ratio_text(ratio.ci95_high)
-                ),
-            );
+            cells.insert((key, index), ratio_cell(&ratio));
         }
     }
     if order.is_empty() {
@@ -324,8 +316,10 @@ fn write_headline(markdown: &mut String, sources: &[Source]) -> Result<()> {
     writeln!(
         markdown,
         "Time per record of the first arm over the second, recomputed from results.csv: below 1 \
-         means the first arm is faster. In brackets an approximate 95% interval; ≈ marks a pair \
-         whose own intervals overlap (the difference may be noise).\n"
+         means the first arm is faster. In brackets an approximate 95% interval from the two arms' \
+         own intervals; ≈ marks a pair whose own intervals overlap (the difference may be noise). \
+         Where the run kept its workers (samples.csv), *paired* is the interval over the workers \
+         that measured both arms, in which noise the two share inside a worker cancels.\n"
     )?;
     let mut header: Vec<String> = ["comparison", "payload", "op", "arms"].map(String::from).to_vec();
     header.extend(sources.iter().map(|source| source.label.clone()));
@@ -366,6 +360,106 @@ fn file_name(parts: &[&str]) -> String {
         })
         .collect();
     format!("{stem}.svg")
+}
+
+/// The zero-copy formats of one payload side by side (the first folder's figures): for every
+/// backend with an in-place arm (access-all, access-partial, update), those arms and its decode
+/// in one chart, so reading in place can be weighed against decoding on the same bytes.
+fn write_zero_copy_section(
+    markdown: &mut String,
+    charts: &mut Vec<RenderedChart>,
+    sources: &[Source],
+    payload: &str,
+) -> Result<()> {
+    const IN_PLACE: [Operation; 3] = [Operation::AccessAll, Operation::AccessPartial, Operation::Update];
+    let Some(source) = sources.first() else {
+        return Ok(());
+    };
+    let zero_copy: Vec<&CodecId> = source
+        .by_arm
+        .keys()
+        .filter(|arm| arm.codec.payload == payload && IN_PLACE.contains(&arm.operation))
+        .map(|arm| &arm.codec)
+        .collect();
+    let mut arms: Vec<(&ArmId, &ResultRow)> = source
+        .by_arm
+        .iter()
+        .filter(|(arm, row)| {
+            row.status == STATUS_OK
+                && zero_copy.contains(&&arm.codec)
+                && arm.mode == crate::arm::Mode::Typed
+                && (arm.operation == Operation::Decode || IN_PLACE.contains(&arm.operation))
+        })
+        .map(|(arm, row)| (arm, *row))
+        .collect();
+    if arms.is_empty() {
+        return Ok(());
+    }
+    arms.sort_by_key(|(arm, _)| (arm.operation, arm.codec.clone()));
+    writeln!(
+        markdown,
+        "### {payload}: zero-copy access, update and decode
+"
+    )?;
+    writeln!(
+        markdown,
+        "Every format that reads in place, on the same fields (README, zero-copy formats): its \
+         access of every field and of the routing fields, its in-place update of one scalar, and \
+         its decode into the owned model, time per record ({}).\n",
+        source.label
+    )?;
+    let bars: Vec<Option<Bar>> = arms
+        .iter()
+        .map(|(_, row)| {
+            let records = row.records as f64;
+            Some(Bar {
+                value: row.ns_per_record?,
+                interval: Some((row.ci95_low_ns? / records, row.ci95_high_ns? / records)),
+            })
+        })
+        .collect();
+    let chart = BarChart {
+        title: format!("{payload}: zero-copy formats, time per record"),
+        axis: "ns per record".to_string(),
+        labels: arms
+            .iter()
+            .map(|(arm, _)| format!("{} {}", arm.operation.name(), arm.label()))
+            .collect(),
+        formats: arms.iter().map(|(arm, _)| arm.codec.format.clone()).collect(),
+        baselines: vec![false; arms.len()],
+        panels: vec![Panel {
+            title: source.label.clone(),
+            bars,
+            failed: Vec::new(),
+        }],
+    };
+    let file = file_name(&[payload, "zero-copy"]);
+    writeln!(
+        markdown,
+        "![{payload}: zero-copy formats, ns per record with 95% intervals, lower is better]({CHARTS_DIR}/{file})\n"
+    )?;
+    let drawn = chart.panels[0].bars.iter().flatten().count();
+    charts.push(RenderedChart {
+        file_name: file,
+        svg: charts::bar_chart(&chart)?,
+        bars: drawn,
+    });
+    let header: Vec<String> = ["operation", "arm", ">ns/record", ">±%"]
+        .map(String::from)
+        .to_vec();
+    let rows: Vec<Vec<String>> = arms
+        .iter()
+        .map(|(arm, row)| {
+            vec![
+                arm.operation.name().to_string(),
+                format!("`{}`", arm.label()),
+                optional(row.ns_per_record, ns),
+                optional(row.relative_half_width(), |half| format!("{:.1}", half * 100.0)),
+            ]
+        })
+        .collect();
+    markdown.push_str(&table(&header, &rows));
+    Ok(())
 }
 
 fn write_timing_section(
@@ -680,6 +774,32 @@ fn ratio_text(value: f64) -> String {
         let decimals = (-value.log10()).ceil() as usize + 1;
         format!("{value:.decimals$}")
     }
+}
+
+/// `1.12x [1.08, 1.16]`, `≈` when the arms' intervals overlap, then the paired interval when
+/// there is one.
+fn ratio_cell(ratio: &ratios::Ratio) -> String {
+    let overlap = if ratio.intervals_overlap { " ≈" } else { "" };
+    let mut cell = format!(
+        "{}x [{}, {}]{overlap}",
+        ratio_text(ratio.ratio),
+        ratio_text(ratio.ci95_low),
+        ratio_text(ratio.ci95_high)
+    );
+    if let (Some(paired), Some(low), Some(high), Some(workers)) = (
+        ratio.paired_ratio,
+        ratio.paired_low,
+        ratio.paired_high,
+        ratio.paired_workers,
+    ) {
+        cell += &format!(
+            "; paired {}x [{}, {}] ({workers} workers)",
+            ratio_text(paired),
+            ratio_text(low),
+            ratio_text(high)
+        );
+    }
+    cell
 }
 
 fn optional<T>(value: Option<T>, show: impl Fn(T) -> String) -> String {

@@ -1,6 +1,6 @@
 //! Everything written down: the versioned results.csv and sizes.csv schemas, the host
-//! metadata every row carries, the file safety every writer shares ([`files`]), and the tables
-//! printed after a run.
+//! metadata every row carries, the file safety every writer shares ([`files`]), the tables
+//! printed after a run, and a data file's inferred schema ([`schema`]).
 
 pub mod charts;
 pub mod codegen;
@@ -15,6 +15,8 @@ pub mod load;
 pub mod markdown;
 pub mod ratios;
 pub mod results;
+pub mod samples;
+pub mod schema;
 pub mod sizes;
 pub mod table;
 

@@ -1,7 +1,10 @@
-//! Headline ratios from one run: the comparisons users quote (Avro vs JSON NDJSON decode,
-//! NDJSON vs array, dynamic vs typed, simd-json vs serde_json, apache-avro vs
-//! serde_avro_fast, the copy share of simd-json's decode), each with an approximate 95%
-//! interval and whether the two arms' own intervals overlap. Written to ratios.csv.
+//! Ratios between two arms of one run (time per record): the headline ones users quote (Avro
+//! vs JSON NDJSON decode, NDJSON vs array, dynamic vs typed, simd-json vs serde_json,
+//! apache-avro vs serde_avro_fast, the copy share of simd-json's decode), written to
+//! ratios.csv, and any pair of arms of one payload (`serbench ratio`). Each has two 95%
+//! intervals side by side: the unpaired one from the two arms' own intervals, and, when the run
+//! kept its workers (samples.csv, full profile), the paired one over the workers that measured
+//! both arms, in which noise the two share inside a worker cancels.
 
 use std::collections::HashMap;
 
@@ -9,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use super::SCHEMA_VERSION;
 use super::results::{ResultRow, STATUS_OK};
+use super::samples::SampleRow;
 use crate::arm::{ArmId, COPY_ONLY, Framing, Mode, Operation};
 use crate::stats;
 
@@ -28,6 +32,71 @@ pub struct Ratio {
     pub ci95_high: f64,
     /// The two arms' own 95% intervals overlap: the difference may be noise.
     pub intervals_overlap: bool,
+    /// The ratio over the workers that measured both arms (the geometric mean of their
+    /// per-worker ratios), with its interval; empty without samples.csv.
+    pub paired_ratio: Option<f64>,
+    pub paired_low: Option<f64>,
+    pub paired_high: Option<f64>,
+    /// How many workers measured both arms.
+    pub paired_workers: Option<usize>,
+}
+
+/// Each worker's time per record of each arm: `(arm, pass) -> ns per record`.
+pub type WorkerMeans<'a> = HashMap<(&'a ArmId, usize), f64>;
+
+/// The ok samples of samples.csv by arm and pass.
+pub fn worker_means(samples: &[SampleRow]) -> WorkerMeans<'_> {
+    samples
+        .iter()
+        .filter(|sample| sample.status == STATUS_OK)
+        .filter_map(|sample| {
+            Some((
+                (&sample.arm, sample.pass),
+                sample.mean_ns? / sample.records as f64,
+            ))
+        })
+        .collect()
+}
+
+/// The ratio `numerator / denominator` of two arms of `rows`, unpaired and (with `workers`)
+/// paired; `None` when either arm has no figures.
+pub fn pair(
+    comparison: &str,
+    rows: &HashMap<&ArmId, &ResultRow>,
+    workers: Option<&WorkerMeans>,
+    numerator: &ArmId,
+    denominator: &ArmId,
+) -> Option<Ratio> {
+    let (a, b) = (rows.get(numerator)?, rows.get(denominator)?);
+    let (ratio, ci95_low, ci95_high, intervals_overlap) = ratio_of(a, b)?;
+    let pairs: Vec<(f64, f64)> = workers
+        .map(|workers| {
+            let mut pairs: Vec<(usize, f64, f64)> = workers
+                .iter()
+                .filter(|((arm, _), _)| *arm == numerator)
+                .filter_map(|(&(_, pass), &a)| Some((pass, a, *workers.get(&(denominator, pass))?)))
+                .collect();
+            pairs.sort_by_key(|&(pass, _, _)| pass);
+            pairs.into_iter().map(|(_, a, b)| (a, b)).collect()
+        })
+        .unwrap_or_default();
+    let paired = stats::paired_ratio(&pairs);
+    Some(Ratio {
+        schema_version: SCHEMA_VERSION,
+        comparison: comparison.to_string(),
+        payload: numerator.codec.payload.clone(),
+        operation: numerator.operation,
+        numerator: numerator.label(),
+        denominator: denominator.label(),
+        ratio,
+        ci95_low,
+        ci95_high,
+        intervals_overlap,
+        paired_ratio: paired.map(|paired| paired.ratio),
+        paired_low: paired.map(|paired| paired.low),
+        paired_high: paired.map(|paired| paired.high),
+        paired_workers: paired.map(|_| pairs.len()),
+    })
 }
 
 /// The ratio of two arms' mean time per record and its approximate 95% interval, treating
@@ -53,31 +122,28 @@ pub fn ratio_of(numerator: &ResultRow, denominator: &ResultRow) -> Option<(f64, 
     ))
 }
 
-/// Every headline ratio the rows allow, in a stable order.
-pub fn headline(rows: &[ResultRow]) -> Vec<Ratio> {
-    let by_arm: HashMap<&ArmId, &ResultRow> = rows
-        .iter()
+/// The ok rows by arm.
+pub fn by_arm(rows: &[ResultRow]) -> HashMap<&ArmId, &ResultRow> {
+    rows.iter()
         .filter(|row| row.status == STATUS_OK)
         .map(|row| (&row.arm, row))
-        .collect();
+        .collect()
+}
+
+/// Every headline ratio the rows allow, in a stable order; paired too when the run's
+/// `samples` are given.
+pub fn headline(rows: &[ResultRow], samples: Option<&[SampleRow]>) -> Vec<Ratio> {
+    let by_arm = by_arm(rows);
+    let workers = samples.map(worker_means);
     let mut ratios = Vec::new();
     let mut push = |comparison: &str, numerator: ArmId, denominator: ArmId| {
-        if let (Some(a), Some(b)) = (by_arm.get(&numerator), by_arm.get(&denominator))
-            && let Some((ratio, ci95_low, ci95_high, intervals_overlap)) = ratio_of(a, b)
-        {
-            ratios.push(Ratio {
-                schema_version: SCHEMA_VERSION,
-                comparison: comparison.to_string(),
-                payload: numerator.codec.payload.clone(),
-                operation: numerator.operation,
-                numerator: numerator.label(),
-                denominator: denominator.label(),
-                ratio,
-                ci95_low,
-                ci95_high,
-                intervals_overlap,
-            });
-        }
+        ratios.extend(pair(
+            comparison,
+            &by_arm,
+            workers.as_ref(),
+            &numerator,
+            &denominator,
+        ));
     };
     let arm = |format, backend, variant, payload, operation, framing| {
         ArmId::typed(format, backend, variant, payload, operation).framed(framing)
@@ -187,7 +253,7 @@ mod tests {
             row("json", "simd-json", "array", 3000.0, 30.0, 50),
             row("avro", "serde_avro_fast", "document", 1000.0, 10.0, 50),
         ];
-        let ratios = headline(&rows);
+        let ratios = headline(&rows, None);
         let find = |comparison: &str| {
             ratios
                 .iter()

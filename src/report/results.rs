@@ -40,6 +40,8 @@ pub struct ResultRow {
     pub records: usize,
     pub encoded_bytes: Option<usize>,
     pub reps: Option<usize>,
+    /// The units of the interval: worker processes (full profile), or 1 (the reps of one).
+    pub workers: Option<usize>,
     pub batch: Option<u64>,
     /// With a precision target: whether the interval reached it within the arm's budget.
     pub target_met: Option<bool>,
@@ -51,6 +53,8 @@ pub struct ResultRow {
     pub mb_per_s: Option<f64>,
     pub allocs_per_op: Option<f64>,
     pub alloc_bytes_per_op: Option<f64>,
+    /// The highest the live heap rose above its start during one operation.
+    pub peak_heap_bytes_per_op: Option<f64>,
     pub status: String,
     pub note: String,
 }
@@ -102,6 +106,7 @@ impl ResultRow {
         self.status = STATUS_OK.to_string();
         self.encoded_bytes = Some(encoded_bytes);
         self.reps = Some(measurement.reps);
+        self.workers = Some(measurement.workers);
         self.batch = Some(measurement.batch);
         self.target_met = measurement.target_met;
         self.mean_ns = Some(mean_ns);
@@ -113,6 +118,7 @@ impl ResultRow {
         self.mb_per_s = Some(encoded_bytes as f64 / mean_ns * 1e3);
         self.allocs_per_op = Some(measurement.allocs_per_op);
         self.alloc_bytes_per_op = Some(measurement.alloc_bytes_per_op);
+        self.peak_heap_bytes_per_op = Some(measurement.peak_heap_bytes);
         self
     }
 
@@ -168,10 +174,16 @@ impl Record for ResultRow {
                 None => {}
             }
         }
+        // Empty when the build that wrote the row did not measure it.
+        if let Some(peak) = self.peak_heap_bytes_per_op {
+            in_range("peak_heap_bytes_per_op", peak, 0.0, f64::MAX)?;
+        }
         if self.status == STATUS_OK
-            && (self.encoded_bytes.is_none() || self.reps.is_none_or(|reps| reps == 0))
+            && (self.encoded_bytes.is_none()
+                || self.reps.is_none_or(|reps| reps == 0)
+                || self.workers.is_none_or(|workers| workers == 0))
         {
-            return Err("an ok row needs encoded_bytes and reps (at least 1)".to_string());
+            return Err("an ok row needs encoded_bytes, reps and workers (at least 1)".to_string());
         }
         if let (Some(low), Some(mean), Some(high)) = (self.ci95_low_ns, self.mean_ns, self.ci95_high_ns)
             && !(low <= mean && mean <= high)

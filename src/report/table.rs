@@ -145,10 +145,14 @@ pub fn arms(arms: &[&Arm], unsupported: &[&Unsupported]) -> String {
 }
 
 /// `serbench list --json`: the formats, payloads, arms and unsupported combinations.
-pub fn arms_json(arms: &[&Arm], unsupported: &[&Unsupported]) -> serde_json::Value {
+pub fn arms_json(
+    payloads: &[&crate::payload::PayloadSpec],
+    arms: &[&Arm],
+    unsupported: &[&Unsupported],
+) -> serde_json::Value {
     serde_json::json!({
         "formats": crate::format::all().iter().map(|format| serde_json::json!({"name": format.name, "about": format.about})).collect::<Vec<_>>(),
-        "payloads": crate::payload::specs().iter().map(|spec| serde_json::json!({"name": spec.name, "records": spec.records, "description": spec.description})).collect::<Vec<_>>(),
+        "payloads": payloads.iter().map(|spec| serde_json::json!({"name": spec.name, "records": spec.records, "description": spec.description})).collect::<Vec<_>>(),
         "arms": arms.iter().map(|arm| {
             let id = &arm.id;
             serde_json::json!({
@@ -214,6 +218,10 @@ pub fn ratios(ratios: &[Ratio]) -> String {
                 format!("{} / {}", ratio.numerator, ratio.denominator),
                 format!("{:.2}x", ratio.ratio),
                 format!("[{:.2}, {:.2}]", ratio.ci95_low, ratio.ci95_high),
+                match (ratio.paired_low, ratio.paired_high) {
+                    (Some(low), Some(high)) => format!("[{low:.2}, {high:.2}]"),
+                    _ => "-".to_string(),
+                },
                 if ratio.intervals_overlap {
                     "overlap".to_string()
                 } else {
@@ -223,7 +231,16 @@ pub fn ratios(ratios: &[Ratio]) -> String {
         })
         .collect();
     render(
-        &["comparison", "payload", "op", "arms", ">ratio", ">95% CI", "CIs"],
+        &[
+            "comparison",
+            "payload",
+            "op",
+            "arms",
+            ">ratio",
+            ">95% CI",
+            ">paired CI",
+            "CIs",
+        ],
         &cells,
     )
 }

@@ -23,7 +23,7 @@ pub enum CaseKind {
     /// spliced in at every offset (or an evenly spread sample of offsets).
     LengthBomb,
     /// Format-aware deep nesting (JSON arrays and objects, BSON documents, protobuf groups and
-    /// messages), the classic stack overflow.
+    /// messages, CBOR arrays and maps), the classic stack overflow.
     Nesting,
 }
 
@@ -138,6 +138,69 @@ pub const BOMBS: [Bomb; 14] = [
     },
 ];
 
+/// CBOR heads (RFC 8949 §3) whose 8-byte argument announces 2^40 or 2^64 - 1 items or bytes,
+/// each spliced over one byte where an item's head may sit: the generic patterns above are
+/// CBOR's "break" (0xFF) or reserved heads, so they never announce a CBOR length.
+const CBOR_HEADS: [Bomb; 6] = [
+    Bomb {
+        name: "cbor-array-2^40",
+        bytes: &[0x9B, 0, 0, 0x01, 0, 0, 0, 0, 0],
+        replaces: 1,
+    },
+    Bomb {
+        name: "cbor-map-2^40",
+        bytes: &[0xBB, 0, 0, 0x01, 0, 0, 0, 0, 0],
+        replaces: 1,
+    },
+    Bomb {
+        name: "cbor-text-2^40",
+        bytes: &[0x7B, 0, 0, 0x01, 0, 0, 0, 0, 0],
+        replaces: 1,
+    },
+    Bomb {
+        name: "cbor-bytes-2^40",
+        bytes: &[0x5B, 0, 0, 0x01, 0, 0, 0, 0, 0],
+        replaces: 1,
+    },
+    Bomb {
+        name: "cbor-array-u64-max",
+        bytes: &[0x9B, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF],
+        replaces: 1,
+    },
+    Bomb {
+        name: "cbor-text-u64-max",
+        bytes: &[0x7B, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF],
+        replaces: 1,
+    },
+];
+
+/// The bombs of a CBOR decoder: every generic one, then the CBOR heads.
+const CBOR_BOMBS: [Bomb; BOMBS.len() + CBOR_HEADS.len()] = concat(&BOMBS, &CBOR_HEADS);
+
+const fn concat<const N: usize>(first: &[Bomb], second: &[Bomb]) -> [Bomb; N] {
+    let mut all = [first[0]; N];
+    let mut index = 0;
+    while index < N {
+        all[index] = if index < first.len() {
+            first[index]
+        } else {
+            second[index - first.len()]
+        };
+        index += 1;
+    }
+    all
+}
+
+impl Bomb {
+    /// The length bombs spliced into a format's payloads.
+    fn for_format(format: &str) -> &'static [Bomb] {
+        match format {
+            "cbor" => &CBOR_BOMBS,
+            _ => &BOMBS,
+        }
+    }
+}
+
 /// A nesting input: `depth` levels of one container inside the next.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Nest {
@@ -151,6 +214,10 @@ pub enum Nest {
     ProtobufGroups,
     /// Field 1 as a length-delimited message inside a message, every length consistent.
     ProtobufMessages,
+    /// CBOR arrays of one item, each holding the next (`0x81 0x81 ...`).
+    CborArrays,
+    /// CBOR maps of one entry, key "a", each value the next map (`0xA1 0x61 0x61 ...`).
+    CborMaps,
 }
 
 impl Nest {
@@ -161,6 +228,8 @@ impl Nest {
             Nest::BsonDocuments => "bson-documents",
             Nest::ProtobufGroups => "protobuf-groups",
             Nest::ProtobufMessages => "protobuf-messages",
+            Nest::CborArrays => "cbor-arrays",
+            Nest::CborMaps => "cbor-maps",
         }
     }
 
@@ -170,6 +239,7 @@ impl Nest {
             "json" => &[Nest::JsonArrays, Nest::JsonObjects],
             "bson" => &[Nest::BsonDocuments],
             "protobuf" => &[Nest::ProtobufGroups, Nest::ProtobufMessages],
+            "cbor" => &[Nest::CborArrays, Nest::CborMaps],
             _ => &[],
         }
     }
@@ -256,10 +326,12 @@ pub fn plan(len: usize, format: &str, cases: usize, seed: u64) -> Plan {
     let random = if len > 0 { cases } else { 0 };
     // Same-length garbage longer than the short kind's limit, so the two kinds never mix.
     let garbage = if len > SHORT_GARBAGE { cases } else { 0 };
-    let bomb_offsets = (4 * cases).div_ceil(BOMBS.len()).min(len);
+    let bombs = Bomb::for_format(format);
+    let bomb_offsets = (4 * cases).div_ceil(bombs.len()).min(len);
     let nests = Nest::for_format(format);
     Plan {
         len,
+        bombs,
         nests,
         counts: [
             truncations,
@@ -267,7 +339,7 @@ pub fn plan(len: usize, format: &str, cases: usize, seed: u64) -> Plan {
             random,
             garbage,
             cases,
-            bomb_offsets * BOMBS.len(),
+            bomb_offsets * bombs.len(),
             nests.len() * NEST_DEPTHS.len(),
         ],
         phase: 0,
@@ -281,6 +353,7 @@ pub fn plan(len: usize, format: &str, cases: usize, seed: u64) -> Plan {
 /// the plan depends on the seed, `cases`, the payload's length and the format alone.
 pub struct Plan {
     len: usize,
+    bombs: &'static [Bomb],
     nests: &'static [Nest],
     /// Cases of each phase, in the order above.
     counts: [usize; 7],
@@ -344,8 +417,8 @@ impl Iterator for Plan {
             }
             // Every bomb at each of the offsets evenly spread over the payload.
             5 => Mutation::Bomb {
-                offset: index / BOMBS.len() * len / (count / BOMBS.len()),
-                bomb: BOMBS[index % BOMBS.len()],
+                offset: index / self.bombs.len() * len / (count / self.bombs.len()),
+                bomb: self.bombs[index % self.bombs.len()],
             },
             _ => Mutation::Nest {
                 nest: self.nests[index / NEST_DEPTHS.len()],
@@ -380,6 +453,8 @@ fn nested(nest: Nest, depth: usize) -> Vec<u8> {
             bytes
         }
         Nest::ProtobufGroups => vec![0x0B; depth],
+        Nest::CborArrays => vec![0x81; depth],
+        Nest::CborMaps => [0xA1, 0x61, b'a'].repeat(depth),
         Nest::ProtobufMessages => {
             // Field 1, wire type 2 (tag 0x0A), then the varint length of everything inside.
             let mut lengths = Vec::with_capacity(depth);
@@ -417,6 +492,8 @@ fn write_varint(out: &mut Vec<u8>, mut value: u64) {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeSet;
+
     use super::*;
 
     #[test]
@@ -482,6 +559,53 @@ mod tests {
         }
         .apply(&payload);
         assert_eq!(at_end.len(), 99 + 8);
+    }
+
+    #[test]
+    fn cbor_plans_add_cbor_length_heads_and_nesting_and_other_plans_do_not() {
+        let bomb_names = |format| -> BTreeSet<&'static str> {
+            plan(300, format, 16, 7)
+                .filter_map(|case| match case {
+                    Mutation::Bomb { bomb, .. } => Some(bomb.name),
+                    _ => None,
+                })
+                .collect()
+        };
+        let generic: BTreeSet<&str> = BOMBS.iter().map(|bomb| bomb.name).collect();
+        let heads: BTreeSet<&str> = CBOR_HEADS.iter().map(|bomb| bomb.name).collect();
+        assert_eq!(bomb_names("json"), generic);
+        assert_eq!(bomb_names("cbor"), &generic | &heads);
+        let nests: Vec<Mutation> = plan(300, "cbor", 16, 7)
+            .filter(|case| case.kind() == CaseKind::Nesting)
+            .collect();
+        assert_eq!(nests.len(), 2 * NEST_DEPTHS.len());
+        let arrays = Mutation::Nest {
+            nest: Nest::CborArrays,
+            depth: 3,
+        };
+        assert_eq!(arrays.apply(&[]), [0x81, 0x81, 0x81]);
+        let maps = Mutation::Nest {
+            nest: Nest::CborMaps,
+            depth: 2,
+        };
+        assert_eq!(maps.apply(&[]), [0xA1, 0x61, b'a', 0xA1, 0x61, b'a']);
+    }
+
+    #[test]
+    fn cbor_heads_announce_what_they_say() {
+        // Major type in the top 3 bits; 27 in the low 5: an 8-byte big-endian argument follows.
+        for bomb in CBOR_HEADS {
+            let (major, argument) = (bomb.bytes[0] >> 5, &bomb.bytes[1..]);
+            assert_eq!(bomb.bytes[0] & 0x1F, 27, "{}", bomb.name);
+            let announced = u64::from_be_bytes(argument.try_into().unwrap());
+            let kind = ["", "", "bytes", "text", "array", "map"][major as usize];
+            let size = if announced == u64::MAX {
+                "u64-max".to_string()
+            } else {
+                format!("2^{}", announced.ilog2())
+            };
+            assert_eq!(bomb.name, format!("cbor-{kind}-{size}"));
+        }
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! Every statistic serbench computes, as pure functions of numbers: Student-t quantiles,
-//! intervals over reps and over processes (cluster intervals), percentiles, and ratio
-//! intervals. No I/O, no globals, no knowledge of arms or files: the measuring and reporting
+//! intervals over reps and over processes (cluster intervals), percentiles, ratio intervals
+//! (independent and paired), and the difference test two runs' intervals are judged by. No I/O, no globals, no knowledge of arms or files: the measuring and reporting
 //! stages call these with plain slices.
 
 use statrs::distribution::{ContinuousCDF, StudentsT};
@@ -31,7 +31,8 @@ pub struct Summary {
 
 impl Summary {
     /// The mean and t interval of independent samples: NaN for none, an infinite half-width
-    /// for one.
+    /// for one. For samples taken in several processes, the samples are the processes' means
+    /// (a cluster interval: it holds the spread between processes as well as within each).
     pub fn of(samples: &[f64]) -> Summary {
         let count = samples.len();
         if count == 0 {
@@ -50,29 +51,6 @@ impl Summary {
         let variance = samples.iter().map(|sample| (sample - mean).powi(2)).sum::<f64>() / (count - 1) as f64;
         let half_width = t_975(count - 1) * (variance / count as f64).sqrt();
         Summary { mean, half_width }
-    }
-
-    /// The summary of samples taken in `units` independent units (processes), given as
-    /// `(unit, sample)` pairs. With one unit, that of the samples. With more, the units are
-    /// what is independent: the mean of their means, and the t interval of that mean over the
-    /// units (a cluster interval), which holds the spread between units as well as that within
-    /// each.
-    pub fn of_units(samples: &[(usize, f64)], units: usize) -> Summary {
-        if units <= 1 {
-            let values: Vec<f64> = samples.iter().map(|&(_, value)| value).collect();
-            return Summary::of(&values);
-        }
-        let means: Vec<f64> = (0..units)
-            .filter_map(|unit| {
-                let values: Vec<f64> = samples
-                    .iter()
-                    .filter(|&&(owner, _)| owner == unit)
-                    .map(|&(_, value)| value)
-                    .collect();
-                (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
-            })
-            .collect();
-        Summary::of(&means)
     }
 
     /// The half-width as a fraction of the mean.
@@ -119,6 +97,32 @@ pub fn independent_ratio(a: f64, h_a: f64, b: f64, h_b: f64) -> RatioInterval {
     }
 }
 
+/// The ratio `a / b` from paired measurements `(a_i, b_i)` (two arms measured in the same
+/// worker processes): the t interval of the mean log-ratio over the pairs, exponentiated. Noise
+/// the two arms share inside a process (the machine's speed while that worker ran) cancels in
+/// each pair, where the independent interval counts it twice. `None` for fewer than two pairs
+/// or a non-positive value.
+pub fn paired_ratio(pairs: &[(f64, f64)]) -> Option<RatioInterval> {
+    if pairs.len() < 2 || pairs.iter().any(|&(a, b)| !(a > 0.0 && b > 0.0)) {
+        return None;
+    }
+    let logs: Vec<f64> = pairs.iter().map(|&(a, b)| (a / b).ln()).collect();
+    let summary = Summary::of(&logs);
+    Some(RatioInterval {
+        ratio: summary.mean.exp(),
+        low: (summary.mean - summary.half_width).exp(),
+        high: (summary.mean + summary.half_width).exp(),
+    })
+}
+
+/// The difference test of two runs' estimates of one quantity: whether `|b - a|` lies within
+/// the 95% interval of the difference, `sqrt(h_a² + h_b²)` (`h` the half-widths). With correct
+/// independent 95% intervals this holds for about 95% of arms; "b inside a's interval" cannot
+/// reach that (about 83% for two equally precise exact intervals).
+pub fn agrees(a: f64, half_a: f64, b: f64, half_b: f64) -> bool {
+    (b - a).abs() <= (half_a * half_a + half_b * half_b).sqrt()
+}
+
 /// Whether two intervals `[low, high]` share a point.
 pub fn overlap(a: (f64, f64), b: (f64, f64)) -> bool {
     a.0 <= b.1 && b.0 <= a.1
@@ -160,26 +164,40 @@ mod tests {
     }
 
     #[test]
-    fn units_are_the_samples_of_a_cluster_interval() {
-        // Unit 0 reps 9, 11 (mean 10); unit 1 reps 19, 21 (mean 20): mean 15, and the interval
-        // of two means 10 and 20 (sd 7.071, n 2): 12.706 * 7.071 / sqrt(2) = 63.53.
-        let samples = [(0, 9.0), (1, 19.0), (0, 11.0), (1, 21.0)];
-        let summary = Summary::of_units(&samples, 2);
-        assert_eq!(summary.mean, 15.0);
-        assert!(close(summary.half_width, 63.53, 0.01), "{summary:?}");
-        assert_eq!(
-            Summary::of_units(&samples, 1),
-            Summary::of(&[9.0, 19.0, 11.0, 21.0])
-        );
-    }
-
-    #[test]
     fn percentiles_interpolate_between_ranks() {
         assert_eq!(percentile(&[3.0, 1.0, 2.0], 0.5), 2.0);
         assert_eq!(percentile(&[4.0, 1.0, 2.0, 3.0], 0.5), 2.5);
         assert_eq!(percentile(&[1.0, 2.0, 3.0, 4.0, 5.0], 0.95), 4.8);
         assert_eq!(percentile(&[7.0], 0.95), 7.0);
         assert!(percentile(&[], 0.5).is_nan());
+    }
+
+    #[test]
+    fn paired_ratios_cancel_the_noise_both_arms_share() {
+        // Each worker runs both arms 10% faster or slower together: the ratio is 2 in every
+        // pair, so the paired interval is a point, while each arm alone varies by ±10%.
+        let pairs = [(220.0, 110.0), (180.0, 90.0), (200.0, 100.0), (210.0, 105.0)];
+        let paired = paired_ratio(&pairs).unwrap();
+        assert!(
+            close(paired.ratio, 2.0, 1e-12) && close(paired.low, 2.0, 1e-9) && close(paired.high, 2.0, 1e-9)
+        );
+        // Log-ratios 0 and ln 2 (ratios 1 and 2): mean ln √2, sd ln2/√2, n 2:
+        // half-width 12.706 · (ln 2 / √2) / √2 = 12.706 · ln 2 / 2.
+        let wide = paired_ratio(&[(1.0, 1.0), (2.0, 1.0)]).unwrap();
+        assert!(close(wide.ratio, 2f64.sqrt(), 1e-12));
+        let half = t_975(1) * 2f64.ln() / 2.0;
+        assert!(close(wide.high, (2f64.sqrt().ln() + half).exp(), 1e-9));
+        assert!(paired_ratio(&[(1.0, 1.0)]).is_none());
+        assert!(paired_ratio(&[(1.0, 0.0), (1.0, 1.0)]).is_none());
+    }
+
+    #[test]
+    fn the_difference_test_uses_the_interval_of_the_difference() {
+        // Half-widths 3 and 4: the difference's is 5.
+        assert!(agrees(100.0, 3.0, 105.0, 4.0));
+        assert!(!agrees(100.0, 3.0, 105.1, 4.0));
+        // Coverage would say no (105 is outside [97, 103]); the difference test says yes.
+        assert!(agrees(100.0, 3.0, 104.9, 4.0));
     }
 
     #[test]

@@ -61,7 +61,7 @@ use flatbuffers::{
     FlatBufferBuilder, Follow, ForwardsUOffset, UnionWIPOffset, Vector, Verifiable, WIPOffset,
 };
 
-use super::{BackendDoc, Fidelity, Format, Registry};
+use super::{BackendDoc, DataSupport, Fidelity, Format, Registry};
 use crate::arm::{Access, Backend, Codec, Operation};
 use crate::payload::fields::{self, Digest, Fields};
 use crate::payload::{
@@ -100,7 +100,13 @@ pub static FORMAT: Format = Format {
         operation: Operation::AccessPartial,
         case: flatbuffers_order_access_partial,
     }],
-    register: |registry| visit_all(&mut Flatbuffers(registry)),
+    register: |registry| {
+        visit_all(&mut Flatbuffers(registry));
+        registry.unsupported_corpora("no .fbs schema written for the corpus types");
+    },
+    data: DataSupport::Unsupported(
+        "needs a .fbs schema compiled into Rust by flatc; serbench writes no FlatBuffers schema for data",
+    ),
 };
 
 const BACKEND: Backend = Backend::new("flatbuffers");
@@ -1543,14 +1549,14 @@ mod tests {
     fn registers_every_operation_for_every_payload_and_struct_samples_for_telemetry() {
         let mut registry = Registry::default();
         (FORMAT.register)(&mut registry);
-        let payloads = crate::payload::specs().len();
-        assert_eq!(registry.unsupported.len(), payloads);
-        assert!(
-            registry
-                .unsupported
-                .iter()
-                .all(|unsupported| unsupported.operation == Some(Operation::Update))
-        );
+        // The typed corpora are unsupported whole (no schema written for them).
+        let corpora = crate::payload::corpus_specs();
+        let payloads = crate::payload::specs().len() - corpora.len();
+        assert_eq!(registry.unsupported.len(), payloads + corpora.len());
+        assert!(registry.unsupported.iter().all(|unsupported| {
+            unsupported.operation == Some(Operation::Update)
+                || corpora.iter().any(|spec| spec.name == unsupported.payload)
+        }));
         // Encode, decode, round-trip, access-all and access-partial (no update: see the doc);
         // the registry adds the compression arms of every codec, whatever the format.
         let own: Vec<_> = registry

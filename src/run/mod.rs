@@ -9,21 +9,26 @@
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::SystemTime;
 
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::Result;
 use indicatif::{ProgressBar, ProgressStyle};
-use serde::{Deserialize, Serialize};
 
 use crate::UsageError;
 use crate::arm::{Arm, ArmId, CodecId, Encoder};
 use crate::format::Registry;
-use crate::measure::{Measurement, Processes, Profile, Sampled, Schedule, sample_block, unit_samples};
+use crate::measure::{Measurement, Profile, Schedule};
 use crate::report::files::{self, DERIVED_FILES, OutDir, Record, SetKind};
 use crate::report::host::{Host, utc_timestamp};
 use crate::report::results::{self, ResultRow, STATUS_OK};
+use crate::report::samples::{self, SampleRow};
 use crate::report::{load, markdown, ratios, sizes};
+
+mod passes;
+mod workers;
+
+use workers::sample_here;
+pub use workers::{WorkerReport, block_worker};
 
 /// Which part of the matrix to touch; an empty list selects everything on that axis.
 #[derive(Clone, Debug, Default)]
@@ -81,12 +86,17 @@ pub struct RunOptions {
     pub resume: bool,
     /// Move the result set the folder holds into `replaced/` and start anew.
     pub replace: bool,
+    /// Other builds of this serbench (code layouts) whose worker processes the full profile
+    /// takes turns with, pass by pass; empty: this executable only.
+    pub layouts: Vec<PathBuf>,
 }
 
 /// What a run leaves: every row of its results.csv, and its report.
 #[derive(Debug)]
 pub struct RunSummary {
     pub rows: Vec<ResultRow>,
+    /// The headline ratios (ratios.csv), paired where the run kept its workers.
+    pub ratios: Vec<ratios::Ratio>,
     pub report: PathBuf,
 }
 
@@ -123,11 +133,76 @@ pub fn run(registry: &Registry, selection: &Selection, options: &RunOptions) -> 
     if robustness.exists() {
         crate::robustness::read_csv(&robustness)?;
     }
+    let rows = match profile.passes {
+        None => run_here(
+            registry,
+            &selected,
+            kept,
+            profile,
+            *schedule,
+            &this_run,
+            &out,
+            options.resume,
+        )?,
+        Some(passes) => {
+            let resumed = if options.resume {
+                resumed_samples(&out, &this_run, &selected, &kept)?
+            } else {
+                passes::Resumed {
+                    samples: Vec::new(),
+                    rewrite: true,
+                }
+            };
+            out.remove(&DERIVED_FILES)?;
+            passes::run(
+                registry,
+                &selected,
+                resumed,
+                profile,
+                passes,
+                *schedule,
+                &options.layouts,
+                &this_run,
+                &out,
+            )?
+        }
+    };
+
+    let codecs: Vec<&Encoder> = registry
+        .encoders
+        .iter()
+        .filter(|encoder| rows.iter().any(|row| row.is_codec(&encoder.id)))
+        .collect();
+    out.write_csv(sizes::FILE_NAME, &compute_sizes(registry, &codecs))?;
+    let samples: Option<Vec<SampleRow>> = out
+        .holds(samples::FILE_NAME)
+        .then(|| files::read_complete(&out.file(samples::FILE_NAME)))
+        .transpose()?;
+    let ratios = ratios::headline(&rows, samples.as_deref());
+    out.write_csv(ratios::FILE_NAME, &ratios)?;
+    let report = markdown::write(&[load::load(out.path())?], &out)?.report;
+    Ok(RunSummary { rows, ratios, report })
+}
+
+/// The quick and smoke profiles: every selected arm the folder does not hold yet, payload by
+/// payload in this process, each block's rows appended to results.csv as it ends.
+#[allow(clippy::too_many_arguments)]
+fn run_here(
+    registry: &Registry,
+    selected: &[&Arm],
+    kept: Kept,
+    profile: &Profile,
+    schedule: Schedule,
+    this_run: &ResultRow,
+    out: &OutDir,
+    resume: bool,
+) -> Result<Vec<ResultRow>> {
     let arms: Vec<&Arm> = selected
-        .into_iter()
+        .iter()
+        .copied()
         .filter(|arm| !kept.rows.iter().any(|row| row.is_arm(&arm.id)))
         .collect();
-    if options.resume {
+    if resume {
         eprintln!(
             "resuming {}: {} arms kept; {} arms to run, {} of them failed before (resume retries failed arms)",
             out.path().display(),
@@ -136,7 +211,6 @@ pub fn run(registry: &Registry, selection: &Selection, options: &RunOptions) -> 
             kept.retried
         );
     }
-
     let mut results = if kept.rewrite {
         out.start_csv(results::FILE_NAME, &kept.rows)?
     } else {
@@ -146,7 +220,7 @@ pub fn run(registry: &Registry, selection: &Selection, options: &RunOptions) -> 
     out.remove(&DERIVED_FILES)?;
     let progress = Progress::new(arms.len() as u64, profile);
     let mut rows = kept.rows;
-    for payload in crate::payload::specs() {
+    for payload in registry.payloads() {
         let block: Vec<&Arm> = arms
             .iter()
             .copied()
@@ -156,13 +230,9 @@ pub fn run(registry: &Registry, selection: &Selection, options: &RunOptions) -> 
             continue;
         }
         progress.block(payload.name);
-        let outcomes = match profile.processes {
-            None => measure_here(&block, profile, *schedule, &progress),
-            Some(processes) => measure_in_workers(&block, profile, processes, *schedule, &progress),
-        };
         let block_rows: Vec<ResultRow> = block
             .iter()
-            .zip(outcomes)
+            .zip(measure_here(&block, profile, schedule, &progress))
             .map(|(arm, outcome)| {
                 let row = this_run.for_arm(&arm.id, arm.spec.records);
                 let row = match outcome {
@@ -177,16 +247,64 @@ pub fn run(registry: &Registry, selection: &Selection, options: &RunOptions) -> 
         rows.extend(block_rows);
     }
     progress.done();
+    Ok(rows)
+}
 
-    let codecs: Vec<&Encoder> = registry
-        .encoders
+/// The samples a full-profile `--resume` continues from: the folder's samples.csv (validated,
+/// of this run's set), less the samples of the selected arms that failed (measured again). A
+/// set that has results but no samples.csv cannot be continued and is refused.
+fn resumed_samples(
+    out: &OutDir,
+    this_run: &ResultRow,
+    selected: &[&Arm],
+    kept: &Kept,
+) -> Result<passes::Resumed> {
+    if !out.holds(samples::FILE_NAME) {
+        if !kept.rows.is_empty() {
+            return Err(UsageError::error(format!(
+                "{}: a full-profile set without samples.csv (the workers its intervals come from) cannot \
+                 be continued; pass --replace to move it aside and start anew",
+                out.path().display()
+            )));
+        }
+        return Ok(passes::Resumed {
+            samples: Vec::new(),
+            rewrite: true,
+        });
+    }
+    let table = files::read::<SampleRow>(&out.file(samples::FILE_NAME))?;
+    let expected = SampleRow::new(this_run, &ArmId::default(), 1, 0, 0, 0.0);
+    if let Some(first) = table.rows.first() {
+        for ((column, theirs), (_, ours)) in first.set().into_iter().zip(expected.set()) {
+            if theirs != ours {
+                return Err(UsageError::error(format!(
+                    "{}: cannot resume a set of {column} {theirs:?} with this run's {ours:?}",
+                    table.path.display()
+                )));
+            }
+        }
+    }
+    let failed: Vec<ArmId> = table
+        .rows
         .iter()
-        .filter(|encoder| rows.iter().any(|row| row.is_codec(&encoder.id)))
+        .filter(|sample| sample.status != STATUS_OK && selected.iter().any(|arm| arm.id == sample.arm))
+        .map(|sample| sample.arm.clone())
         .collect();
-    out.write_csv(sizes::FILE_NAME, &compute_sizes(&codecs))?;
-    out.write_csv(ratios::FILE_NAME, &ratios::headline(&rows))?;
-    let report = markdown::write(&[load::load(out.path())?], &out)?.report;
-    Ok(RunSummary { rows, report })
+    let kept_samples: Vec<SampleRow> = table
+        .rows
+        .into_iter()
+        .filter(|sample| !failed.contains(&sample.arm))
+        .collect();
+    eprintln!(
+        "resuming {}: {} worker samples kept, {} failed arms measured again; the passes continue",
+        out.path().display(),
+        kept_samples.len(),
+        failed.len()
+    );
+    Ok(passes::Resumed {
+        samples: kept_samples,
+        rewrite: table.torn_line.is_some() || !failed.is_empty(),
+    })
 }
 
 /// What a run keeps of the folder's results.csv, and whether the file must be written anew
@@ -256,206 +374,15 @@ fn measure_here(block: &[&Arm], profile: &Profile, schedule: Schedule, progress:
     sample_here(block, profile, schedule, || progress.rep())
         .into_iter()
         .map(|sampled| {
-            sampled.map(|(sampled, encoded_bytes)| (Measurement::of(&[sampled], profile), encoded_bytes))
+            sampled
+                .map(|(sampled, encoded_bytes)| (Measurement::of_process(&sampled, profile), encoded_bytes))
         })
         .collect()
-}
-
-/// Proves every arm of `block` in this process and samples the proven ones together: their
-/// reps and encoded sizes, or why an arm has none, in block order.
-fn sample_here(
-    block: &[&Arm],
-    profile: &Profile,
-    schedule: Schedule,
-    on_rep: impl FnMut(),
-) -> Vec<Result<(Sampled, usize)>> {
-    let mut failures: Vec<Option<anyhow::Error>> = Vec::new();
-    let mut runners = Vec::new();
-    let mut encoded = Vec::new();
-    for arm in block {
-        match arm.prepare() {
-            Ok(prepared) => {
-                runners.push(prepared.runner);
-                encoded.push(prepared.encoded_bytes);
-                failures.push(None);
-            }
-            Err(error) => failures.push(Some(error)),
-        }
-    }
-    let mut sampled = sample_block(&mut runners, profile, schedule, on_rep)
-        .into_iter()
-        .zip(encoded);
-    block
-        .iter()
-        .zip(failures)
-        .map(|(arm, failure)| match failure {
-            Some(error) => Err(error),
-            None => {
-                let (sampled, encoded_bytes) = sampled.next().expect("one sample set per proven arm");
-                sampled
-                    .map(|sampled| (sampled, encoded_bytes))
-                    .map_err(|error| error.context(format!("{}: failed while timed", arm.id)))
-            }
-        })
-        .collect()
-}
-
-/// Times a block in worker processes, one after another (see [`Processes`]): each worker
-/// samples the arms that still need reps by the profile's rule, until none does. An arm whose
-/// worker fails (its proof, an error while timed, or the worker process itself) is failed with
-/// the reason; the others go on.
-fn measure_in_workers(
-    block: &[&Arm],
-    profile: &Profile,
-    processes: Processes,
-    schedule: Schedule,
-    progress: &Progress,
-) -> Vec<Outcome> {
-    /// One arm's reps so far, one part per worker process, or why it has none.
-    struct Sampling<'a> {
-        arm: &'a Arm,
-        parts: Vec<Sampled>,
-        encoded_bytes: usize,
-        error: Option<anyhow::Error>,
-    }
-    let mut arms: Vec<Sampling> = block
-        .iter()
-        .map(|&arm| Sampling {
-            arm,
-            parts: Vec::new(),
-            encoded_bytes: 0,
-            error: None,
-        })
-        .collect();
-    // Ends: every worker adds reps to each arm it samples, or fails it, and an arm has enough
-    // at `max_reps` at the latest.
-    loop {
-        let mut wanted: Vec<&mut Sampling> = arms
-            .iter_mut()
-            .filter(|sampling| sampling.error.is_none() && !has_enough(profile, &sampling.parts))
-            .collect();
-        if wanted.is_empty() {
-            break;
-        }
-        let ids: Vec<ArmId> = wanted.iter().map(|sampling| sampling.arm.id.clone()).collect();
-        match start_worker(&ids, profile, schedule) {
-            Ok(reports) => {
-                for (sampling, report) in wanted.iter_mut().zip(reports) {
-                    match report.result {
-                        Ok(sampled) => {
-                            sampling.encoded_bytes = report.encoded_bytes;
-                            sampling.parts.push(sampled);
-                        }
-                        Err(message) => sampling.error = Some(anyhow!(message)),
-                    }
-                    (0..processes.reps_each).for_each(|_| progress.rep());
-                }
-            }
-            Err(error) => {
-                for sampling in &mut wanted {
-                    sampling.error = Some(anyhow!("{}: {error:#}", sampling.arm.id));
-                }
-            }
-        }
-    }
-    arms.into_iter()
-        .map(|sampling| match sampling.error {
-            Some(error) => Err(error),
-            None => Ok((Measurement::of(&sampling.parts, profile), sampling.encoded_bytes)),
-        })
-        .collect()
-}
-
-fn has_enough(profile: &Profile, parts: &[Sampled]) -> bool {
-    let sampled = parts.iter().map(Sampled::duration).sum();
-    profile.has_enough(&unit_samples(parts), parts.len(), sampled)
-}
-
-/// One arm as a worker reports it to its parent.
-#[derive(Debug, Serialize, Deserialize)]
-pub struct WorkerReport {
-    pub arm: ArmId,
-    pub encoded_bytes: usize,
-    /// The reps, or the error (with the arm's name) that stopped the arm.
-    pub result: Result<Sampled, String>,
-}
-
-/// Runs one `block-worker` process over the arms `ids` (given on its standard input) and reads
-/// its reports: one per arm, in the same order, each naming its arm.
-fn start_worker(ids: &[ArmId], profile: &Profile, schedule: Schedule) -> Result<Vec<WorkerReport>> {
-    use std::io::Write;
-    use std::process::Stdio;
-    let program = std::env::current_exe().context("cannot find this executable for the block workers")?;
-    let mut command = Command::new(program);
-    command.args(["block-worker", "--profile", profile.name]);
-    if schedule == Schedule::Burst {
-        command.arg("--burst");
-    }
-    let mut child = command
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .context("cannot start a block worker")?;
-    let request = serde_json::to_vec(ids)?;
-    child
-        .stdin
-        .take()
-        .expect("a piped stdin")
-        .write_all(&request)
-        .context("cannot send a block worker its arms")?;
-    let output = child.wait_with_output().context("cannot read a block worker")?;
-    if !output.status.success() {
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        let last = stderr.lines().last().unwrap_or("no message");
-        bail!("its block worker failed ({}): {last}", output.status);
-    }
-    let reports: Vec<WorkerReport> =
-        serde_json::from_slice(&output.stdout).context("a block worker's report is not valid JSON")?;
-    let reported: Vec<&ArmId> = reports.iter().map(|report| &report.arm).collect();
-    if reported.len() != ids.len() || reported.iter().zip(ids).any(|(reported, id)| *reported != id) {
-        bail!("a block worker reported other arms than it was given");
-    }
-    Ok(reports)
-}
-
-/// What a `block-worker` process does: proves the arms `ids` (fresh, in this process) and
-/// samples them with the profile's worker share ([`Profile::worker`]).
-pub fn block_worker(
-    registry: &Registry,
-    ids: &[ArmId],
-    profile: &Profile,
-    schedule: Schedule,
-) -> Result<Vec<WorkerReport>> {
-    let block = ids
-        .iter()
-        .map(|id| {
-            registry
-                .arm(id)
-                .with_context(|| format!("{id}: no such arm in this build"))
-        })
-        .collect::<Result<Vec<&Arm>>>()?;
-    Ok(sample_here(&block, &profile.worker(), schedule, || {})
-        .into_iter()
-        .zip(ids)
-        .map(|(sampled, id)| match sampled {
-            Ok((sampled, encoded_bytes)) => WorkerReport {
-                arm: id.clone(),
-                encoded_bytes,
-                result: Ok(sampled),
-            },
-            Err(error) => WorkerReport {
-                arm: id.clone(),
-                encoded_bytes: 0,
-                result: Err(format!("{error:#}")),
-            },
-        })
-        .collect())
 }
 
 /// The sizes of `codecs`, against the compact JSON of each payload.
-fn compute_sizes(codecs: &[&Encoder]) -> Vec<sizes::SizeRow> {
-    sizes::compute(codecs, &crate::payload::json_reference_bytes())
+fn compute_sizes(registry: &Registry, codecs: &[&Encoder]) -> Vec<sizes::SizeRow> {
+    sizes::compute(codecs, &registry.json_reference_bytes())
 }
 
 /// `serbench sizes`: writes `out/sizes.csv` for the selected codecs, in a folder that holds no
@@ -468,7 +395,7 @@ pub fn write_sizes(registry: &Registry, selection: &Selection, out: &Path, repla
         ));
     }
     let out = OutDir::for_new_set(out, SetKind::Sizes, replace)?;
-    out.write_csv(sizes::FILE_NAME, &compute_sizes(&codecs))
+    out.write_csv(sizes::FILE_NAME, &compute_sizes(registry, &codecs))
 }
 
 /// A progress bar on a terminal (one step per rep, at most `max_reps` per arm); otherwise one

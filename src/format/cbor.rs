@@ -1,0 +1,389 @@
+//! CBOR (RFC 8949) through two crates that write different bytes for the same data:
+//!
+//! - `ciborium` (serde): structs as maps keyed by the field names (serde's data model, as JSON
+//!   does), unit enum variants as their names, and every float in the shortest of half, single
+//!   or double precision that holds it exactly. `ciborium::Value` is the format's value tree
+//!   for the dynamic decode.
+//! - `minicbor` with its own derive (`#[n(i)]` on every field of the model types): structs as
+//!   arrays, the derive's default (minicbor's map encoding would key them by the index numbers,
+//!   not the names, so it could not match ciborium's bytes either), the fieldless enum as its
+//!   index (`#[cbor(index_only)]`), and every `f64` in double precision.
+//!
+//! Integers and lengths are written in the shortest head by both. The two encodings differ for
+//! every payload (every payload is a struct); the tests below pin the differences.
+//!
+//! Buffer policy: both encode into the harness's reused output buffer (`ciborium::into_writer`
+//! through `std::io::Write`, `minicbor::encode` through minicbor's `Write` for `Vec<u8>`) and
+//! decode from the borrowed bytes. `ciborium::from_reader` zeroes a 4 KiB scratch buffer on the
+//! stack per call (its documented entry point; strings up to 4 KiB pass through it); minicbor
+//! decodes from the slice itself. The dynamic decode reads an owned `ciborium::Value` tree; only
+//! to prove it holds the same data, the tree is converted back to the model (untimed).
+//! Neither crate's decode checks that the input ends where the value ends.
+
+use std::hint::black_box;
+
+use anyhow::Result;
+
+use super::{BackendDoc, DataSupport, Fidelity, Format, Registry};
+use crate::arm::{Backend, Codec, DataTree, Dynamic, Operation};
+use crate::payload::data::{DataPayload, Difference, Equivalence};
+use crate::payload::{Model, Order, Payload, Visit, corpus_specs, visit_all, visit_corpora};
+
+pub static FORMAT: Format = Format {
+    name: "cbor",
+    about: "CBOR: ciborium (serde, structs as maps) and minicbor (native derive, structs as arrays)",
+    colour: [0x8C, 0x8C, 0x2E],
+    backends: &[
+        BackendDoc {
+            backend: "ciborium",
+            variant: "",
+            crates: &["ciborium"],
+            crate_note: "last release 2024-01-24; `ciborium::Value` for the dynamic decode",
+            schema: "-",
+            buffer_policy: "`into_writer` (structs as maps) into a reused `Vec`; `from_reader` over the borrowed bytes (a 4 KiB stack scratch per call)",
+        },
+        BackendDoc {
+            backend: "minicbor",
+            variant: "",
+            crates: &["minicbor"],
+            crate_note: "`derive`, `std` features, not `half`; no declared MSRV, edition 2024 needs Rust 1.85; licence BlueOak-1.0.0",
+            schema: "-",
+            buffer_policy: "native `Encode`/`Decode` derive (structs as arrays); `encode` into a reused `Vec`; decode from the borrowed bytes",
+        },
+    ],
+    fidelity: &[Fidelity {
+        backend: "ciborium",
+        variant: "",
+        payload: "order",
+        operation: Operation::Decode,
+        case: ciborium_order_decode,
+    }],
+    register: |registry| {
+        visit_all(&mut Ciboriums(registry));
+        visit_corpora(&mut Ciboriums(registry));
+        visit_all(&mut Minicbors(registry));
+        for spec in corpus_specs() {
+            registry.unsupported(
+                spec,
+                MINICBOR.name,
+                "no minicbor derive written for the corpus types",
+            );
+        }
+    },
+    data: DataSupport::Arms(|registry, payload| {
+        registry.data_tree(payload, CIBORIUM, ValueData, &Operation::CODEC);
+        registry.unsupported(
+            payload.spec,
+            MINICBOR.name,
+            "minicbor decodes into types with its derive; the value tree of --data is ciborium's",
+        );
+    }),
+};
+
+const CIBORIUM: Backend = Backend::new("ciborium");
+const MINICBOR: Backend = Backend::new("minicbor");
+
+/// What minicbor's derive gives a model type.
+pub trait Native: minicbor::Encode<()> + for<'b> minicbor::Decode<'b, ()> {}
+impl<T: minicbor::Encode<()> + for<'b> minicbor::Decode<'b, ()>> Native for T {}
+
+/// ciborium (serde) carries every payload, the corpora too.
+struct Ciboriums<'a>(&'a mut Registry);
+
+impl<P: Model> Visit<P> for Ciboriums<'_> {
+    fn payload(&mut self, payload: &Payload<P>) {
+        self.0.codec(payload, CIBORIUM, || Ciborium);
+        self.0.dynamic(payload, CIBORIUM, || Ciborium, || ValueTree);
+    }
+}
+
+/// minicbor carries the types with its derive.
+struct Minicbors<'a>(&'a mut Registry);
+
+impl<P: Model + Native> Visit<P> for Minicbors<'_> {
+    fn payload(&mut self, payload: &Payload<P>) {
+        self.0.codec(payload, MINICBOR, || Minicbor);
+    }
+}
+
+pub struct Ciborium;
+
+impl<P: Model> Codec<P> for Ciborium {
+    fn encode<'a>(&'a mut self, value: &P, out: &'a mut Vec<u8>) -> Result<&'a [u8]> {
+        ciborium::into_writer(value, &mut *out)?;
+        Ok(out)
+    }
+
+    fn decode(&mut self, bytes: &[u8]) -> Result<P> {
+        Ok(ciborium::from_reader(bytes)?)
+    }
+}
+
+/// ciborium's owned value tree.
+pub struct ValueTree;
+
+impl<P: Model> Dynamic<P> for ValueTree {
+    type Tree = ciborium::Value;
+
+    fn decode_tree(&mut self, bytes: &[u8]) -> Result<ciborium::Value> {
+        Ok(ciborium::from_reader(bytes)?)
+    }
+
+    fn to_model(&mut self, tree: ciborium::Value) -> Result<P> {
+        Ok(tree.deserialized()?)
+    }
+}
+
+/// A data payload as one `ciborium::Value`: the document, or an array of the records. Built
+/// from the records and compared with them through serde (untimed).
+pub struct ValueData;
+
+impl Codec<ciborium::Value> for ValueData {
+    fn encode<'a>(&'a mut self, tree: &ciborium::Value, out: &'a mut Vec<u8>) -> Result<&'a [u8]> {
+        ciborium::into_writer(tree, &mut *out)?;
+        Ok(out)
+    }
+
+    fn decode(&mut self, bytes: &[u8]) -> Result<ciborium::Value> {
+        Ok(ciborium::from_reader(bytes)?)
+    }
+}
+
+impl DataTree<DataPayload> for ValueData {
+    type Tree = ciborium::Value;
+    type Codec = ValueData;
+
+    fn codec(&self) -> ValueData {
+        ValueData
+    }
+
+    fn tree(&self, data: &DataPayload) -> Result<ciborium::Value> {
+        Ok(ciborium::Value::serialized(&data.as_value())?)
+    }
+
+    fn holds(&self, tree: &ciborium::Value, data: &DataPayload) -> Result<Option<Difference>> {
+        let json: serde_json::Value = tree.deserialized()?;
+        Ok(data.compare(&json, Equivalence::Exact))
+    }
+}
+
+pub struct Minicbor;
+
+impl<P: Model + Native> Codec<P> for Minicbor {
+    fn encode<'a>(&'a mut self, value: &P, out: &'a mut Vec<u8>) -> Result<&'a [u8]> {
+        minicbor::encode(value, &mut *out)?;
+        Ok(out)
+    }
+
+    fn decode(&mut self, bytes: &[u8]) -> Result<P> {
+        Ok(minicbor::decode(bytes)?)
+    }
+}
+
+/// Fidelity: `ciborium::from_reader` of `order`.
+fn ciborium_order_decode() -> Box<dyn FnMut()> {
+    let order: &Order = crate::payload::value_of("order").expect("order is an Order");
+    let mut bytes = Vec::new();
+    ciborium::into_writer(order, &mut bytes).expect("order encodes");
+    Box::new(move || {
+        black_box(ciborium::from_reader::<Order, _>(black_box(bytes.as_slice())).expect("it decodes"));
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use ciborium::Value;
+
+    use super::*;
+    use crate::payload::{Items, OrderStatus};
+
+    fn ciborium_bytes<T: serde::Serialize>(value: &T) -> Vec<u8> {
+        let mut out = Vec::new();
+        ciborium::into_writer(value, &mut out).unwrap();
+        out
+    }
+
+    fn minicbor_bytes<T: minicbor::Encode<()>>(value: &T) -> Vec<u8> {
+        minicbor::to_vec(value).unwrap()
+    }
+
+    /// CBOR's major type: the top 3 bits of an item's first byte.
+    fn major_type(bytes: &[u8]) -> u8 {
+        bytes[0] >> 5
+    }
+
+    #[test]
+    fn integers_strings_lists_and_maps_are_written_alike() {
+        // Every boundary of CBOR's integer heads (inline, 1, 2, 4 and 8 bytes), both signs.
+        for n in [
+            0,
+            23,
+            24,
+            255,
+            256,
+            65_535,
+            65_536,
+            u32::MAX as i64,
+            u32::MAX as i64 + 1,
+            i64::MAX,
+            -1,
+            -24,
+            -25,
+            -256,
+            -257,
+            -65_537,
+            i64::MIN,
+        ] {
+            assert_eq!(ciborium_bytes(&n), minicbor_bytes(&n), "{n}");
+        }
+        for len in [0, 23, 24, 255, 256, 70_000] {
+            let text = "x".repeat(len);
+            assert_eq!(ciborium_bytes(&text), minicbor_bytes(&text), "{len} bytes");
+        }
+        let list = vec!["a".to_string(), "bc".to_string()];
+        assert_eq!(ciborium_bytes(&list), minicbor_bytes(&list));
+        let map: BTreeMap<String, String> = [("k", "v"), ("a", "b")]
+            .map(|(key, value)| (key.to_string(), value.to_string()))
+            .into();
+        assert_eq!(ciborium_bytes(&map), minicbor_bytes(&map));
+        assert_eq!(ciborium_bytes(&true), minicbor_bytes(&true));
+    }
+
+    #[test]
+    fn floats_are_shortest_in_ciborium_and_always_double_in_minicbor() {
+        // (value, ciborium's encoded length): half (3), single (5) or double (9) precision,
+        // whichever holds the value exactly.
+        for (value, ciborium_len) in [(0.5, 3), (100_000.0, 5), (0.1, 9), (1.0e300, 9)] {
+            let (shortest, double) = (ciborium_bytes(&value), minicbor_bytes(&value));
+            assert_eq!(shortest.len(), ciborium_len, "{value}");
+            assert_eq!((double[0], double.len()), (0xFB, 9), "{value}");
+            assert_eq!(ciborium::from_reader::<f64, _>(double.as_slice()).unwrap(), value);
+        }
+        // Without its `half` feature, minicbor refuses the half-precision floats ciborium
+        // writes (single precision it reads): the two backends do not read each other's bytes.
+        assert!(minicbor::decode::<f64>(&ciborium_bytes(&0.5)).is_err());
+        assert_eq!(
+            minicbor::decode::<f64>(&ciborium_bytes(&100_000.0)).unwrap(),
+            100_000.0
+        );
+    }
+
+    #[test]
+    fn structs_are_maps_of_field_names_in_ciborium_and_arrays_in_minicbor() {
+        let order: &Order = crate::payload::value_of("order").unwrap();
+        let as_map: Value = ciborium::from_reader(ciborium_bytes(order).as_slice()).unwrap();
+        let as_array: Value = ciborium::from_reader(minicbor_bytes(order).as_slice()).unwrap();
+        let (Value::Map(entries), Value::Array(items)) = (as_map, as_array) else {
+            panic!("a struct should be a map in ciborium and an array in minicbor");
+        };
+        let names: Vec<&str> = entries.iter().map(|(key, _)| key.as_text().unwrap()).collect();
+        assert_eq!(
+            names,
+            [
+                "order_id",
+                "customer_id",
+                "created_at_ms",
+                "quantity",
+                "unit_price",
+                "discount",
+                "tax_rate",
+                "total",
+                "currency",
+                "sku",
+                "customer_email",
+                "shipping_country",
+                "status",
+                "is_gift",
+                "is_priority"
+            ]
+        );
+        // The same values, in the same (declaration) order: `#[n(i)]` numbers the fields as
+        // serde orders them.
+        let values: Vec<Value> = entries.into_iter().map(|(_, value)| value).collect();
+        assert_eq!(values, items);
+    }
+
+    #[test]
+    fn the_enum_is_its_name_in_ciborium_and_its_index_in_minicbor() {
+        assert_eq!(ciborium_bytes(&OrderStatus::Confirmed), b"\x69Confirmed");
+        assert_eq!(minicbor_bytes(&OrderStatus::Confirmed), [0x01]);
+    }
+
+    #[test]
+    fn an_array_head_claiming_2_40_records_is_an_error_not_an_allocation() {
+        // The 32 records' array head (`0x98 0x20`) becomes an array of 2^40: a decoder that
+        // reserved what the head announces would abort this test.
+        let items: &Items = crate::payload::value_of("vec-small").unwrap();
+        let splice = |bytes: Vec<u8>, at: usize| {
+            assert_eq!(bytes[at..at + 2], [0x98, 32]);
+            let mut bombed = bytes[..at].to_vec();
+            bombed.extend_from_slice(&[0x9B, 0, 0, 0x01, 0, 0, 0, 0, 0]);
+            bombed.extend_from_slice(&bytes[at + 2..]);
+            bombed
+        };
+        // After the map head and the key "items" in ciborium, after the array head in minicbor.
+        let maps = splice(ciborium_bytes(items), 7);
+        assert!(ciborium::from_reader::<Items, _>(maps.as_slice()).is_err());
+        assert!(ciborium::from_reader::<Value, _>(maps.as_slice()).is_err());
+        let arrays = splice(minicbor_bytes(items), 1);
+        assert!(minicbor::decode::<Items>(&arrays).is_err());
+    }
+
+    #[test]
+    fn bytes_after_the_value_are_ignored_by_both() {
+        let order: &Order = crate::payload::value_of("order").unwrap();
+        let (mut maps, mut arrays) = (ciborium_bytes(order), minicbor_bytes(order));
+        maps.push(0x00);
+        arrays.push(0x00);
+        assert_eq!(
+            &ciborium::from_reader::<Order, _>(maps.as_slice()).unwrap(),
+            order
+        );
+        assert_eq!(&minicbor::decode::<Order>(&arrays).unwrap(), order);
+    }
+
+    #[test]
+    fn the_backends_write_different_bytes_for_every_payload() {
+        struct Compare(Vec<&'static str>);
+        impl<P: Model + Native> Visit<P> for Compare {
+            fn payload(&mut self, payload: &Payload<P>) {
+                let value = (payload.value)();
+                let (maps, arrays) = (ciborium_bytes(value), minicbor_bytes(value));
+                assert_ne!(maps, arrays, "{}", payload.spec.name);
+                // Every payload is a struct: a map in one, an array in the other.
+                assert_eq!(
+                    (major_type(&maps), major_type(&arrays)),
+                    (5, 4),
+                    "{}",
+                    payload.spec.name
+                );
+                self.0.push(payload.spec.name);
+            }
+        }
+        let mut compare = Compare(Vec::new());
+        visit_all(&mut compare);
+        let corpora = crate::payload::corpus_specs().map(|spec| spec.name);
+        assert_eq!(
+            compare.0,
+            crate::payload::specs()
+                .iter()
+                .map(|spec| spec.name)
+                .filter(|name| !corpora.contains(name))
+                .collect::<Vec<_>>()
+        );
+    }
+
+    #[test]
+    fn every_ciborium_data_arm_proves_on_tricky_records() {
+        use crate::payload::data::{TRICKY, test_payload};
+        let (proofs, reasons) = Registry::data_proofs(&FORMAT, test_payload("tricky", TRICKY));
+        assert_eq!(proofs.len(), 3);
+        for (arm, proof) in proofs {
+            assert!(arm.starts_with("cbor/ciborium"), "{arm}");
+            proof.unwrap_or_else(|error| panic!("{arm}: {error:#}"));
+        }
+        assert_eq!(reasons.len(), 1, "minicbor is listed unsupported: {reasons:?}");
+    }
+}

@@ -1,0 +1,1067 @@
+//! rkyv 0.8: the model types' own derives (`Archive`, `Serialize`, `Deserialize`, see
+//! src/payload), the default archive layout (little-endian, aligned, 32-bit relative pointers),
+//! through the high-level API (`rkyv::api::high`).
+//!
+//! Backend `rkyv` (every payload), validated with bytecheck (the crate's default):
+//! - encode: `to_bytes_in_with_alloc` into an `AlignedVec` and with an `Arena`, both kept in
+//!   the codec for its life: the vector is cleared (its capacity kept) and the arena's memory
+//!   is reused by every serialization, which is how rkyv's documentation says to serialize
+//!   repeatedly without allocating; the bytes are returned from the `AlignedVec`, not copied;
+//! - decode: `rkyv::access` (bytecheck validation of the whole buffer) then `rkyv::deserialize`
+//!   into the owned model value, which is what `rkyv::from_bytes` does;
+//! - access-all / access-partial: `rkyv::access`, then the fields of
+//!   [`crate::payload::fields`] read from the archived types and folded into a [`Digest`] in
+//!   the same order as the owned value's fold, so they line up with FlatBuffers' and Cap'n
+//!   Proto's arms; validation walks the whole buffer, so access-partial saves only the reads;
+//! - update: `rkyv::access_mut` (validated) gives a `Seal` of the archived root, munge
+//!   destructures it down to the payload's [`UpdateField`] scalar, which is overwritten in the
+//!   buffer; the registry proves it by decoding the updated bytes.
+//!
+//! Backend `rkyv`, variant `unchecked-unsafe`: the same decode and access arms through
+//! `access_unchecked` (no validation, `unsafe`). Reading bytes that are not a valid archive this
+//! way is undefined behaviour, so its arms are registered without a decoder
+//! ([`Registry::trusted_decode`], [`Registry::trusted_access`]): robustness, the fuzz target and
+//! the property tests never feed it, and it only ever reads what its own encoder wrote. Its
+//! codec and accesses can only be made through `unsafe` constructors that state that contract.
+//! It shows what validation costs; it is not what a receiver of untrusted bytes may run.
+//!
+//! Alignment: an archive must be read at an address aligned as its types need (here 8; rkyv's
+//! `AlignedVec` gives 16). The harness hands a `&[u8]`; a receiver of bytes from elsewhere
+//! (a socket buffer, a subslice) cannot count on it, so every read here checks the address
+//! and, when it is not 16-aligned, first copies the bytes into an `AlignedVec` kept for that
+//! (reused, so a warm copy allocates nothing). The harness's bytes live in a `Vec` whose
+//! allocation the system allocator aligns to 16, so the timed loops normally copy nothing.
+//! An update must change the received buffer itself, so it refuses a misaligned one with an
+//! error instead of writing into a copy. Misaligned data is never read: the validator also
+//! checks every pointer's alignment on its own.
+//!
+//! Model: rkyv needs no model change. `String`, `Vec`, `BTreeMap` (archived as a B-tree, in key
+//! order), `i64`, `f64`, `bool` and the unit enum `OrderStatus` (archived as a `u8` tag) all
+//! have archived forms; lengths are 32-bit and relative pointers signed 32-bit, so an archive
+//! spans at most about 2 GiB.
+//!
+//! Maintenance: rkyv is maintained; the RUSTSEC advisories on 0.8 (2026-0001, -0122, -0233,
+//! -0234, -0235: use-after-free and out-of-bounds reads on untrusted archives) are all fixed by
+//! 0.8.17, so Cargo.toml asks for 0.8.18 or later.
+
+use std::hint::black_box;
+use std::marker::PhantomData;
+use std::ops::ControlFlow;
+
+use ::rkyv::api::high::{HighDeserializer, HighSerializer, HighValidator};
+use ::rkyv::bytecheck::CheckBytes;
+use ::rkyv::collections::btree_map::ArchivedBTreeMap;
+use ::rkyv::munge::munge;
+use ::rkyv::rancor;
+use ::rkyv::seal::Seal;
+use ::rkyv::ser::allocator::{Arena, ArenaHandle};
+use ::rkyv::string::ArchivedString;
+use ::rkyv::util::AlignedVec;
+use ::rkyv::vec::ArchivedVec;
+use ::rkyv::{Archive, Archived, Deserialize, Serialize};
+use anyhow::{Context, Result, ensure};
+
+use super::{BackendDoc, DataSupport, Fidelity, Format, NEEDS_RUST_TYPES, Registry};
+use crate::arm::{Access, Backend, Codec, Operation, Update};
+use crate::payload::fields::{self, Digest, Fields, UpdateField};
+use crate::payload::{
+    Address, CheckoutRequest, CheckoutResponse, Item, Items, Keyed, LineItem, MetricSample, Model, Order,
+    OrderStatus, Payload, PaymentMethod, Reading, Readings, RequestMeta, ResponseMeta, ServiceInfo, Shipment,
+    TelemetryEvent, Visit, visit_all,
+};
+
+pub static FORMAT: Format = Format {
+    name: "rkyv",
+    about: "rkyv: native derive, validated zero-copy access and in-place update",
+    colour: [0x80, 0x8A, 0x1C],
+    backends: &[
+        BackendDoc {
+            backend: "rkyv",
+            variant: "",
+            crates: &["rkyv"],
+            crate_note: "default features (std, bytecheck); the RUSTSEC-2026-0001, -0122, -0233, -0234, -0235 memory-safety bugs on untrusted archives are all fixed by 0.8.17",
+            schema: "-",
+            buffer_policy: "native derive; `AlignedVec` and `Arena` kept in the codec, reused, the bytes returned from the `AlignedVec`; decode, access, update validated (bytecheck); misaligned input copied to a reused `AlignedVec` (update refuses it)",
+        },
+        BackendDoc {
+            backend: "rkyv",
+            variant: "unchecked-unsafe",
+            crates: &["rkyv"],
+            crate_note: "",
+            schema: "-",
+            buffer_policy: "decode and access without validation (`access_unchecked`, `unsafe`): only ever fed its own encoding, never hostile bytes (no robustness, fuzz or property decoder)",
+        },
+    ],
+    fidelity: &[Fidelity {
+        backend: "rkyv",
+        variant: "",
+        payload: "order",
+        operation: Operation::AccessPartial,
+        case: rkyv_order_access_partial,
+    }],
+    register: |registry| {
+        visit_all(&mut Rkyv(registry));
+        registry.unsupported_corpora(
+            "no rkyv derive and field readers (access, update) written for the corpus types",
+        );
+    },
+    data: DataSupport::Unsupported(NEEDS_RUST_TYPES),
+};
+
+const RKYV: Backend = Backend::new("rkyv");
+const UNCHECKED: Backend = RKYV.variant("unchecked-unsafe");
+
+/// rkyv's boxed error, which carries the trace of where validation failed.
+type Error = rancor::Error;
+
+/// What rkyv needs of every model type (payloads and records): its derives, validation and
+/// deserialization with the high-level API's strategies, and the in-place fold of its archived
+/// form.
+trait Native:
+    Model
+    + Fields
+    + for<'a> Serialize<HighSerializer<AlignedVec, ArenaHandle<'a>, Error>>
+    + Archive<
+        Archived: InPlace
+                      + for<'a> CheckBytes<HighValidator<'a, Error>>
+                      + Deserialize<Self, HighDeserializer<Error>>,
+    >
+{
+}
+
+impl<T> Native for T where
+    T: Model
+        + Fields
+        + for<'a> Serialize<HighSerializer<AlignedVec, ArenaHandle<'a>, Error>>
+        + Archive<
+            Archived: InPlace
+                          + for<'a> CheckBytes<HighValidator<'a, Error>>
+                          + Deserialize<T, HighDeserializer<Error>>,
+        >
+{
+}
+
+/// The fields of an archived model type read in place, folded exactly as [`Fields`] folds the
+/// owned value (same fields, same order).
+trait InPlace {
+    fn fold_all(&self, digest: &mut Digest);
+    fn fold_route(&self, digest: &mut Digest);
+}
+
+/// A payload's [`UpdateField`] written into its archived form through the sealed root.
+trait SetInPlace: UpdateField + Archive {
+    fn set(root: Seal<'_, Self::Archived>, value: Self::Scalar) -> Result<()>;
+}
+
+struct Rkyv<'a>(&'a mut Registry);
+
+impl<P: Native + SetInPlace> Visit<P> for Rkyv<'_> {
+    fn payload(&mut self, payload: &Payload<P>) {
+        let registry = &mut *self.0;
+        registry.codec(payload, RKYV, RkyvCodec::checked);
+        registry.access(
+            payload,
+            RKYV,
+            Operation::AccessAll,
+            RkyvCodec::checked,
+            Read::<All, Validated>::checked,
+        );
+        registry.access(
+            payload,
+            RKYV,
+            Operation::AccessPartial,
+            RkyvCodec::checked,
+            Read::<Route, Validated>::checked,
+        );
+        registry.update(payload, RKYV, RkyvCodec::checked, || SealedUpdate);
+        // SAFETY (of the three constructors below): the trusted arms only ever read the bytes
+        // their own codec encoded (the registry proves the round trip on them, then times the
+        // same bytes), and they get no decoder, so nothing else reaches them.
+        registry.trusted_decode(payload, UNCHECKED, || unsafe { RkyvCodec::unchecked() });
+        registry.trusted_access(
+            payload,
+            UNCHECKED,
+            Operation::AccessAll,
+            || unsafe { RkyvCodec::unchecked() },
+            || unsafe { Read::<All, Unchecked>::unchecked() },
+        );
+        registry.trusted_access(
+            payload,
+            UNCHECKED,
+            Operation::AccessPartial,
+            || unsafe { RkyvCodec::unchecked() },
+            || unsafe { Read::<Route, Unchecked>::unchecked() },
+        );
+    }
+}
+
+/// How the archived root is found in the bytes: validated, or trusted.
+trait Trust: Send + 'static {
+    /// # Safety
+    /// For [`Unchecked`], `bytes` must be an archive of a `P` that [`Writer`] wrote, at a
+    /// 16-aligned address; [`Validated`] asks nothing.
+    unsafe fn root<P: Native>(bytes: &[u8]) -> Result<&Archived<P>>;
+}
+
+/// `rkyv::access`: bytecheck validates the whole buffer first.
+struct Validated;
+
+impl Trust for Validated {
+    unsafe fn root<P: Native>(bytes: &[u8]) -> Result<&Archived<P>> {
+        ::rkyv::access::<Archived<P>, Error>(bytes).context("not a valid rkyv archive of this type")
+    }
+}
+
+/// `rkyv::access_unchecked`: no validation. Only used by the [`RkyvCodec`] and [`Read`] made
+/// through their `unsafe` constructors, whose callers promise to pass only bytes this module
+/// encoded.
+struct Unchecked;
+
+impl Trust for Unchecked {
+    unsafe fn root<P: Native>(bytes: &[u8]) -> Result<&Archived<P>> {
+        // SAFETY: the caller passes an archive of a `P` that `Writer` wrote, aligned.
+        Ok(unsafe { ::rkyv::access_unchecked::<Archived<P>>(bytes) })
+    }
+}
+
+/// The alignment every read here ensures (see the module doc): `AlignedVec`'s.
+const ALIGNMENT: usize = <AlignedVec>::ALIGNMENT;
+
+fn is_aligned(bytes: &[u8]) -> bool {
+    bytes.as_ptr().align_offset(ALIGNMENT) == 0
+}
+
+/// Where misaligned input is copied before it is read; reused, so its memory stays.
+#[derive(Default)]
+struct Aligned {
+    copy: AlignedVec,
+}
+
+impl Aligned {
+    /// `bytes` themselves when they are aligned, otherwise a copy that is.
+    fn bytes<'a>(&'a mut self, bytes: &'a [u8]) -> &'a [u8] {
+        if is_aligned(bytes) {
+            return bytes;
+        }
+        self.copy.clear();
+        self.copy.extend_from_slice(bytes);
+        &self.copy
+    }
+}
+
+/// The serializer's reused output vector and arena.
+struct Writer {
+    bytes: AlignedVec,
+    arena: Arena,
+}
+
+impl Writer {
+    fn new() -> Self {
+        Writer {
+            bytes: AlignedVec::new(),
+            arena: Arena::new(),
+        }
+    }
+
+    fn write<P: Native>(&mut self, value: &P) -> Result<&[u8]> {
+        let mut bytes = std::mem::take(&mut self.bytes);
+        bytes.clear();
+        self.bytes =
+            ::rkyv::api::high::to_bytes_in_with_alloc::<_, _, Error>(value, bytes, self.arena.acquire())?;
+        Ok(&self.bytes)
+    }
+}
+
+/// Encodes with the reused [`Writer`]; decodes through `T`'s access, then deserializes.
+struct RkyvCodec<T: Trust> {
+    writer: Writer,
+    input: Aligned,
+    trust: PhantomData<T>,
+}
+
+impl RkyvCodec<Validated> {
+    fn checked() -> Self {
+        RkyvCodec {
+            writer: Writer::new(),
+            input: Aligned::default(),
+            trust: PhantomData,
+        }
+    }
+}
+
+impl RkyvCodec<Unchecked> {
+    /// # Safety
+    /// The codec must only be asked to decode bytes it (or another `RkyvCodec`) encoded for the
+    /// same type.
+    unsafe fn unchecked() -> Self {
+        RkyvCodec {
+            writer: Writer::new(),
+            input: Aligned::default(),
+            trust: PhantomData,
+        }
+    }
+}
+
+impl<P: Native, T: Trust> Codec<P> for RkyvCodec<T> {
+    fn encode<'a>(&'a mut self, value: &P, _out: &'a mut Vec<u8>) -> Result<&'a [u8]> {
+        self.writer.write(value)
+    }
+
+    fn decode(&mut self, bytes: &[u8]) -> Result<P> {
+        // SAFETY: nothing to uphold for `Validated`; a codec of `Unchecked` exists only through
+        // `RkyvCodec::unchecked`, whose caller promised to decode only what a `Writer` wrote,
+        // and `Aligned::bytes` returns a 16-aligned address.
+        let root = unsafe { T::root::<P>(self.input.bytes(bytes))? };
+        Ok(::rkyv::deserialize::<P, Error>(root)?)
+    }
+}
+
+/// Which fields an access reads: every field, or the routing subset.
+trait Subset: Send + 'static {
+    fn expected<P: Fields>(value: &P) -> u64;
+    fn fold<A: InPlace>(archived: &A, digest: &mut Digest);
+}
+
+struct All;
+
+impl Subset for All {
+    fn expected<P: Fields>(value: &P) -> u64 {
+        fields::digest_all(value)
+    }
+
+    fn fold<A: InPlace>(archived: &A, digest: &mut Digest) {
+        archived.fold_all(digest);
+    }
+}
+
+struct Route;
+
+impl Subset for Route {
+    fn expected<P: Fields>(value: &P) -> u64 {
+        fields::digest_route(value)
+    }
+
+    fn fold<A: InPlace>(archived: &A, digest: &mut Digest) {
+        archived.fold_route(digest);
+    }
+}
+
+/// An in-place access: the archived root found as `T` says, then `S`'s fields folded.
+struct Read<S: Subset, T: Trust> {
+    input: Aligned,
+    marker: PhantomData<(S, T)>,
+}
+
+impl<S: Subset> Read<S, Validated> {
+    fn checked() -> Self {
+        Read {
+            input: Aligned::default(),
+            marker: PhantomData,
+        }
+    }
+}
+
+impl<S: Subset> Read<S, Unchecked> {
+    /// # Safety
+    /// The access must only be given bytes an [`RkyvCodec`] encoded for the type it reads.
+    unsafe fn unchecked() -> Self {
+        Read {
+            input: Aligned::default(),
+            marker: PhantomData,
+        }
+    }
+}
+
+impl<P: Native, S: Subset, T: Trust> Access<P> for Read<S, T> {
+    fn expected(value: &P) -> u64 {
+        S::expected(value)
+    }
+
+    fn access(&mut self, bytes: &[u8]) -> Result<u64> {
+        let mut digest = Digest::default();
+        // SAFETY: as in `RkyvCodec::decode`, through `Read::unchecked`'s promise.
+        let root = unsafe { T::root::<P>(self.input.bytes(bytes))? };
+        S::fold(root, &mut digest);
+        Ok(digest.finish())
+    }
+}
+
+/// `update`: validated `access_mut`, then the payload's scalar written through its `Seal`.
+struct SealedUpdate;
+
+impl<P: Native + SetInPlace> Update<P> for SealedUpdate {
+    fn update(&mut self, bytes: &mut [u8], value: P::Scalar) -> Result<()> {
+        ensure!(
+            is_aligned(bytes),
+            "the buffer is not {ALIGNMENT}-byte aligned: an in-place update cannot copy it"
+        );
+        let root = ::rkyv::access_mut::<Archived<P>, Error>(bytes)
+            .context("not a valid rkyv archive of this type")?;
+        P::set(root, value)
+    }
+}
+
+// --- folds over the archived types ------------------------------------------------------------
+
+type ArchivedReading = Archived<Reading>;
+type ArchivedReadings = Archived<Readings>;
+type ArchivedOrder = Archived<Order>;
+type ArchivedServiceInfo = Archived<ServiceInfo>;
+type ArchivedMetricSample = Archived<MetricSample>;
+type ArchivedTelemetryEvent = Archived<TelemetryEvent>;
+type ArchivedRequestMeta = Archived<RequestMeta>;
+type ArchivedLineItem = Archived<LineItem>;
+type ArchivedAddress = Archived<Address>;
+type ArchivedPaymentMethod = Archived<PaymentMethod>;
+type ArchivedCheckoutRequest = Archived<CheckoutRequest>;
+type ArchivedResponseMeta = Archived<ResponseMeta>;
+type ArchivedShipment = Archived<Shipment>;
+type ArchivedOrderStatus = Archived<OrderStatus>;
+type ArchivedCheckoutResponse = Archived<CheckoutResponse>;
+type ArchivedItem = Archived<Item>;
+type ArchivedItems = Archived<Items>;
+type ArchivedKeyed = Archived<Keyed>;
+
+fn strings(digest: &mut Digest, values: &ArchivedVec<ArchivedString>) {
+    digest.texts(values.iter().map(ArchivedString::as_str));
+}
+
+/// The count, then each record, as [`Fields`] folds a list of records.
+fn records<T: InPlace>(digest: &mut Digest, records: &ArchivedVec<T>) {
+    digest.count(records.len());
+    records.iter().for_each(|record| record.fold_all(digest));
+}
+
+/// The count, then each key and value in key order, as [`Digest::pairs`] folds a map. Through
+/// `visit`, which walks the B-tree in order without the stack `iter()` allocates.
+fn attributes(digest: &mut Digest, attributes: &ArchivedBTreeMap<ArchivedString, ArchivedString>) {
+    digest.count(attributes.len());
+    attributes.visit(|key, value| {
+        digest.text(key);
+        digest.text(value);
+        ControlFlow::<()>::Continue(())
+    });
+}
+
+impl InPlace for ArchivedReading {
+    fn fold_all(&self, digest: &mut Digest) {
+        digest.flag(self.valid);
+        digest.float(self.value.to_native());
+        strings(digest, &self.labels);
+    }
+
+    fn fold_route(&self, digest: &mut Digest) {
+        digest.flag(self.valid);
+    }
+}
+
+impl InPlace for ArchivedReadings {
+    fn fold_all(&self, digest: &mut Digest) {
+        records(digest, &self.readings);
+    }
+
+    fn fold_route(&self, digest: &mut Digest) {
+        digest.count(self.readings.len());
+        if let Some(first) = self.readings.first() {
+            first.fold_route(digest);
+        }
+    }
+}
+
+impl InPlace for ArchivedOrder {
+    fn fold_all(&self, digest: &mut Digest) {
+        digest.int(self.order_id.to_native());
+        digest.int(self.customer_id.to_native());
+        digest.int(self.created_at_ms.to_native());
+        digest.int(self.quantity.to_native());
+        digest.float(self.unit_price.to_native());
+        digest.float(self.discount.to_native());
+        digest.float(self.tax_rate.to_native());
+        digest.float(self.total.to_native());
+        digest.text(&self.currency);
+        digest.text(&self.sku);
+        digest.text(&self.customer_email);
+        digest.text(&self.shipping_country);
+        digest.text(&self.status);
+        digest.flag(self.is_gift);
+        digest.flag(self.is_priority);
+    }
+
+    fn fold_route(&self, digest: &mut Digest) {
+        digest.int(self.order_id.to_native());
+        digest.int(self.customer_id.to_native());
+    }
+}
+
+impl InPlace for ArchivedServiceInfo {
+    fn fold_all(&self, digest: &mut Digest) {
+        digest.text(&self.name);
+        digest.text(&self.version);
+        digest.text(&self.instance_id);
+        digest.text(&self.region);
+    }
+
+    fn fold_route(&self, digest: &mut Digest) {
+        digest.text(&self.name);
+    }
+}
+
+impl InPlace for ArchivedMetricSample {
+    fn fold_all(&self, digest: &mut Digest) {
+        digest.int(self.timestamp_ms.to_native());
+        digest.float(self.value.to_native());
+        digest.int(self.count.to_native());
+    }
+
+    fn fold_route(&self, digest: &mut Digest) {
+        self.fold_all(digest);
+    }
+}
+
+impl InPlace for ArchivedTelemetryEvent {
+    fn fold_all(&self, digest: &mut Digest) {
+        digest.text(&self.event_id);
+        digest.int(self.timestamp_ms.to_native());
+        self.service.fold_all(digest);
+        digest.text(&self.metric);
+        digest.text(&self.unit);
+        strings(digest, &self.tags);
+        attributes(digest, &self.attributes);
+        records(digest, &self.samples);
+    }
+
+    fn fold_route(&self, digest: &mut Digest) {
+        digest.text(&self.service.name);
+        digest.text(&self.service.instance_id);
+        digest.text(&self.service.region);
+        digest.text(&self.metric);
+        if let Some(latest) = self.samples.last() {
+            latest.fold_all(digest);
+        }
+    }
+}
+
+impl InPlace for ArchivedRequestMeta {
+    fn fold_all(&self, digest: &mut Digest) {
+        digest.text(&self.request_id);
+        digest.text(&self.trace_id);
+        digest.text(&self.client);
+        digest.int(self.timestamp_ms.to_native());
+    }
+
+    fn fold_route(&self, digest: &mut Digest) {
+        digest.text(&self.request_id);
+    }
+}
+
+impl InPlace for ArchivedLineItem {
+    fn fold_all(&self, digest: &mut Digest) {
+        digest.text(&self.product_id);
+        digest.text(&self.name);
+        digest.int(self.quantity.to_native());
+        digest.int(self.unit_price_cents.to_native());
+    }
+
+    fn fold_route(&self, digest: &mut Digest) {
+        digest.text(&self.product_id);
+    }
+}
+
+impl InPlace for ArchivedAddress {
+    fn fold_all(&self, digest: &mut Digest) {
+        digest.text(&self.street);
+        digest.text(&self.city);
+        digest.text(&self.region);
+        digest.text(&self.postal_code);
+        digest.text(&self.country);
+    }
+
+    fn fold_route(&self, digest: &mut Digest) {
+        digest.text(&self.country);
+    }
+}
+
+impl InPlace for ArchivedPaymentMethod {
+    fn fold_all(&self, digest: &mut Digest) {
+        digest.text(&self.kind);
+        digest.text(&self.token);
+        digest.text(&self.card_last4);
+        digest.int(self.expiry_month.to_native());
+        digest.int(self.expiry_year.to_native());
+    }
+
+    fn fold_route(&self, digest: &mut Digest) {
+        digest.text(&self.kind);
+    }
+}
+
+impl InPlace for ArchivedCheckoutRequest {
+    fn fold_all(&self, digest: &mut Digest) {
+        self.meta.fold_all(digest);
+        digest.text(&self.customer_id);
+        digest.text(&self.session_id);
+        digest.text(&self.currency);
+        records(digest, &self.items);
+        self.shipping_address.fold_all(digest);
+        self.payment.fold_all(digest);
+        strings(digest, &self.coupon_codes);
+        attributes(digest, &self.attributes);
+    }
+
+    fn fold_route(&self, digest: &mut Digest) {
+        digest.text(&self.meta.request_id);
+        digest.text(&self.customer_id);
+    }
+}
+
+impl InPlace for ArchivedResponseMeta {
+    fn fold_all(&self, digest: &mut Digest) {
+        digest.text(&self.request_id);
+        digest.text(&self.trace_id);
+        digest.text(&self.server);
+        digest.int(self.timestamp_ms.to_native());
+    }
+
+    fn fold_route(&self, digest: &mut Digest) {
+        digest.text(&self.request_id);
+    }
+}
+
+impl InPlace for ArchivedShipment {
+    fn fold_all(&self, digest: &mut Digest) {
+        digest.text(&self.shipment_id);
+        digest.text(&self.carrier);
+        digest.text(&self.tracking_number);
+        digest.int(self.estimated_delivery_ms.to_native());
+        strings(digest, &self.product_ids);
+    }
+
+    fn fold_route(&self, digest: &mut Digest) {
+        digest.text(&self.shipment_id);
+    }
+}
+
+/// The variant's position in the model enum, as [`Fields`] folds `status as i64`.
+fn status_position(status: &ArchivedOrderStatus) -> i64 {
+    let status = match status {
+        ArchivedOrderStatus::Pending => OrderStatus::Pending,
+        ArchivedOrderStatus::Confirmed => OrderStatus::Confirmed,
+        ArchivedOrderStatus::Shipped => OrderStatus::Shipped,
+        ArchivedOrderStatus::Cancelled => OrderStatus::Cancelled,
+    };
+    status as i64
+}
+
+impl InPlace for ArchivedCheckoutResponse {
+    fn fold_all(&self, digest: &mut Digest) {
+        self.meta.fold_all(digest);
+        digest.text(&self.order_id);
+        digest.int(status_position(&self.status));
+        digest.int(self.subtotal_cents.to_native());
+        digest.int(self.discount_cents.to_native());
+        digest.int(self.tax_cents.to_native());
+        digest.int(self.shipping_cents.to_native());
+        digest.int(self.total_cents.to_native());
+        records(digest, &self.shipments);
+        attributes(digest, &self.attributes);
+    }
+
+    fn fold_route(&self, digest: &mut Digest) {
+        digest.text(&self.meta.request_id);
+        digest.text(&self.order_id);
+    }
+}
+
+impl InPlace for ArchivedItem {
+    fn fold_all(&self, digest: &mut Digest) {
+        digest.int(self.id.to_native());
+        digest.text(&self.name);
+        digest.text(&self.category);
+        digest.float(self.price.to_native());
+        digest.int(self.stock.to_native());
+        digest.flag(self.active);
+    }
+
+    fn fold_route(&self, digest: &mut Digest) {
+        digest.int(self.id.to_native());
+    }
+}
+
+impl InPlace for ArchivedItems {
+    fn fold_all(&self, digest: &mut Digest) {
+        records(digest, &self.items);
+    }
+
+    fn fold_route(&self, digest: &mut Digest) {
+        digest.count(self.items.len());
+        if let Some(first) = self.items.first() {
+            first.fold_route(digest);
+        }
+    }
+}
+
+impl InPlace for ArchivedKeyed {
+    fn fold_all(&self, digest: &mut Digest) {
+        digest.count(self.entries.len());
+        self.entries.visit(|key, item| {
+            digest.text(key);
+            item.fold_all(digest);
+            ControlFlow::<()>::Continue(())
+        });
+    }
+
+    fn fold_route(&self, digest: &mut Digest) {
+        digest.count(self.entries.len());
+        // The first entry in key order: `visit` stops there.
+        self.entries.visit(|key, item| {
+            digest.text(key);
+            item.fold_route(digest);
+            ControlFlow::Break(())
+        });
+    }
+}
+
+// --- in-place updates through the sealed root -------------------------------------------------
+
+impl SetInPlace for Readings {
+    fn set(root: Seal<'_, ArchivedReadings>, value: f64) -> Result<()> {
+        munge!(let ArchivedReadings { readings } = root);
+        let readings = ArchivedVec::as_slice_seal(readings);
+        ensure!(!readings.is_empty(), "the archive holds no reading to update");
+        munge!(let ArchivedReading { value: mut field, .. } = readings.index(0));
+        *field = value.into();
+        Ok(())
+    }
+}
+
+impl SetInPlace for Order {
+    fn set(root: Seal<'_, ArchivedOrder>, value: i64) -> Result<()> {
+        munge!(let ArchivedOrder { mut quantity, .. } = root);
+        *quantity = value.into();
+        Ok(())
+    }
+}
+
+impl SetInPlace for TelemetryEvent {
+    fn set(root: Seal<'_, ArchivedTelemetryEvent>, value: i64) -> Result<()> {
+        munge!(let ArchivedTelemetryEvent { mut timestamp_ms, .. } = root);
+        *timestamp_ms = value.into();
+        Ok(())
+    }
+}
+
+impl SetInPlace for CheckoutRequest {
+    fn set(root: Seal<'_, ArchivedCheckoutRequest>, value: i64) -> Result<()> {
+        munge!(let ArchivedCheckoutRequest { meta: ArchivedRequestMeta { mut timestamp_ms, .. }, .. } = root);
+        *timestamp_ms = value.into();
+        Ok(())
+    }
+}
+
+impl SetInPlace for CheckoutResponse {
+    fn set(root: Seal<'_, ArchivedCheckoutResponse>, value: i64) -> Result<()> {
+        munge!(let ArchivedCheckoutResponse { mut total_cents, .. } = root);
+        *total_cents = value.into();
+        Ok(())
+    }
+}
+
+impl SetInPlace for Items {
+    fn set(root: Seal<'_, ArchivedItems>, value: i64) -> Result<()> {
+        munge!(let ArchivedItems { items } = root);
+        let items = ArchivedVec::as_slice_seal(items);
+        ensure!(!items.is_empty(), "the archive holds no item to update");
+        munge!(let ArchivedItem { mut stock, .. } = items.index(0));
+        *stock = value.into();
+        Ok(())
+    }
+}
+
+impl SetInPlace for Keyed {
+    fn set(root: Seal<'_, ArchivedKeyed>, value: i64) -> Result<()> {
+        munge!(let ArchivedKeyed { entries } = root);
+        // The first entry in key order, as `UpdateField` picks it.
+        ArchivedBTreeMap::visit_seal(entries, |_, item| {
+            munge!(let ArchivedItem { mut stock, .. } = item);
+            *stock = value.into();
+            ControlFlow::Break(())
+        })
+        .context("the archive holds no entry to update")
+    }
+}
+
+/// Fidelity: `rkyv::to_bytes` of `order`, then `rkyv::access` (validated) and the two routing
+/// fields, as rkyv's documentation shows.
+fn rkyv_order_access_partial() -> Box<dyn FnMut()> {
+    let order: &Order = crate::payload::value_of("order").expect("order is an Order");
+    let bytes = ::rkyv::to_bytes::<Error>(order).expect("order serializes");
+    Box::new(move || {
+        let archived = ::rkyv::access::<ArchivedOrder, Error>(black_box(&bytes)).expect("it validates");
+        black_box((archived.order_id.to_native(), archived.customer_id.to_native()));
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `bytes` at an address that is not 16-aligned (nor 2-aligned): one byte into a copy.
+    fn misaligned(bytes: &[u8]) -> (Vec<u8>, usize) {
+        let mut storage = vec![0; bytes.len() + ALIGNMENT];
+        let start = (0..ALIGNMENT)
+            .find(|&start| storage[start..].as_ptr().align_offset(2) == 1)
+            .expect("some offset is odd");
+        storage[start..start + bytes.len()].copy_from_slice(bytes);
+        (storage, start)
+    }
+
+    fn encode<P: Native>(value: &P) -> Vec<u8> {
+        Codec::<P>::encode(&mut RkyvCodec::checked(), value, &mut Vec::new())
+            .unwrap()
+            .to_vec()
+    }
+
+    /// Reads `bytes` with every checked access and the checked decode.
+    fn reads<P: Native>(bytes: &[u8]) -> [Result<u64>; 3] {
+        [
+            Access::<P>::access(&mut Read::<All, Validated>::checked(), bytes),
+            Access::<P>::access(&mut Read::<Route, Validated>::checked(), bytes),
+            Codec::<P>::decode(&mut RkyvCodec::checked(), bytes).map(|value| fields::digest_all(&value)),
+        ]
+    }
+
+    struct RoundTrips;
+
+    impl<P: Native + SetInPlace> Visit<P> for RoundTrips {
+        fn payload(&mut self, payload: &Payload<P>) {
+            let name = payload.spec.name;
+            let value = (payload.value)();
+            let mut out = Vec::new();
+            let mut codec = RkyvCodec::checked();
+            let bytes = Codec::<P>::encode(&mut codec, value, &mut out).unwrap().to_vec();
+            assert!(
+                out.is_empty(),
+                "{name}: the bytes come from the codec's AlignedVec"
+            );
+            // The reused vector and arena write the same bytes again.
+            assert_eq!(
+                Codec::<P>::encode(&mut codec, value, &mut out).unwrap(),
+                bytes,
+                "{name}"
+            );
+            assert_eq!(
+                &Codec::<P>::decode(&mut codec, &bytes).unwrap(),
+                value,
+                "{name}: decode"
+            );
+            let [all, route, decoded] = reads::<P>(&bytes).map(Result::unwrap);
+            assert_eq!(all, fields::digest_all(value), "{name}: access-all");
+            assert_eq!(route, fields::digest_route(value), "{name}: access-partial");
+            assert_eq!(decoded, all, "{name}");
+            assert_ne!(all, route, "{name}: the routing subset folds fewer fields");
+            // SAFETY: `bytes` were written by an RkyvCodec for a `P`.
+            let (mut unchecked_all, mut unchecked_route, mut unchecked_codec) = unsafe {
+                (
+                    Read::<All, Unchecked>::unchecked(),
+                    Read::<Route, Unchecked>::unchecked(),
+                    RkyvCodec::unchecked(),
+                )
+            };
+            assert_eq!(
+                Access::<P>::access(&mut unchecked_all, &bytes).unwrap(),
+                all,
+                "{name}"
+            );
+            assert_eq!(
+                Access::<P>::access(&mut unchecked_route, &bytes).unwrap(),
+                route,
+                "{name}"
+            );
+            assert_eq!(
+                &Codec::<P>::decode(&mut unchecked_codec, &bytes).unwrap(),
+                value,
+                "{name}"
+            );
+        }
+    }
+
+    #[test]
+    fn every_payload_round_trips_and_access_reads_what_the_owned_fold_reads() {
+        visit_all(&mut RoundTrips);
+    }
+
+    struct Updates;
+
+    impl<P: Native + SetInPlace> Visit<P> for Updates {
+        fn payload(&mut self, payload: &Payload<P>) {
+            let name = payload.spec.name;
+            let value = (payload.value)();
+            let original = encode(value);
+            let mut bytes = original.clone();
+            let other = value.value_for_round(1);
+            Update::<P>::update(&mut SealedUpdate, &mut bytes, other).unwrap();
+            let decoded: P = RkyvCodec::checked().decode(&bytes).unwrap();
+            assert_eq!(decoded, value.with_field(other), "{name}: the updated bytes");
+            // Only the scalar's own bytes changed: the differing bytes lie within 8 of each other.
+            let changed: Vec<usize> = (0..bytes.len()).filter(|&at| bytes[at] != original[at]).collect();
+            assert!(!changed.is_empty(), "{name}: nothing was written");
+            assert!(
+                changed[changed.len() - 1] - changed[0] < 8,
+                "{name}: bytes {changed:?} changed"
+            );
+            Update::<P>::update(&mut SealedUpdate, &mut bytes, value.field()).unwrap();
+            assert_eq!(
+                bytes, original,
+                "{name}: writing the old value back restores the bytes"
+            );
+        }
+    }
+
+    #[test]
+    fn update_changes_exactly_the_field_in_the_buffer() {
+        visit_all(&mut Updates);
+    }
+
+    #[test]
+    fn misaligned_bytes_are_copied_before_reading_and_refused_by_update() {
+        let order: &Order = crate::payload::value_of("order").unwrap();
+        let bytes = encode(order);
+        let (mut storage, start) = misaligned(&bytes);
+        let input = &storage[start..start + bytes.len()];
+        assert!(!is_aligned(input));
+        // The validator itself refuses the address, so reading it as it is cannot work.
+        let Err(error) = ::rkyv::access::<ArchivedOrder, Error>(input) else {
+            panic!("rkyv read a misaligned archive");
+        };
+        assert!(error.to_string().contains("unaligned"), "{error}");
+        let [all, route, decoded] = reads::<Order>(input).map(Result::unwrap);
+        assert_eq!(all, fields::digest_all(order));
+        assert_eq!(route, fields::digest_route(order));
+        assert_eq!(decoded, all);
+        let input = &mut storage[start..start + bytes.len()];
+        let error = Update::<Order>::update(&mut SealedUpdate, input, order.value_for_round(1)).unwrap_err();
+        assert!(error.to_string().contains("not 16-byte aligned"), "{error}");
+        assert_eq!(input, &bytes[..], "a refused update writes nothing");
+    }
+
+    #[test]
+    fn broken_buffers_are_errors_not_crashes() {
+        let event: &TelemetryEvent = crate::payload::value_of("telemetry").unwrap();
+        let bytes = encode(event);
+        let mut rng = crate::payload::SplitMix64::new(7);
+        let noise: Vec<u8> = (0..512).map(|_| rng.next_u64() as u8).collect();
+        let mut out_of_range = bytes.clone();
+        let root = out_of_range.len() - 4;
+        out_of_range[root..].copy_from_slice(&i32::MAX.to_le_bytes());
+        let broken: [(&str, &[u8]); 7] = [
+            ("empty", &[]),
+            ("three bytes", &[1, 2, 3]),
+            ("truncated to half", &bytes[..bytes.len() / 2]),
+            ("last 16 bytes cut", &bytes[..bytes.len() - 16]),
+            ("all ones", &[0xff; 64]),
+            ("noise", &noise),
+            ("an offset out of range", &out_of_range),
+        ];
+        for (what, broken) in broken {
+            // Through an aligned copy, as the harness's `Vec`s are, and misaligned.
+            let (storage, start) = misaligned(broken);
+            for input in [broken.to_vec().as_slice(), &storage[start..start + broken.len()]] {
+                for read in reads::<TelemetryEvent>(input) {
+                    assert!(read.is_err(), "{what}: read {read:?}");
+                }
+                let mut copy = input.to_vec();
+                let updated = Update::<TelemetryEvent>::update(&mut SealedUpdate, &mut copy, 1);
+                assert!(updated.is_err(), "{what}: updated");
+            }
+        }
+        let error = format!("{:#}", reads::<Order>(&bytes[..64])[0].as_ref().unwrap_err());
+        assert!(error.contains("not a valid rkyv archive"), "{error}");
+    }
+
+    /// Every prefix of every small payload's bytes: an error or another value, never a panic
+    /// (a panic fails the test) and never the payload itself.
+    struct Prefixes;
+
+    impl<P: Native + SetInPlace> Visit<P> for Prefixes {
+        fn payload(&mut self, payload: &Payload<P>) {
+            let value = (payload.value)();
+            let bytes = encode(value);
+            if bytes.len() > 4096 {
+                return;
+            }
+            for end in 0..bytes.len() {
+                let prefix = bytes[..end].to_vec();
+                let decoded = Codec::<P>::decode(&mut RkyvCodec::checked(), &prefix);
+                assert!(
+                    decoded.as_ref().ok() != Some(value),
+                    "{}: prefix of {end}",
+                    payload.spec.name
+                );
+                let _ = reads::<P>(&prefix);
+                let _ = Update::<P>::update(&mut SealedUpdate, &mut prefix.clone(), value.value_for_round(1));
+            }
+        }
+    }
+
+    #[test]
+    fn no_prefix_of_a_payload_reads_as_the_payload() {
+        visit_all(&mut Prefixes);
+    }
+
+    /// The fidelity case reads the bytes the arm reads: `rkyv::to_bytes` writes what the
+    /// codec's reused vector and arena write.
+    #[test]
+    fn the_fidelity_case_reads_the_codec_s_bytes() {
+        let order: &Order = crate::payload::value_of("order").unwrap();
+        let plain = ::rkyv::to_bytes::<Error>(order).unwrap();
+        assert_eq!(plain.as_slice(), encode(order));
+        (FORMAT.fidelity[0].case)()();
+    }
+
+    #[test]
+    fn the_unchecked_variant_gets_no_decoder_and_no_encoder() {
+        let mut registry = Registry::default();
+        (FORMAT.register)(&mut registry);
+        let corpora = crate::payload::corpus_specs().map(|spec| spec.name);
+        let payloads = crate::payload::specs().len() - corpora.len();
+        let unsupported: Vec<&str> = registry
+            .unsupported
+            .iter()
+            .map(|unsupported| unsupported.payload)
+            .collect();
+        assert_eq!(unsupported, corpora, "only the corpora are unsupported");
+        // Checked: encode, decode, round-trip, access-all, access-partial, update; unchecked:
+        // decode, access-all, access-partial.
+        // The format's own arms: the registry adds compression arms to every codec.
+        registry
+            .arms
+            .retain(|arm| !Operation::COMPRESSION.contains(&arm.id.operation));
+        assert_eq!(registry.arms.len(), payloads * (6 + 3));
+        let unchecked = |variant: &str| variant == UNCHECKED.variant;
+        let trusted: Vec<Operation> = registry
+            .arms
+            .iter()
+            .filter(|arm| unchecked(&arm.id.codec.variant))
+            .map(|arm| arm.id.operation)
+            .collect();
+        assert_eq!(trusted.len(), payloads * 3);
+        assert!(trusted.iter().all(|operation| matches!(
+            operation,
+            Operation::Decode | Operation::AccessAll | Operation::AccessPartial
+        )));
+        assert_eq!(registry.decoders.len(), payloads * 4);
+        assert!(
+            registry
+                .decoders
+                .iter()
+                .all(|decoder| !unchecked(&decoder.id.codec.variant))
+        );
+        assert_eq!(registry.encoders.len(), payloads);
+        assert!(
+            registry
+                .encoders
+                .iter()
+                .all(|encoder| !unchecked(&encoder.id.variant))
+        );
+    }
+}

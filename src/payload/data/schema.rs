@@ -1,0 +1,699 @@
+//! Schema inference over every record of a data file: one [`Type`] that every record fits.
+//!
+//! Scalars are booleans, integers (`i64`; [`super::read`] refuses larger ones), floats and
+//! strings; an integer and a float at the same path make a float. Arrays have one element
+//! type. An object is a **record** (named fields, each optional when some object lacks it)
+//! unless its keys look like data, which makes it a **map** (string keys to one value type):
+//!
+//! - a key is not a field name as Avro and Protobuf spell them (`[A-Za-z_][A-Za-z0-9_]*`:
+//!   `"138586341"`, `"content-type"`, `"über"`), or
+//! - the objects at that path have more than [`MAX_FIELDS`] distinct keys between them,
+//!
+//! and `--map PATH` / `--record PATH` force either at a path (`$.events`, `$.items[].tags`,
+//! `$.index.*` for a map's values). Once one object at a path is a map, the path is a map.
+//!
+//! Nulls are counted, not typed: a field that is null in some records is *nullable*, one that
+//! some records lack is *optional*, and a path that only ever held null (or an empty array's
+//! elements, never seen) has kind [`Kind::Null`]. Two kinds at one path (a string here, a
+//! number there) are a **conflict**: the path's kind is a [`Kind::Union`] of them, and each
+//! format says what it does with it (Avro writes a union; formats without one are unsupported
+//! for the data, naming the path).
+
+use serde_json::Value;
+
+/// A record with more distinct keys than this is read as a map.
+pub const MAX_FIELDS: usize = 256;
+
+/// The type of the values at one path, with how many values were seen there.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Type {
+    pub kind: Kind,
+    /// Values seen at the path, nulls included.
+    pub seen: u64,
+    pub nulls: u64,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Kind {
+    /// Only nulls seen, or nothing at all (the elements of arrays that were always empty).
+    Null,
+    Bool,
+    Int,
+    Float,
+    String,
+    Array(Box<Type>),
+    /// String keys to values of one type.
+    Map(Box<Type>),
+    /// Named fields, sorted by name (serde_json's order).
+    Record(Vec<Field>),
+    /// A conflict: values of these kinds (never null, never two of one kind) at one path.
+    Union(Vec<Type>),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Field {
+    pub name: String,
+    pub ty: Type,
+}
+
+impl Type {
+    /// No value seen yet: what merging starts from.
+    pub const NOTHING: Type = Type {
+        kind: Kind::Null,
+        seen: 0,
+        nulls: 0,
+    };
+
+    /// The values that were not null.
+    pub fn present(&self) -> u64 {
+        self.seen - self.nulls
+    }
+
+    pub fn nullable(&self) -> bool {
+        self.nulls > 0
+    }
+
+    fn of(kind: Kind) -> Type {
+        Type {
+            kind,
+            seen: 1,
+            nulls: 0,
+        }
+    }
+}
+
+impl Field {
+    /// Whether some of the `parent`'s objects lack the field.
+    pub fn optional_in(&self, parent: &Type) -> bool {
+        self.ty.seen < parent.present()
+    }
+}
+
+impl Kind {
+    /// A word for messages and the summary.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Kind::Null => "null",
+            Kind::Bool => "bool",
+            Kind::Int => "int",
+            Kind::Float => "float",
+            Kind::String => "string",
+            Kind::Array(_) => "array",
+            Kind::Map(_) => "map",
+            Kind::Record(_) => "record",
+            Kind::Union(_) => "union",
+        }
+    }
+
+    /// Kinds that merge rather than conflict share a rank (integers and floats); unions list
+    /// their kinds in rank order.
+    fn rank(&self) -> u8 {
+        match self {
+            Kind::Null => 0,
+            Kind::Bool => 1,
+            Kind::Int | Kind::Float => 2,
+            Kind::String => 3,
+            Kind::Array(_) => 4,
+            Kind::Map(_) => 5,
+            Kind::Record(_) => 6,
+            Kind::Union(_) => 7,
+        }
+    }
+}
+
+/// Paths where the map-or-record rule is overridden (`--map`, `--record`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Overrides {
+    pub maps: Vec<String>,
+    pub records: Vec<String>,
+}
+
+/// Why a path is a map.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MapReason {
+    /// `--map PATH`.
+    Forced,
+    /// This key is not a field name.
+    Key(String),
+    /// The objects there have this many distinct keys.
+    ManyKeys(usize),
+}
+
+/// A conflict: the path and the kinds seen there.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Conflict {
+    pub path: String,
+    pub kinds: Vec<&'static str>,
+}
+
+/// The inferred schema of a data file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Schema {
+    /// The type of one record (the whole document, for a single document); its path is `$`.
+    pub record: Type,
+    /// The paths read as maps and why, in the order first decided.
+    pub maps: Vec<(String, MapReason)>,
+}
+
+impl Schema {
+    /// Infers the type every one of `records` fits.
+    pub fn infer(records: &[Value], overrides: &Overrides) -> Schema {
+        let mut inference = Inference {
+            overrides,
+            maps: Vec::new(),
+            path: String::from("$"),
+        };
+        let record = inference.infer_all(records);
+        Schema {
+            record,
+            maps: inference.maps,
+        }
+    }
+
+    /// Every conflict, in path order.
+    pub fn conflicts(&self) -> Vec<Conflict> {
+        let mut conflicts = Vec::new();
+        walk(&self.record, &mut String::from("$"), &mut |path, ty, _| {
+            if let Kind::Union(branches) = &ty.kind {
+                conflicts.push(Conflict {
+                    path: path.to_string(),
+                    kinds: branches.iter().map(|branch| branch.kind.name()).collect(),
+                });
+            }
+        });
+        conflicts
+    }
+
+    /// How deeply arrays, maps and records nest (a scalar record is depth 0).
+    pub fn depth(&self) -> usize {
+        fn depth(ty: &Type) -> usize {
+            match &ty.kind {
+                Kind::Array(item) | Kind::Map(item) => 1 + depth(item),
+                Kind::Record(fields) => 1 + fields.iter().map(|field| depth(&field.ty)).max().unwrap_or(0),
+                Kind::Union(branches) => branches.iter().map(depth).max().unwrap_or(0),
+                _ => 0,
+            }
+        }
+        depth(&self.record)
+    }
+}
+
+/// Calls `visit` on every type of the tree with its path (`$`, `.field`, `[]` for array
+/// elements, `.*` for map values), parents first, and the record it is a field of, if it is one.
+/// A union's branches are not paths of their own: their children are under the union's path.
+pub fn walk(ty: &Type, path: &mut String, visit: &mut impl FnMut(&str, &Type, Option<&Type>)) {
+    visit(path, ty, None);
+    walk_children(ty, path, visit);
+}
+
+fn walk_children(ty: &Type, path: &mut String, visit: &mut impl FnMut(&str, &Type, Option<&Type>)) {
+    let parent = path.len();
+    match &ty.kind {
+        Kind::Array(item) => {
+            path.push_str("[]");
+            walk(item, path, visit);
+        }
+        Kind::Map(value) => {
+            path.push_str(".*");
+            walk(value, path, visit);
+        }
+        Kind::Record(fields) => {
+            for field in fields {
+                super::read::push_key(path, &field.name);
+                visit(path, &field.ty, Some(ty));
+                walk_children(&field.ty, path, visit);
+                path.truncate(parent);
+            }
+        }
+        Kind::Union(branches) => {
+            for branch in branches {
+                walk_children(branch, path, visit);
+            }
+        }
+        Kind::Null | Kind::Bool | Kind::Int | Kind::Float | Kind::String => {}
+    }
+    path.truncate(parent);
+}
+
+/// The branch of a union (its kinds, in their order) a value of it belongs to: an integer is
+/// in the integer branch, or the float branch when there is none.
+pub fn branch_of(value: &Value, branches: &[Type]) -> Option<usize> {
+    let fits = |kind: &Kind| match (value, kind) {
+        (Value::Number(number), Kind::Int) => !number.is_f64(),
+        (Value::Number(_), Kind::Float)
+        | (Value::Bool(_), Kind::Bool)
+        | (Value::String(_), Kind::String)
+        | (Value::Array(_), Kind::Array(_))
+        | (Value::Object(_), Kind::Map(_) | Kind::Record(_)) => true,
+        _ => false,
+    };
+    branches.iter().position(|branch| fits(&branch.kind))
+}
+
+/// Whether Avro and Protobuf can use `key` as a field name.
+pub fn is_field_name(key: &str) -> bool {
+    let mut chars = key.chars();
+    chars
+        .next()
+        .is_some_and(|first| first.is_ascii_alphabetic() || first == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// Unique type names in CamelCase, for the records and wrappers of the schema writers (Avro
+/// record names, Protobuf message names).
+#[derive(Debug, Default)]
+pub struct Names(std::collections::BTreeSet<String>);
+
+impl Names {
+    /// `hint` in CamelCase (`retweeted_status` is `RetweetedStatus`), numbered from 2 when taken.
+    pub fn unique(&mut self, hint: &str) -> String {
+        let mut base: String = hint
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .filter(|word| !word.is_empty())
+            .map(|word| {
+                let mut chars = word.chars();
+                let first = chars.next().expect("not empty").to_ascii_uppercase();
+                std::iter::once(first).chain(chars).collect::<String>()
+            })
+            .collect();
+        if !base.starts_with(|c: char| c.is_ascii_alphabetic()) {
+            base.insert(0, 'T');
+        }
+        let mut name = base.clone();
+        let mut number = 2;
+        while !self.0.insert(name.clone()) {
+            name = format!("{base}{number}");
+            number += 1;
+        }
+        name
+    }
+}
+
+struct Inference<'o> {
+    overrides: &'o Overrides,
+    maps: Vec<(String, MapReason)>,
+    /// The path of the value being inferred or merged.
+    path: String,
+}
+
+impl Inference<'_> {
+    fn infer(&mut self, value: &Value) -> Type {
+        match value {
+            Value::Null => Type {
+                kind: Kind::Null,
+                seen: 1,
+                nulls: 1,
+            },
+            Value::Bool(_) => Type::of(Kind::Bool),
+            Value::Number(number) if number.is_f64() => Type::of(Kind::Float),
+            Value::Number(_) => Type::of(Kind::Int),
+            Value::String(_) => Type::of(Kind::String),
+            Value::Array(items) => {
+                let parent = self.path.len();
+                self.path.push_str("[]");
+                let item = self.infer_all(items);
+                self.path.truncate(parent);
+                Type::of(Kind::Array(Box::new(item)))
+            }
+            Value::Object(object) => {
+                let forced_record = self.overrides.records.contains(&self.path);
+                let reason = if self.overrides.maps.contains(&self.path) {
+                    Some(MapReason::Forced)
+                } else if forced_record {
+                    None
+                } else if let Some(key) = object.keys().find(|key| !is_field_name(key)) {
+                    Some(MapReason::Key(key.clone()))
+                } else if object.len() > MAX_FIELDS {
+                    Some(MapReason::ManyKeys(object.len()))
+                } else {
+                    None
+                };
+                let parent = self.path.len();
+                let kind = match reason {
+                    Some(reason) => {
+                        self.note_map(reason);
+                        self.path.push_str(".*");
+                        Kind::Map(Box::new(self.infer_all(object.values())))
+                    }
+                    None => Kind::Record(
+                        object
+                            .iter()
+                            .map(|(name, value)| {
+                                super::read::push_key(&mut self.path, name);
+                                let ty = self.infer(value);
+                                self.path.truncate(parent);
+                                Field {
+                                    name: name.clone(),
+                                    ty,
+                                }
+                            })
+                            .collect(),
+                    ),
+                };
+                self.path.truncate(parent);
+                Type::of(kind)
+            }
+        }
+    }
+
+    /// The type all of `values` (at the current path) fit.
+    fn infer_all<'v>(&mut self, values: impl IntoIterator<Item = &'v Value>) -> Type {
+        let mut merged = Type::NOTHING;
+        for value in values {
+            let one = self.infer(value);
+            merged = self.merge(merged, one);
+        }
+        merged
+    }
+
+    fn note_map(&mut self, reason: MapReason) {
+        if !self.maps.iter().any(|(path, _)| path == &self.path) {
+            self.maps.push((self.path.clone(), reason));
+        }
+    }
+
+    /// The type both `a`'s and `b`'s values fit, at the current path.
+    fn merge(&mut self, a: Type, b: Type) -> Type {
+        let (a_present, b_present) = (a.present(), b.present());
+        let (seen, nulls) = (a.seen + b.seen, a.nulls + b.nulls);
+        let kind = self.merge_kinds(a.kind, a_present, b.kind, b_present);
+        Type { kind, seen, nulls }
+    }
+
+    fn merge_kinds(&mut self, a: Kind, a_present: u64, b: Kind, b_present: u64) -> Kind {
+        match (a, b) {
+            (Kind::Null, kind) | (kind, Kind::Null) => kind,
+            (Kind::Bool, Kind::Bool) => Kind::Bool,
+            (Kind::String, Kind::String) => Kind::String,
+            (Kind::Int, Kind::Int) => Kind::Int,
+            (Kind::Int | Kind::Float, Kind::Int | Kind::Float) => Kind::Float,
+            (Kind::Array(a), Kind::Array(b)) => {
+                let parent = self.path.len();
+                self.path.push_str("[]");
+                let item = self.merge(*a, *b);
+                self.path.truncate(parent);
+                Kind::Array(Box::new(item))
+            }
+            (Kind::Map(a), Kind::Map(b)) => Kind::Map(Box::new(self.merge_values(*a, *b))),
+            (Kind::Record(a), Kind::Record(b)) => {
+                let fields = self.merge_fields(a, b);
+                let forced_record = self.overrides.records.contains(&self.path);
+                if fields.len() > MAX_FIELDS && !forced_record {
+                    self.note_map(MapReason::ManyKeys(fields.len()));
+                    self.record_to_map(fields)
+                } else {
+                    Kind::Record(fields)
+                }
+            }
+            (Kind::Record(fields), Kind::Map(value)) | (Kind::Map(value), Kind::Record(fields)) => {
+                let Kind::Map(record) = self.record_to_map(fields) else {
+                    unreachable!("record_to_map makes a map")
+                };
+                Kind::Map(Box::new(self.merge_values(*value, *record)))
+            }
+            (Kind::Union(branches), other) => self.union(branches, other, b_present),
+            (other, Kind::Union(branches)) => self.union(branches, other, a_present),
+            (a, b) => {
+                let mut branches = vec![
+                    Type {
+                        kind: a,
+                        seen: a_present,
+                        nulls: 0,
+                    },
+                    Type {
+                        kind: b,
+                        seen: b_present,
+                        nulls: 0,
+                    },
+                ];
+                branches.sort_by_key(|branch| branch.kind.rank());
+                Kind::Union(branches)
+            }
+        }
+    }
+
+    /// Adds `other` (`present` values of it), or every branch of it when it is a union, to a
+    /// union's branches.
+    fn union(&mut self, mut branches: Vec<Type>, other: Kind, present: u64) -> Kind {
+        let added = match other {
+            Kind::Union(others) => others,
+            kind => vec![Type {
+                kind,
+                seen: present,
+                nulls: 0,
+            }],
+        };
+        for branch in added {
+            match branches
+                .iter()
+                .position(|existing| existing.kind.rank() == branch.kind.rank())
+            {
+                Some(index) => {
+                    let existing = branches.remove(index);
+                    let merged = self.merge(existing, branch);
+                    branches.push(merged);
+                }
+                None => branches.push(branch),
+            }
+        }
+        branches.sort_by_key(|branch| branch.kind.rank());
+        Kind::Union(branches)
+    }
+
+    /// Map values at the current path (`.*` below it).
+    fn merge_values(&mut self, a: Type, b: Type) -> Type {
+        let parent = self.path.len();
+        self.path.push_str(".*");
+        let merged = self.merge(a, b);
+        self.path.truncate(parent);
+        merged
+    }
+
+    fn record_to_map(&mut self, fields: Vec<Field>) -> Kind {
+        let parent = self.path.len();
+        self.path.push_str(".*");
+        let mut value = Type::NOTHING;
+        for field in fields {
+            value = self.merge(value, field.ty);
+        }
+        self.path.truncate(parent);
+        Kind::Map(Box::new(value))
+    }
+
+    /// Both field lists (sorted by name) merged; a field in one only keeps its count, which
+    /// makes it optional in the merged record.
+    fn merge_fields(&mut self, a: Vec<Field>, b: Vec<Field>) -> Vec<Field> {
+        let mut merged = Vec::with_capacity(a.len().max(b.len()));
+        let (mut a, mut b) = (a.into_iter().peekable(), b.into_iter().peekable());
+        let parent = self.path.len();
+        loop {
+            let field = match (a.peek(), b.peek()) {
+                (Some(x), Some(y)) if x.name == y.name => {
+                    let (x, y) = (a.next().expect("peeked"), b.next().expect("peeked"));
+                    super::read::push_key(&mut self.path, &x.name);
+                    let ty = self.merge(x.ty, y.ty);
+                    self.path.truncate(parent);
+                    Field { name: x.name, ty }
+                }
+                (Some(x), Some(y)) if x.name < y.name => a.next().expect("peeked"),
+                (Some(_), Some(_)) => b.next().expect("peeked"),
+                (Some(_), None) => a.next().expect("peeked"),
+                (None, Some(_)) => b.next().expect("peeked"),
+                (None, None) => break,
+            };
+            merged.push(field);
+        }
+        merged
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn infer(records: Value) -> Schema {
+        let Value::Array(records) = records else {
+            panic!("records")
+        };
+        Schema::infer(&records, &Overrides::default())
+    }
+
+    fn field<'t>(ty: &'t Type, name: &str) -> &'t Field {
+        let Kind::Record(fields) = &ty.kind else {
+            panic!("{ty:?} is not a record")
+        };
+        fields
+            .iter()
+            .find(|field| field.name == name)
+            .unwrap_or_else(|| panic!("no field {name}"))
+    }
+
+    #[test]
+    fn scalars_integers_widen_to_floats_and_counts_are_kept() {
+        let schema = infer(json!([{"a": 1, "b": true, "c": "x"}, {"a": 2.5, "b": false, "c": "y"}]));
+        let record = &schema.record;
+        assert_eq!((record.seen, record.nulls), (2, 0));
+        assert_eq!(field(record, "a").ty.kind, Kind::Float);
+        assert_eq!(field(record, "b").ty.kind, Kind::Bool);
+        assert_eq!(field(record, "c").ty.kind, Kind::String);
+        assert!(schema.conflicts().is_empty());
+    }
+
+    #[test]
+    fn optional_and_nullable_fields_are_told_apart() {
+        let schema = infer(json!([{"a": 1, "n": null}, {"n": 2}, {"a": 3, "n": null}]));
+        let record = &schema.record;
+        let a = field(record, "a");
+        assert!(a.optional_in(record) && !a.ty.nullable());
+        let n = field(record, "n");
+        assert!(!n.optional_in(record) && n.ty.nullable());
+        assert_eq!((n.ty.kind.clone(), n.ty.seen, n.ty.nulls), (Kind::Int, 3, 2));
+    }
+
+    #[test]
+    fn an_all_null_field_and_an_empty_array_have_kind_null() {
+        let schema = infer(json!([{"z": null, "e": []}, {"z": null, "e": []}]));
+        let z = field(&schema.record, "z");
+        assert_eq!((z.ty.kind.clone(), z.ty.seen, z.ty.nulls), (Kind::Null, 2, 2));
+        let Kind::Array(item) = &field(&schema.record, "e").ty.kind else {
+            panic!()
+        };
+        assert_eq!((item.kind.clone(), item.seen), (Kind::Null, 0));
+        // No records at all: nothing seen.
+        let empty = infer(json!([]));
+        assert_eq!(empty.record.kind, Kind::Null);
+        assert_eq!(empty.record.seen, 0);
+    }
+
+    #[test]
+    fn mixed_types_are_a_conflict_reported_with_its_path() {
+        let schema = infer(json!([
+            {"id": "a1", "tags": [1, "x"]},
+            {"id": 7, "tags": []},
+            {"id": null, "tags": [true]}
+        ]));
+        assert_eq!(
+            schema.conflicts(),
+            vec![
+                Conflict {
+                    path: "$.id".into(),
+                    kinds: vec!["int", "string"]
+                },
+                Conflict {
+                    path: "$.tags[]".into(),
+                    kinds: vec!["bool", "int", "string"]
+                },
+            ]
+        );
+        let id = field(&schema.record, "id");
+        assert_eq!((id.ty.seen, id.ty.nulls), (3, 1));
+        let Kind::Union(branches) = &id.ty.kind else {
+            panic!()
+        };
+        assert_eq!(
+            branches.iter().map(|branch| branch.seen).collect::<Vec<_>>(),
+            [1, 1]
+        );
+        // A union absorbs a later value of a kind it already has; ints and floats still merge.
+        let merged = infer(json!([{"v": 1}, {"v": "s"}, {"v": 2.5}, {"v": "t"}]));
+        let Kind::Union(branches) = &field(&merged.record, "v").ty.kind else {
+            panic!()
+        };
+        assert_eq!(
+            branches
+                .iter()
+                .map(|branch| (branch.kind.name(), branch.seen))
+                .collect::<Vec<_>>(),
+            [("float", 2), ("string", 2)]
+        );
+    }
+
+    #[test]
+    fn objects_with_data_keys_are_maps_and_the_rule_can_be_forced() {
+        let data = json!([{
+            "events": {"138586341": {"name": "a"}, "138586345": {"name": "b", "logo": null}},
+            "über": 1,
+            "meta": {"x": 1}
+        }]);
+        let Value::Array(records) = data else { panic!() };
+        let schema = Schema::infer(&records, &Overrides::default());
+        // The root has a key that is not a field name, so it is a map itself.
+        assert_eq!(schema.maps[0], ("$".to_string(), MapReason::Key("über".into())));
+        let forced = Schema::infer(
+            &records,
+            &Overrides {
+                maps: vec!["$.meta".into()],
+                records: vec!["$".into()],
+            },
+        );
+        let events = field(&forced.record, "events");
+        let Kind::Map(event) = &events.ty.kind else {
+            panic!("{events:?}")
+        };
+        let logo = field(event, "logo");
+        assert!(logo.optional_in(event) && logo.ty.nullable());
+        assert_eq!(
+            forced.maps,
+            vec![
+                ("$.events".to_string(), MapReason::Key("138586341".into())),
+                ("$.meta".to_string(), MapReason::Forced)
+            ]
+        );
+        assert!(matches!(field(&forced.record, "meta").ty.kind, Kind::Map(_)));
+        assert_eq!(field(&forced.record, "über").ty.kind, Kind::Int);
+    }
+
+    #[test]
+    fn many_distinct_keys_make_a_map_even_when_each_is_a_name() {
+        let records: Vec<Value> = (0..=MAX_FIELDS)
+            .map(|index| json!({ "users": { format!("user{index}"): index } }))
+            .collect();
+        let schema = Schema::infer(&records, &Overrides::default());
+        let users = field(&schema.record, "users");
+        let Kind::Map(value) = &users.ty.kind else {
+            panic!("{users:?}")
+        };
+        assert_eq!(
+            (value.kind.clone(), value.seen),
+            (Kind::Int, MAX_FIELDS as u64 + 1)
+        );
+        assert_eq!(
+            schema.maps,
+            vec![("$.users".to_string(), MapReason::ManyKeys(MAX_FIELDS + 1))]
+        );
+    }
+
+    #[test]
+    fn unicode_keys_and_values_are_kept() {
+        let schema = infer(json!([{"名前": "値", "emoji": "😀"}]));
+        assert_eq!(
+            schema.maps,
+            vec![("$".to_string(), MapReason::Key("名前".into()))]
+        );
+        let Kind::Map(value) = &schema.record.kind else {
+            panic!()
+        };
+        assert_eq!(value.kind, Kind::String);
+    }
+
+    #[test]
+    fn deep_nesting_within_the_reader_limit_is_inferred() {
+        let mut value = json!(1);
+        for _ in 0..120 {
+            value = json!({ "a": [value] });
+        }
+        let schema = infer(json!([value]));
+        assert_eq!(schema.depth(), 240);
+        assert!(schema.conflicts().is_empty());
+    }
+
+    #[test]
+    fn type_names_are_camel_case_and_unique() {
+        let mut names = Names::default();
+        assert_eq!(names.unique("retweeted_status"), "RetweetedStatus");
+        assert_eq!(names.unique("retweeted_status"), "RetweetedStatus2");
+        assert_eq!(names.unique("123 go"), "T123Go");
+        assert_eq!(names.unique(""), "T");
+    }
+}

@@ -1,0 +1,191 @@
+//! `serbench check` on bytes written by another language's libraries: Python's `json`, Google's
+//! `protobuf` (on the `.proto` `serbench schema` infers, compiled by `grpcio-tools`' protoc) and
+//! `fastavro` (on the inferred `.avsc`). Without those Python packages the test says so and
+//! passes, unless `SERBENCH_REQUIRE_PYTHON_INTEROP` is set (as `.ci/run` does, after installing
+//! them pinned), so CI cannot skip it quietly.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn serbench(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_serbench"))
+        .args(args)
+        .output()
+        .expect("serbench runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Orders a producer in another language might write: nullable and absent fields, nested
+/// records, a map keyed by data, integers and floats in one field, non-ASCII text.
+const ORDERS: &str = include_str!("fixtures/orders.ndjson");
+
+/// What the Python side writes into `dir`, from `orders.ndjson`, the inferred schemas there
+/// (`orders.avsc`, `orders_pb2.py`) and `canada.json`.
+const PRODUCER: &str = r#"
+import json, sys
+import fastavro
+from google.protobuf import json_format
+sys.path.insert(0, sys.argv[1])
+import orders_pb2
+
+folder = sys.argv[1]
+def sorted_object(pairs):
+    return dict(sorted(pairs))
+with open(f"{folder}/orders.ndjson", encoding="utf-8") as lines:
+    records = [json.loads(line, object_pairs_hook=sorted_object) for line in lines if line.strip()]
+
+with open(f"{folder}/py.array.json", "w", encoding="utf-8") as out:
+    json.dump(records, out, ensure_ascii=False)
+with open(f"{folder}/py.ndjson", "w", encoding="utf-8") as out:
+    for record in records:
+        out.write(json.dumps(record) + "\n")
+
+message = orders_pb2.Records()
+json_format.ParseDict({"records": records}, message)
+with open(f"{folder}/py.pb", "wb") as out:
+    out.write(message.SerializeToString(deterministic=True))
+
+with open(f"{folder}/orders.avsc", encoding="utf-8") as schema:
+    parsed = fastavro.parse_schema(json.load(schema))
+with open(f"{folder}/py.avro", "wb") as out:
+    fastavro.schemaless_writer(out, parsed, records)
+
+with open(f"{folder}/canada.json", encoding="utf-8") as canada:
+    document = json.load(canada)
+with open(f"{folder}/py.canada.json", "w", encoding="utf-8") as out:
+    json.dump(document, out, separators=(",", ":"))
+"#;
+
+/// Whether Python has the packages; the reason it cannot run otherwise.
+fn python_ready() -> Result<(), String> {
+    let probe = Command::new("python3")
+        .args(["-c", "import google.protobuf, grpc_tools, fastavro"])
+        .output()
+        .map_err(|error| format!("no python3: {error}"))?;
+    match probe.status.success() {
+        true => Ok(()),
+        false => Err(text(&probe.stderr)
+            .trim()
+            .lines()
+            .last()
+            .unwrap_or("")
+            .to_string()),
+    }
+}
+
+fn run(command: &mut Command) {
+    let output = command.output().expect("the command runs");
+    assert!(output.status.success(), "{command:?}: {}", text(&output.stderr));
+}
+
+fn check(dir: &Path, data: &str, args: &[&str], file: &str) -> Output {
+    let data = dir.join(data);
+    let bytes = dir.join(file);
+    serbench(
+        &[
+            &["check", "--data", data.to_str().unwrap()],
+            args,
+            &[bytes.to_str().unwrap()],
+        ]
+        .concat(),
+    )
+}
+
+#[test]
+fn check_accepts_json_protobuf_and_avro_written_by_python() {
+    if let Err(reason) = python_ready() {
+        assert!(
+            std::env::var_os("SERBENCH_REQUIRE_PYTHON_INTEROP").is_none(),
+            "SERBENCH_REQUIRE_PYTHON_INTEROP is set and Python cannot run the producer: {reason}"
+        );
+        eprintln!(
+            "skipped: python3 lacks protobuf, grpcio-tools or fastavro ({reason}); \
+             `pip install protobuf==7.36.2 grpcio-tools==1.85.1 fastavro==1.13.1` runs it"
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    std::fs::write(dir.join("orders.ndjson"), ORDERS).unwrap();
+    let canada = serbench::payload::data::Corpus::by_name("canada").unwrap().json();
+    std::fs::write(dir.join("canada.json"), canada).unwrap();
+    let data = dir.join("orders.ndjson");
+    let schema = serbench(&[
+        "schema",
+        "--data",
+        data.to_str().unwrap(),
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(schema.status.success(), "{}", text(&schema.stderr));
+    let include = format!("-I{}", dir.display());
+    let python_out = format!("--python_out={}", dir.display());
+    run(Command::new("python3")
+        .args(["-m", "grpc_tools.protoc", &include, &python_out])
+        .arg(dir.join("orders.proto")));
+    std::fs::write(dir.join("producer.py"), PRODUCER).unwrap();
+    run(Command::new("python3").arg(dir.join("producer.py")).arg(dir));
+
+    for (args, file) in [
+        (&["--format", "json", "--framing", "array"][..], "py.array.json"),
+        (&["--format", "json", "--framing", "ndjson"][..], "py.ndjson"),
+        (
+            &[
+                "--format",
+                "json",
+                "--framing",
+                "ndjson",
+                "--backend",
+                "simd-json",
+            ][..],
+            "py.ndjson",
+        ),
+        (&["--format", "protobuf"][..], "py.pb"),
+        (
+            &["--format", "avro", "--backend", "serde_avro_fast"][..],
+            "py.avro",
+        ),
+        (&["--format", "avro", "--backend", "apache-avro"][..], "py.avro"),
+    ] {
+        let output = check(dir, "orders.ndjson", args, file);
+        assert!(
+            output.status.success(),
+            "{args:?} {file}: {}",
+            text(&output.stderr)
+        );
+        assert!(
+            text(&output.stdout).contains("the same data as data:orders"),
+            "{}",
+            text(&output.stdout)
+        );
+    }
+
+    // Both sides write protobuf's deterministic serialization, and the same Avro datum (the
+    // maps sorted on both sides), byte for byte.
+    for (format, file) in [("protobuf", "py.pb"), ("avro", "py.avro")] {
+        let dump = serbench(&["dump", "--format", format, "--data", data.to_str().unwrap()]);
+        assert!(dump.status.success(), "{}", text(&dump.stderr));
+        assert_eq!(dump.stdout, std::fs::read(dir.join(file)).unwrap(), "{format}");
+    }
+
+    // Python writes canada's doubles exactly; simd-json reads them back exactly, serbench's
+    // serde_json (without float_roundtrip) one unit in the last place off at some of them.
+    let canada_args = ["--format", "json", "--backend", "simd-json"];
+    let output = check(dir, "canada.json", &canada_args, "py.canada.json");
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let output = check(
+        dir,
+        "canada.json",
+        &["--format", "json", "--backend", "serde_json"],
+        "py.canada.json",
+    );
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output.stderr));
+    assert!(
+        text(&output.stderr).contains("differs from data:canada at $.features[0].geometry.coordinates["),
+        "{}",
+        text(&output.stderr)
+    );
+}
