@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
-use crate::arm::{ArmId, Encoder};
+use crate::arm::ArmId;
 use crate::check::CodecQuery;
 use crate::footprint::FootprintOptions;
 use crate::format::{Registry, Unsupported};
@@ -219,8 +219,12 @@ pub fn footprint(options: &FootprintOptions, out: &Path, replace: bool) -> Resul
         load::load(out.path())?;
     }
     let started = Instant::now();
-    let rows = crate::footprint::measure(options)?;
-    let path = out.write_csv(report_footprint::FILE_NAME, &rows)?;
+    let rows = crate::footprint::measure(options, |rows| {
+        out.write_csv(report_footprint::FILE_NAME, rows).map(drop)
+    })?;
+    let path = out.file(report_footprint::FILE_NAME);
+    // What was written must read back as every other command reads it.
+    crate::report::files::read_complete::<report_footprint::FootprintRow>(&path)?;
     let mut text = report_footprint::markdown_table(&rows);
     text += &format!(
         "{} builds, {} run(s) each, in {:.0} s: {}\n",

@@ -3,9 +3,16 @@
 //! once per format with that format's feature only, and once with none (the baseline), each in
 //! a fresh target dir with the release profile and stripped by rustc; each binary is measured
 //! (file size, `.text` read from its headers with the `object` crate) and run once, so a build
-//! that does not work is never measured. `--runs` repeats every build, round-robin across them
-//! so the machine's drift reaches all of them alike; the rows ([`FootprintRow`]) hold the median
-//! and the fastest and slowest run.
+//! that does not work is never measured. `--runs` repeats every build (back to back, and
+//! footprint.csv is written after each build, so an interrupted footprint keeps the builds it
+//! finished); the rows ([`FootprintRow`]) hold the median and the fastest and slowest run, and
+//! the highest load average seen, since a clean build's wall time is only as quiet as the
+//! machine.
+//!
+//! The program reaches its format through [`Registry::build`], so its binary holds the format's
+//! library and serbench's codecs of every payload for it (not only of [`PAYLOAD`]): the figures
+//! are what the format costs as serbench integrates it, an upper bound for a program with one
+//! message type. Cargo is `$CARGO` when set (cargo sets it for what it runs), else `cargo`.
 //!
 //! The program is its own package rather than an example so that its build compiles serbench's
 //! library and that library's dependencies only (cargo builds every dev-dependency for an
@@ -100,13 +107,20 @@ fn is_source(dir: &Path) -> bool {
 #[derive(Clone, Debug)]
 struct Sample {
     seconds: f64,
+    /// The 1-minute load average as the build finished (Linux), see [`load_average`].
+    load: Option<f64>,
     binary: Binary,
     report: ProgramReport,
 }
 
-/// Builds and measures everything `options` names, `runs` times; a build that fails in any run
-/// is a failed row with the reason, and the others go on.
-pub fn measure(options: &FootprintOptions) -> Result<Vec<FootprintRow>> {
+/// Builds and measures everything `options` names, the baseline first, each build's runs back
+/// to back; a build that fails in any run is a failed row with the reason, and the others go
+/// on. After each build, `finished` gets the rows of the builds done so far (to write them, so
+/// that an interrupted footprint keeps what it measured).
+pub fn measure(
+    options: &FootprintOptions,
+    mut finished: impl FnMut(&[FootprintRow]) -> Result<()>,
+) -> Result<Vec<FootprintRow>> {
     if !is_source(&options.source) {
         return Err(UsageError::error(format!(
             "{}: not serbench's source tree (no Cargo.toml with footprint/Cargo.toml beside it); \
@@ -124,38 +138,53 @@ pub fn measure(options: &FootprintOptions) -> Result<Vec<FootprintRow>> {
             options.formats.clone()
         })
         .collect();
+    // A format named twice is built once (its row is its key in footprint.csv).
+    let builds: Vec<String> = builds
+        .iter()
+        .enumerate()
+        .filter(|(index, build)| !builds[..*index].contains(build))
+        .map(|(_, build)| build.clone())
+        .collect();
     let scratch = Scratch::new()?;
     let timestamp = utc_timestamp(SystemTime::now());
-    let mut samples: Vec<Result<Vec<Sample>>> = builds.iter().map(|_| Ok(Vec::new())).collect();
-    for run in 1..=options.runs {
-        for (build, outcome) in builds.iter().zip(&mut samples) {
-            let Ok(done) = outcome else { continue };
+    let mut samples: Vec<Result<Vec<Sample>, String>> = Vec::new();
+    let mut rows_so_far = Vec::new();
+    for (done, build) in builds.iter().enumerate() {
+        let mut outcome = Ok(Vec::new());
+        for run in 1..=options.runs {
+            // A fresh target dir per build: nothing of one build is left for the next.
             let target = scratch.0.join(format!("target-{build}"));
-            match build_once(&options.source, build, &target) {
+            let sample = build_once(&options.source, build, &target);
+            std::fs::remove_dir_all(&target).ok();
+            match sample {
                 Ok(sample) => {
                     eprintln!(
-                        "footprint: run {run}/{} {build}: {:.1} s, {} bytes (.text {})",
+                        "footprint: {build} run {run}/{}: {:.1} s, {} bytes (.text {})",
                         options.runs, sample.seconds, sample.binary.bytes, sample.binary.text_bytes
                     );
-                    done.push(sample);
+                    if let Ok(samples) = &mut outcome {
+                        samples.push(sample);
+                    }
                 }
                 Err(error) => {
-                    eprintln!("footprint: run {run}/{} {build}: failed: {error:#}", options.runs);
-                    *outcome = Err(error);
+                    eprintln!("footprint: {build} run {run}/{}: failed: {error:#}", options.runs);
+                    outcome = Err(format!("{error:#}"));
+                    break;
                 }
             }
-            // A fresh target dir per build: nothing of one build is left for the next.
-            std::fs::remove_dir_all(&target).ok();
         }
+        samples.push(outcome);
+        rows_so_far = rows(&builds[..=done], &samples, options.runs, &timestamp)?;
+        finished(&rows_so_far)?;
     }
-    rows(&builds, samples, options.runs, &timestamp)
+    Ok(rows_so_far)
 }
 
 /// The rows of the builds from their samples, the baseline first; `runs` is how many runs were
 /// asked for (a failed build stopped at its first failure).
 fn rows(
     builds: &[String],
-    samples: Vec<Result<Vec<Sample>>>,
+    samples: &[Result<Vec<Sample>, String>],
     runs: usize,
     timestamp: &str,
 ) -> Result<Vec<FootprintRow>> {
@@ -186,6 +215,7 @@ fn rows(
         rustc: compiled(|report| &report.rustc, &host.rustc)?,
         commit: compiled(|report| &report.commit, &host.commit)?,
         build: compiled(|report| &report.build, &host.build)?,
+        environment: host.environment.clone(),
         timestamp: timestamp.to_string(),
         runs,
         status: STATUS_FAILED.to_string(),
@@ -200,9 +230,9 @@ fn rows(
                 ..row.clone()
             };
             match outcome {
-                Ok(samples) => summarise(row, &samples),
+                Ok(samples) => summarise(row, samples),
                 Err(error) => FootprintRow {
-                    note: format!("{error:#}").replace('\n', " "),
+                    note: error.replace('\n', " "),
                     ..row
                 },
             }
@@ -242,6 +272,7 @@ fn summarise(row: FootprintRow, samples: &[Sample]) -> FootprintRow {
         compile_s: Some(round1(percentile(&seconds, 0.5))),
         compile_s_min: Some(round1(seconds.iter().copied().fold(f64::INFINITY, f64::min))),
         compile_s_max: Some(round1(seconds.iter().copied().fold(0.0, f64::max))),
+        load_average_max: samples.iter().filter_map(|sample| sample.load).reduce(f64::max),
         status: STATUS_OK.to_string(),
         note: if differing.is_empty() {
             String::new()
@@ -306,6 +337,7 @@ fn build_once(source: &Path, build: &str, target: &Path) -> Result<Sample> {
         .output()
         .with_context(|| format!("cannot run {}", Path::new(&cargo).display()))?;
     let seconds = started.elapsed().as_secs_f64();
+    let load = load_average();
     if !output.status.success() {
         let stderr = String::from_utf8_lossy(&output.stderr);
         let last = stderr
@@ -337,9 +369,16 @@ fn build_once(source: &Path, build: &str, target: &Path) -> Result<Sample> {
     }
     Ok(Sample {
         seconds,
+        load,
         binary,
         report,
     })
+}
+
+/// The 1-minute load average (the first field of /proc/loadavg), where the system has one.
+fn load_average() -> Option<f64> {
+    let text = std::fs::read_to_string("/proc/loadavg").ok()?;
+    text.split_whitespace().next()?.parse().ok()
 }
 
 fn run_program(path: &Path) -> Result<ProgramReport> {
@@ -480,6 +519,7 @@ mod tests {
     fn sample(seconds: f64, bytes: u64) -> Sample {
         Sample {
             seconds,
+            load: Some(seconds / 20.0),
             binary: Binary {
                 bytes,
                 text_bytes: bytes / 2,
@@ -501,9 +541,9 @@ mod tests {
         let samples = vec![
             Ok(vec![sample(50.0, 1000), sample(54.0, 1000), sample(51.0, 1000)]),
             Ok(vec![sample(60.0, 1600), sample(58.0, 1600), sample(70.0, 1700)]),
-            Err(anyhow::anyhow!("cargo build failed: error[E0425]")),
+            Err("cargo build failed: error[E0425]".to_string()),
         ];
-        let rows = rows(&builds, samples, 3, "2026-12-01T00:00:00Z").unwrap();
+        let rows = rows(&builds, &samples, 3, "2026-12-01T00:00:00Z").unwrap();
         let [baseline, postcard, csv] = &rows[..] else {
             panic!("{rows:?}")
         };
@@ -512,6 +552,7 @@ mod tests {
             (Some(51.0), Some(50.0), Some(54.0))
         );
         assert_eq!(baseline.binary_bytes_over_baseline, None);
+        assert_eq!(baseline.load_average_max, Some(2.7));
         assert_eq!(postcard.compile_s, Some(60.0));
         assert_eq!(postcard.compile_s_over_baseline, Some(9.0));
         assert_eq!(
@@ -561,7 +602,7 @@ mod tests {
             runs: 1,
             source: dir.path().to_path_buf(),
         };
-        let error = measure(&options).unwrap_err();
+        let error = measure(&options, |_| Ok(())).unwrap_err();
         assert!(error.downcast_ref::<UsageError>().is_some());
         assert!(
             format!("{error:#}").contains("not serbench's source tree"),

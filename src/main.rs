@@ -220,7 +220,8 @@ enum Command {
         /// Formats to build (repeatable; default: all); the baseline is always built.
         #[arg(long = "format", value_parser = format_names())]
         formats: Vec<String>,
-        /// Clean builds of each, 1 to 100, round-robin across the builds.
+        /// Clean builds of each, 1 to 100, back to back (footprint.csv is written after each
+        /// build).
         #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..=100))]
         runs: u64,
         /// serbench's source tree (default: the one this binary was built from, else the

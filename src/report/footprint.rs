@@ -20,6 +20,9 @@ pub const BASELINE: &str = "baseline";
 /// The longest clean build a row may hold: a day.
 pub const MAX_SECONDS: f64 = 86_400.0;
 
+/// The highest load average a row may hold (any real machine's is far below).
+pub const MAX_LOAD: f64 = 1_000_000.0;
+
 /// One build's footprint: its binary and its clean compile time over `runs` builds. The figures
 /// over the baseline are empty for the baseline itself and when the baseline failed.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -33,6 +36,8 @@ pub struct FootprintRow {
     pub rustc: String,
     pub commit: String,
     pub build: String,
+    /// Where `footprint` ran: `direct` or inside a Nix build ([`super::host::environment`]).
+    pub environment: String,
     pub timestamp: String,
     /// A format, or [`BASELINE`].
     pub format: String,
@@ -50,6 +55,10 @@ pub struct FootprintRow {
     pub compile_s_max: Option<f64>,
     /// The median over the baseline's median.
     pub compile_s_over_baseline: Option<f64>,
+    /// The highest 1-minute load average (Linux's /proc/loadavg) at the end of this build's
+    /// runs, empty where there is none: above `cores`, other work shared the CPUs with the
+    /// builds, and their times are longer than on an idle machine.
+    pub load_average_max: Option<f64>,
     pub status: String,
     pub note: String,
 }
@@ -85,6 +94,9 @@ impl Record for FootprintRow {
                 in_range(column, value, low, MAX_SECONDS)?;
             }
         }
+        if let Some(load) = self.load_average_max {
+            in_range("load_average_max", load, 0.0, MAX_LOAD)?;
+        }
         if self.status == STATUS_OK {
             let (Some(_), Some(_), Some(low), Some(median), Some(high)) = (
                 self.binary_bytes,
@@ -116,6 +128,7 @@ impl Record for FootprintRow {
             ("rustc", &self.rustc),
             ("commit", &self.commit),
             ("build", &self.build),
+            ("environment", &self.environment),
             ("timestamp", &self.timestamp),
         ]
     }
@@ -142,6 +155,7 @@ pub fn markdown_table(rows: &[FootprintRow]) -> String {
         ">min-max",
         ">over baseline",
         ">runs",
+        ">load (max)",
     ]
     .map(String::from)
     .to_vec();
@@ -162,6 +176,8 @@ pub fn markdown_table(rows: &[FootprintRow]) -> String {
                 row.compile_s_over_baseline
                     .map_or("-".to_string(), |value| format!("{value:+.1}")),
                 row.runs.to_string(),
+                row.load_average_max
+                    .map_or("-".to_string(), |load| format!("{load:.1}")),
             ]
         })
         .collect();
@@ -188,6 +204,7 @@ pub fn write_section(
 ) -> Result<()> {
     writeln!(markdown, "## Footprint: {label}\n")?;
     let runs = rows.iter().map(|row| row.runs).max().unwrap_or(0);
+    let cores = rows.first().map_or(0, |row| row.cores);
     writeln!(
         markdown,
         "What each format adds to a program (`serbench footprint`, footprint.csv): the same small \
@@ -196,7 +213,11 @@ pub fn write_section(
          format, the baseline. Sizes are of the stripped binary and its `.text` section; compile \
          is the wall time of a clean build in a fresh target dir, serbench's own dependencies \
          included (the baseline has them too), the median of {runs} run(s) with the fastest and \
-         slowest.\n"
+         slowest. The program reaches its format through serbench's registry, so its binary holds \
+         serbench's codecs of every payload for that format, not only of `order`: what the format \
+         costs as serbench uses it, more than a program with one message type. Load is the highest \
+         1-minute load average at the end of a build's runs: above the machine's {cores} core(s), \
+         other work shared the CPUs and the times are longer than on an idle machine.\n"
     )?;
     let ok: Vec<&FootprintRow> = rows.iter().filter(|row| row.status == STATUS_OK).collect();
     let formats: Vec<&FootprintRow> = ok.iter().copied().filter(|row| row.format != BASELINE).collect();
@@ -336,7 +357,7 @@ mod tests {
         assert_eq!(files::read_complete::<FootprintRow>(&path).unwrap(), rows);
         let header = std::fs::read_to_string(&path).unwrap();
         assert!(header.starts_with(
-            "schema_version,host,system,cpu,cores,rustc,commit,build,timestamp,format,runs,binary_bytes,"
+            "schema_version,host,system,cpu,cores,rustc,commit,build,environment,timestamp,format,runs,binary_bytes,"
         ));
 
         let refused = |rows: &[FootprintRow]| {
