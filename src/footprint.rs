@@ -244,8 +244,9 @@ fn rows(
             let over = |this: Option<u64>, base: Option<u64>| Some(this? as i64 - base? as i64);
             row.binary_bytes_over_baseline = over(row.binary_bytes, baseline.binary_bytes);
             row.text_bytes_over_baseline = over(row.text_bytes, baseline.text_bytes);
-            row.compile_s_over_baseline =
-                Some(row.compile_s.unwrap_or_default() - baseline.compile_s.unwrap_or_default());
+            row.compile_s_over_baseline = Some(round1(
+                row.compile_s.unwrap_or_default() - baseline.compile_s.unwrap_or_default(),
+            ));
         }
     }
     Ok(rows)
@@ -575,6 +576,15 @@ mod tests {
             rows.iter()
                 .all(|row| row.commit == "0123456789ab" && row.check().is_ok())
         );
+    }
+
+    /// Two tenths differ by a tenth, not by a float's noise (447.1 - 179.9 is 267.20000000000005).
+    #[test]
+    fn the_difference_to_the_baseline_is_rounded_like_the_times() {
+        let builds = [BASELINE.to_string(), "json".to_string()];
+        let samples = vec![Ok(vec![sample(179.9, 1000)]), Ok(vec![sample(447.1, 2000)])];
+        let rows = rows(&builds, &samples, 1, "2026-12-01T00:00:00Z").unwrap();
+        assert_eq!(rows[1].compile_s_over_baseline, Some(267.2));
     }
 
     #[test]
