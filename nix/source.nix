@@ -8,9 +8,10 @@
 let
   root = toString ../.;
   # Top-level entries cargo needs: the manifest, the lock, build.rs, the sources, the targets
-  # Cargo.toml declares (benches, tests), the schemas build.rs and the formats compile, and
-  # scripts/ (the FlatBuffers test regenerates code with scripts/flatc-regen.sh), and data/ (the
-  # public JSON corpora the binary embeds with include_bytes!).
+  # Cargo.toml declares (benches, tests), the schemas build.rs and the formats compile,
+  # scripts/ (the FlatBuffers test regenerates code with scripts/flatc-regen.sh), footprint/
+  # (a member of the workspace, so cargo reads its manifest) and data/ (the public JSON corpora
+  # the binary embeds with include_bytes!).
   kept = [
     "Cargo.toml"
     "Cargo.lock"
@@ -23,6 +24,7 @@ let
     "schemas"
     "scripts"
     "data"
+    "footprint"
   ];
   relative = path: builtins.substring (builtins.stringLength root + 1) (-1) (toString path);
   topLevel = path: builtins.head (builtins.split "/" (relative path));

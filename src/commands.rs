@@ -10,9 +10,11 @@ use anyhow::{Context, Result};
 
 use crate::arm::ArmId;
 use crate::check::CodecQuery;
+use crate::footprint::FootprintOptions;
 use crate::format::{Registry, Unsupported};
 use crate::measure::{Profile, Schedule};
 use crate::report::files::{OutDir, SetKind};
+use crate::report::footprint as report_footprint;
 use crate::report::{compare, fidelity, formats, host, load, markdown, ratios, results, table};
 use crate::robustness::RobustnessOptions;
 use crate::run::{RunOptions, Selection};
@@ -198,6 +200,37 @@ pub fn robustness(
         started.elapsed().as_secs_f64(),
         options.seed,
         options.cases,
+        path.display()
+    );
+    if reported {
+        let report = markdown::write(&[load::load(out.path())?], &out)?;
+        text += &format!("report: {}\n", report.report.display());
+    }
+    Ok(text)
+}
+
+/// `serbench footprint`: every selected format's program built, measured and timed into
+/// OUT/footprint.csv (and the folder's report again when it has a results.csv).
+pub fn footprint(options: &FootprintOptions, out: &Path, replace: bool) -> Result<String> {
+    let out = OutDir::for_new_set(out, SetKind::Footprint, replace)?;
+    // The folder's report shows footprint.csv: what it reads must be valid before the builds.
+    let reported = out.holds(results::FILE_NAME);
+    if reported {
+        load::load(out.path())?;
+    }
+    let started = Instant::now();
+    let rows = crate::footprint::measure(options, |rows| {
+        out.write_csv(report_footprint::FILE_NAME, rows).map(drop)
+    })?;
+    let path = out.file(report_footprint::FILE_NAME);
+    // What was written must read back as every other command reads it.
+    crate::report::files::read_complete::<report_footprint::FootprintRow>(&path)?;
+    let mut text = report_footprint::markdown_table(&rows);
+    text += &format!(
+        "{} builds, {} run(s) each, in {:.0} s: {}\n",
+        rows.len(),
+        options.runs,
+        started.elapsed().as_secs_f64(),
         path.display()
     );
     if reported {

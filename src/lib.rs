@@ -6,7 +6,8 @@
 //! [`stats`] and the allocation counts of [`alloc`]) -> [`report`] (results.csv, sizes.csv,
 //! Markdown, charts, compare), with [`run`] driving the stages for `serbench run`.
 //! [`robustness`] and [`instructions`] are two other measurements of the same arms: hostile
-//! inputs in worker processes, and instruction counts under callgrind. [`commands`] holds one
+//! inputs in worker processes, and instruction counts under callgrind; [`footprint`] measures
+//! what each format adds to a binary and to a clean build. [`commands`] holds one
 //! function per subcommand, which the binary (main.rs) calls after parsing.
 
 pub mod alloc;
@@ -14,6 +15,7 @@ pub mod arm;
 pub mod check;
 pub mod commands;
 pub mod compress;
+pub mod footprint;
 pub mod format;
 pub mod instructions;
 pub mod measure;

@@ -213,6 +213,28 @@ enum Command {
         #[arg(long)]
         replace: bool,
     },
+    /// What each format adds to a binary and to a clean build: the fixed program footprint/
+    /// built per format (and with none, the baseline) in fresh target dirs, release profile,
+    /// stripped; writes footprint.csv. Slow: a clean build per format and run.
+    Footprint {
+        /// Formats to build (repeatable; default: all); the baseline is always built.
+        #[arg(long = "format", value_parser = format_names())]
+        formats: Vec<String>,
+        /// Clean builds of each, 1 to 100, back to back (footprint.csv is written after each
+        /// build).
+        #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..=100))]
+        runs: u64,
+        /// serbench's source tree (default: the one this binary was built from, else the
+        /// current folder).
+        #[arg(long)]
+        source: Option<PathBuf>,
+        /// Output folder (default: results/local/<system>/).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Move the footprint.csv the folder holds into its replaced/ folder first.
+        #[arg(long)]
+        replace: bool,
+    },
     /// Write the exact encoded bytes of one payload, or its logical data as pretty JSON.
     Dump {
         #[arg(long, value_parser = format_names())]
@@ -503,6 +525,21 @@ fn execute(command: Command) -> Result<()> {
             );
             let out = out.unwrap_or_else(commands::default_out);
             print(commands::robustness(&registry, &options, &out, replace)?)
+        }
+        Command::Footprint {
+            formats,
+            runs,
+            source,
+            out,
+            replace,
+        } => {
+            let options = serbench::footprint::FootprintOptions {
+                formats,
+                runs: runs as usize,
+                source: source.unwrap_or_else(serbench::footprint::default_source),
+            };
+            let out = out.unwrap_or_else(commands::default_out);
+            print(commands::footprint(&options, &out, replace)?)
         }
         Command::Report { dirs, out } => print(commands::report(&dirs, out)?),
         Command::Compare { a, b, markdown } => print(commands::compare(&a, &b, markdown)?),

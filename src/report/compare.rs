@@ -685,6 +685,7 @@ mod tests {
                 sizes: None,
                 robustness: None,
                 samples: None,
+                footprint: None,
             };
             Side::of(&dir, build.to_string()).line()
         };

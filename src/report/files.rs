@@ -80,13 +80,19 @@ fn parse<T: DeserializeOwned>(record: &csv::StringRecord, header: &csv::StringRe
 /// What every row of a versioned file (results, sizes, instructions) is checked for first:
 /// this schema version, and at least one record.
 pub fn check_versioned(schema_version: u32, records: usize) -> Result<(), String> {
+    check_schema_version(schema_version)?;
+    if records == 0 {
+        return Err("records 0: an operation or payload handles at least one record".to_string());
+    }
+    Ok(())
+}
+
+/// This schema version, or why not (every versioned file's first check).
+pub fn check_schema_version(schema_version: u32) -> Result<(), String> {
     if schema_version != SCHEMA_VERSION {
         return Err(format!(
             "schema version {schema_version}, this serbench reads version {SCHEMA_VERSION}"
         ));
-    }
-    if records == 0 {
-        return Err("records 0: an operation or payload handles at least one record".to_string());
     }
     Ok(())
 }
@@ -315,6 +321,8 @@ pub enum SetKind {
     Robustness,
     /// `run --measure instructions`: instructions.csv.
     Instructions,
+    /// `footprint`: footprint.csv.
+    Footprint,
 }
 
 /// A run's files: results.csv (and the full profile's samples.csv it is made from), then what
@@ -342,6 +350,7 @@ impl SetKind {
             SetKind::Run | SetKind::Sizes => &RUN_FILES,
             SetKind::Robustness => &[crate::robustness::FILE_NAME],
             SetKind::Instructions => &[crate::instructions::FILE_NAME],
+            SetKind::Footprint => &[super::footprint::FILE_NAME],
         }
     }
 }

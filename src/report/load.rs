@@ -1,5 +1,5 @@
 //! Reading a results folder back for `report`, `compare` and `fidelity`: results.csv
-//! (required), sizes.csv, robustness.csv and samples.csv (optional), each validated completely by
+//! (required), sizes.csv, robustness.csv, samples.csv and footprint.csv (optional), each validated completely by
 //! [`files::read_complete`] before anything is written, so a bad file stops the command with one
 //! line naming the file and the line.
 
@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 
 use super::files;
+use super::footprint::{self, FootprintRow};
 use super::results::{self, ResultRow, STATUS_OK};
 use super::samples::{self, SampleRow};
 use super::sizes::{self, SizeRow};
@@ -26,6 +27,8 @@ pub struct ResultsDir {
     pub robustness: Option<Vec<crate::robustness::RobustnessRow>>,
     /// The full profile's workers (samples.csv): `None` without one.
     pub samples: Option<Vec<SampleRow>>,
+    /// `None` when the folder has no footprint.csv (from `serbench footprint`).
+    pub footprint: Option<Vec<FootprintRow>>,
 }
 
 impl ResultsDir {
@@ -85,8 +88,8 @@ pub fn labels(dirs: &[ResultsDir]) -> Vec<String> {
     labels
 }
 
-/// Reads a results folder (or a results.csv path), and its sizes.csv and robustness.csv if it
-/// has them, each completely validated.
+/// Reads a results folder (or a results.csv path), and its sizes.csv, robustness.csv and
+/// footprint.csv if it has them, each completely validated.
 pub fn load(path: &Path) -> Result<ResultsDir> {
     let (dir, results_path) = if path.is_dir() {
         (path.to_path_buf(), path.join(results::FILE_NAME))
@@ -124,6 +127,9 @@ pub fn load(path: &Path) -> Result<ResultsDir> {
     let samples = optional(samples::FILE_NAME)
         .map(|path| files::read_complete::<SampleRow>(&path))
         .transpose()?;
+    let footprint = optional(footprint::FILE_NAME)
+        .map(|path| files::read_complete::<FootprintRow>(&path))
+        .transpose()?;
     Ok(ResultsDir {
         dir,
         results_path,
@@ -131,6 +137,7 @@ pub fn load(path: &Path) -> Result<ResultsDir> {
         sizes,
         robustness,
         samples,
+        footprint,
     })
 }
 
@@ -150,6 +157,7 @@ mod tests {
             sizes: None,
             robustness: None,
             samples: None,
+            footprint: None,
         };
         let dirs = [
             dir("runs/before", "x86_64-linux"),

@@ -223,6 +223,11 @@ pub fn render(dirs: &[ResultsDir]) -> Result<Rendered> {
             writeln!(markdown, "{}", crate::robustness::markdown_table(rows))?;
         }
     }
+    for source in &sources {
+        if let Some(rows) = &source.dir.footprint {
+            super::footprint::write_section(&mut markdown, &mut charts, &source.label, rows)?;
+        }
+    }
     Ok(Rendered {
         markdown,
         charts,

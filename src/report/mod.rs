@@ -8,6 +8,7 @@ pub mod columns;
 pub mod compare;
 pub mod fidelity;
 pub mod files;
+pub mod footprint;
 pub mod formats;
 pub mod host;
 pub mod load;
