@@ -55,25 +55,33 @@ impl Arms<'_> {
             .collect()
     }
 
-    /// One results row per arm with samples, from all of its workers.
-    fn rows(&self, this_run: &ResultRow, profile: &Profile) -> Vec<ResultRow> {
+    /// One results row per arm with samples, from all of its workers. An interval over workers
+    /// needs two: until then an arm has no row (its samples are in samples.csv), so results.csv
+    /// never holds an unbounded interval; when the run ends (`finished`) an arm still at one
+    /// worker is a failed row that says so.
+    fn rows(&self, this_run: &ResultRow, profile: &Profile, finished: bool) -> Vec<ResultRow> {
         let mut ids: Vec<&ArmId> = self.samples.keys().collect();
         ids.sort_by_key(|id| id.sort_key());
         ids.into_iter()
-            .map(|id| {
+            .filter_map(|id| {
                 let samples = &self.samples[id];
                 let row = this_run.for_arm(id, samples[0].records);
-                match samples.iter().find(|sample| sample.status != STATUS_OK) {
-                    Some(failed) => row.failed(&anyhow::anyhow!("{}", failed.note)),
-                    None => {
-                        let first = &samples[0];
-                        let means: Vec<f64> = samples.iter().filter_map(|sample| sample.mean_ns).collect();
-                        let reps = samples.iter().filter_map(|sample| sample.reps).sum();
-                        let sampled = first.sampled().expect("an ok sample has its figures");
-                        let measurement = Measurement::of_workers(&means, reps, &sampled, profile);
-                        row.measured(first.encoded_bytes.unwrap_or(0), &measurement)
-                    }
+                if let Some(failed) = samples.iter().find(|sample| sample.status != STATUS_OK) {
+                    return Some(row.failed(&anyhow::anyhow!("{}", failed.note)));
                 }
+                let means: Vec<f64> = samples.iter().filter_map(|sample| sample.mean_ns).collect();
+                if means.len() < 2 {
+                    return finished.then(|| {
+                        row.failed(&anyhow::anyhow!(
+                            "{id}: one worker only, so no interval: the run ended before a second"
+                        ))
+                    });
+                }
+                let first = &samples[0];
+                let reps = samples.iter().filter_map(|sample| sample.reps).sum();
+                let sampled = first.sampled().expect("an ok sample has its figures");
+                let measurement = Measurement::of_workers(&means, reps, &sampled, profile);
+                Some(row.measured(first.encoded_bytes.unwrap_or(0), &measurement))
             })
             .collect()
     }
@@ -127,7 +135,6 @@ pub fn run(
         layouts.to_vec()
     };
     let started = Instant::now();
-    let mut rows = state.rows(this_run, profile);
     for pass in first_pass.. {
         if started.elapsed() >= passes.run_budget {
             eprintln!(
@@ -171,10 +178,11 @@ pub fn run(
         if sampled == 0 {
             break;
         }
-        rows = state.rows(this_run, profile);
+        let rows = state.rows(this_run, profile, false);
         out.write_csv(results::FILE_NAME, &rows)?;
         eprintln!("{}", pass_line(pass, sampled, &rows, profile, started.elapsed()));
     }
+    let rows = state.rows(this_run, profile, true);
     out.write_csv(results::FILE_NAME, &rows)?;
     Ok(rows)
 }
@@ -235,6 +243,8 @@ fn pass_line(
 mod tests {
     use super::*;
     use crate::arm::{ArmId, Operation};
+    use crate::measure::Sampled;
+    use crate::report::results::STATUS_FAILED;
 
     #[test]
     fn a_pass_line_without_intervals_says_so() {
@@ -254,5 +264,39 @@ mod tests {
         );
         let line = pass_line(1, 2, &[row(Some((98.0, 102.0))), row(None)], &profile, minute);
         assert!(line.contains("median ±2.00% over 1 arms, 1.0 min"), "{line}");
+    }
+
+    #[test]
+    fn an_arm_gets_a_row_once_two_workers_bound_its_interval() {
+        let profile = Profile::by_name("full").unwrap();
+        let this_run = ResultRow::default();
+        let id = ArmId::typed("json", "serde_json", "", "order", Operation::Decode);
+        let worker = |pass: usize, mean_ns: f64| {
+            let sampled = Sampled {
+                batch: 10,
+                samples_ns: vec![mean_ns; 3],
+                allocs_per_op: 1.0,
+                alloc_bytes_per_op: 8.0,
+                peak_heap_bytes: 8.0,
+            };
+            SampleRow::new(&this_run, &id, 1, pass, 0, 0.0).measured(&sampled, 100)
+        };
+        let mut arms = Arms {
+            selected: Vec::new(),
+            samples: BTreeMap::from([(id.clone(), vec![worker(0, 100.0)])]),
+        };
+        assert!(arms.rows(&this_run, &profile, false).is_empty());
+        let last = arms.rows(&this_run, &profile, true);
+        assert_eq!(last.len(), 1);
+        assert_eq!(last[0].status, STATUS_FAILED);
+        assert!(last[0].note.contains("one worker only"), "{}", last[0].note);
+        arms.samples.get_mut(&id).unwrap().push(worker(1, 102.0));
+        let rows = arms.rows(&this_run, &profile, false);
+        assert_eq!(rows.len(), 1);
+        let (low, high) = (rows[0].ci95_low_ns.unwrap(), rows[0].ci95_high_ns.unwrap());
+        assert!(
+            low.is_finite() && high.is_finite() && low < 101.0 && 101.0 < high,
+            "{low} {high}"
+        );
     }
 }
