@@ -458,14 +458,16 @@ impl ArmId {
     }
 
     /// Payload order as in the payload list, then operation order, then label: the order of
-    /// every table. Payloads and operations this build does not know sort last.
-    pub fn sort_key(&self) -> (usize, usize, String) {
+    /// every table. Payloads and operations this build does not know sort last; the payload's
+    /// name comes right after its rank because every `--data` payload shares the last rank, and
+    /// without it their arms would interleave (one `data:` payload's tables mixed with another's).
+    pub fn sort_key(&self) -> (usize, String, usize, String) {
         let payload = crate::payload::rank(&self.codec.payload);
         let operation = Operation::ALL
             .iter()
             .position(|&operation| operation == self.operation)
             .unwrap_or(usize::MAX);
-        (payload, operation, self.label())
+        (payload, self.codec.payload.clone(), operation, self.label())
     }
 }
 
@@ -1348,6 +1350,30 @@ mod tests {
         assert_eq!(
             ArmId::typed("flatbuffers", "flatbuffers", "", "order", Operation::AccessAll).decoder_label(),
             "flatbuffers/flatbuffers access-all"
+        );
+    }
+
+    #[test]
+    fn the_arms_of_each_data_payload_sort_together() {
+        let arm = |payload: &str, operation| ArmId::typed("json", "serde_json", "", payload, operation);
+        let mut ids = [
+            arm("data:twitter", Operation::Decode),
+            arm("data:canada", Operation::Encode),
+            arm("order", Operation::Decode),
+            arm("data:twitter", Operation::Encode),
+            arm("data:canada", Operation::Decode),
+        ];
+        ids.sort_by_key(ArmId::sort_key);
+        let order: Vec<String> = ids.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            order,
+            [
+                "json/serde_json order decode",
+                "json/serde_json data:canada encode",
+                "json/serde_json data:canada decode",
+                "json/serde_json data:twitter encode",
+                "json/serde_json data:twitter decode",
+            ]
         );
     }
 

@@ -53,8 +53,8 @@ pub fn render(headers: &[&str], rows: &[Vec<String>]) -> String {
 pub fn summary(rows: &[ResultRow]) -> String {
     let mut sorted: Vec<&ResultRow> = rows.iter().collect();
     let group = |row: &ResultRow| {
-        let (payload, operation, _) = row.arm.sort_key();
-        (payload, operation, row.arm.mode, row.arm.codec.framing)
+        let (rank, payload, operation, _) = row.arm.sort_key();
+        (rank, payload, operation, row.arm.mode, row.arm.codec.framing)
     };
     sorted.sort_by(|a, b| {
         group(a).cmp(&group(b)).then(
