@@ -23,8 +23,9 @@ use serbench::run::{RunOptions, Selection};
 #[derive(Parser)]
 #[command(
     name = "serbench",
-    // The commit too: a run checks that its other layouts (`--layout`) are builds of itself.
-    version = concat!(env!("CARGO_PKG_VERSION"), " (", env!("SERBENCH_COMMIT"), ")"),
+    // The commit and the build too: a run checks that its other layouts (`--layout`) are
+    // builds of itself.
+    version = serbench::report::host::VERSION,
     about = "Which serialization format is cheapest for my data?"
 )]
 struct Cli {
@@ -481,6 +482,9 @@ fn execute(command: Command) -> Result<()> {
             match measure.as_str() {
                 "instructions" if resume => Err(UsageError::error(
                     "--resume extends a timing run; instruction counts are taken whole (--replace to redo them)",
+                )),
+                "instructions" if !layouts.is_empty() => Err(UsageError::error(
+                    "--layout spreads timing workers over builds; instruction counts are taken in this build only",
                 )),
                 "instructions" => print(commands::count_instructions(
                     &registry, &selection, &out, replace,

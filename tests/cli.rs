@@ -213,6 +213,63 @@ fn unknown_names_exit_2_with_the_valid_names() {
 }
 
 #[test]
+fn the_version_names_the_commit_and_the_build() {
+    let output = serbench(&["--version"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let version = String::from_utf8(output.stdout).unwrap();
+    let build = serbench::report::host::build();
+    assert!(version.contains(&format!(", {build} build)")), "{version}");
+    assert_eq!(
+        version.trim(),
+        format!("serbench {}", serbench::report::host::VERSION)
+    );
+}
+
+/// A layout must be this commit built for this CPU: another build of the same commit (here a
+/// script that answers `--version` as a build for another CPU would), a missing file, or a
+/// profile that starts no workers end with one line and exit 2 before the folder is touched.
+#[cfg(unix)]
+#[test]
+fn a_layout_of_another_build_is_refused_before_anything_is_written() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let ours = String::from_utf8(serbench(&["--version"]).stdout).unwrap();
+    let build = serbench::report::host::build();
+    // What a build of this commit for another CPU prints (with a version that names no build,
+    // it prints exactly ours: the bug this test catches).
+    let other = ours
+        .trim()
+        .replace(&format!(", {build} build)"), ", other-cpu build)");
+    let script = dir.path().join("serbench-other-build");
+    std::fs::write(&script, format!("#!/bin/sh\necho '{other}'\n")).unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = dir.path().join("out");
+    let format = some_format();
+    for (layout, profile, expected) in [
+        (
+            script.to_str().unwrap(),
+            "full",
+            "a layout must be the same commit built for the same CPU",
+        ),
+        (
+            "/nonexistent/serbench",
+            "full",
+            "cannot run the layout /nonexistent/serbench",
+        ),
+        (env!("CARGO_BIN_EXE_serbench"), "quick", "only the full profile"),
+    ] {
+        let output = run_order(&format, profile, &["--layout", layout], &out);
+        let message = stderr(&output);
+        assert_eq!(output.status.code(), Some(2), "{layout}: {message}");
+        assert!(
+            message.contains(expected) && message.trim().lines().count() == 1,
+            "{message}"
+        );
+        assert!(!out.exists(), "{layout}: the folder was written");
+    }
+}
+
+#[test]
 fn refuses_a_results_folder_of_another_schema_version() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("results.csv");

@@ -44,6 +44,18 @@ impl Host {
     }
 }
 
+/// What `serbench --version` prints: the commit and the build it was compiled from, so a run
+/// can tell that a `--layout` is a build of the same code for the same CPU (a native build of
+/// this commit is not a layout of a portable one: its rows would be recorded as portable).
+pub const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (",
+    env!("SERBENCH_COMMIT"),
+    ", ",
+    env!("SERBENCH_BUILD"),
+    " build)"
+);
+
 /// The CPU this binary's code was compiled for: `portable`, `native` or the options given.
 pub fn build() -> &'static str {
     env!("SERBENCH_BUILD")

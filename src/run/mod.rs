@@ -114,6 +114,15 @@ pub fn run(registry: &Registry, selection: &Selection, options: &RunOptions) -> 
             "the selection matches no arm (see `serbench list`)",
         ));
     }
+    if !options.layouts.is_empty() {
+        if profile.passes.is_none() {
+            return Err(UsageError::error(format!(
+                "--layout takes turns between worker processes, which only the full profile starts (not --profile {})",
+                profile.name
+            )));
+        }
+        passes::check_layouts(&options.layouts)?;
+    }
     let out = OutDir::lock(&options.out)?;
     let this_run = ResultRow::of_run(
         &Host::detect(),

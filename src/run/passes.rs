@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use super::workers::start_worker;
 use crate::arm::{Arm, ArmId};
@@ -128,10 +128,10 @@ pub fn run(
     for sample in resumed.samples {
         state.samples.entry(sample.arm.clone()).or_default().push(sample);
     }
+    // The layouts were checked before anything was written (`check_layouts`).
     let programs: Vec<PathBuf> = if layouts.is_empty() {
         vec![std::env::current_exe()?]
     } else {
-        check_layouts(layouts)?;
         layouts.to_vec()
     };
     let started = Instant::now();
@@ -187,22 +187,23 @@ pub fn run(
     Ok(rows)
 }
 
-/// Refuses a layout that is not a build of this serbench: its `--version` (which names the
-/// commit it was built from) must be this executable's.
-fn check_layouts(layouts: &[PathBuf]) -> Result<()> {
-    let version = |program: &std::path::Path| -> Result<String> {
-        let output = std::process::Command::new(program)
+/// Refuses a layout that is not a build of this serbench for the same CPU: its `--version`
+/// (which names the commit and the build) must be this executable's. A usage error, so a
+/// mistyped path or a native build given to a portable run ends before anything is written.
+pub(super) fn check_layouts(layouts: &[PathBuf]) -> Result<()> {
+    let ours = crate::report::host::VERSION;
+    for layout in layouts {
+        let output = std::process::Command::new(layout)
             .arg("--version")
             .output()
-            .with_context(|| format!("cannot run the layout {}", program.display()))?;
-        Ok(String::from_utf8_lossy(&output.stdout).trim().to_string())
-    };
-    let ours = version(&std::env::current_exe()?)?;
-    for layout in layouts {
-        let theirs = version(layout)?;
+            .map_err(|error| {
+                crate::UsageError::error(format!("cannot run the layout {}: {error}", layout.display()))
+            })?;
+        let theirs = String::from_utf8_lossy(&output.stdout);
+        let theirs = theirs.trim().trim_start_matches("serbench ");
         if theirs != ours {
             return Err(crate::UsageError::error(format!(
-                "{}: {theirs:?} is not a build of this serbench ({ours:?})",
+                "{}: {theirs:?} is not a build of this serbench ({ours:?}): a layout must be the same commit built for the same CPU",
                 layout.display()
             )));
         }
