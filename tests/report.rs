@@ -97,15 +97,17 @@ fn report_on_two_hosts_writes_the_tables_headline_and_one_bar_per_arm() {
         markdown
             .contains("| `json/simd-json` / `json/serde_json` | 0.67x [0.64, 0.69] | 0.92x [0.89, 0.94] |")
     );
-    // A known arm's figures: 3000 ns/record ± 2%, 9 reps, 3079 bytes, 180 allocations.
+    // A known arm's figures: 3000 ns/record ± 2%, 9 reps, 3079 bytes, 180 allocations; over the
+    // section's fastest arm (bincode, 800 ± 1.5%) 3.75x, unpaired (no samples.csv): log
+    // half-width sqrt(0.02² + 0.015²) = 0.025.
     assert!(
         markdown.contains(
-            "| `json/serde_json` | x86_64-linux | 3000.0 | [2940.0, 3060.0] | 2.0% | 9 | 3079 | 180.0 | 1.00x |"
+            "| `json/serde_json` | x86_64-linux | 3000.0 | [2940.0, 3060.0] | 2.0% | 9 | 3079 | 180.0 | 3.75x [3.66, 3.84] * | 1.00x |"
         ),
         "{markdown}"
     );
     assert!(markdown.contains(
-        "| `json/serde_json` | aarch64-darwin | 2400.0 | [2364.0, 2436.0] | 1.5% | 9 | 3079 | 180.0 | 0.80x |"
+        "| `json/serde_json` | aarch64-darwin | 2400.0 | [2364.0, 2436.0] | 1.5% | 9 | 3079 | 180.0 | 3.75x [3.67, 3.83] * | 0.80x |"
     ));
     assert!(
         markdown.contains(

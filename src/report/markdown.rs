@@ -131,6 +131,43 @@ struct Source<'a> {
     label: String,
     dir: &'a ResultsDir,
     by_arm: BTreeMap<ArmId, &'a ResultRow>,
+    /// Each worker's time per record of each arm (samples.csv), for paired ratios.
+    workers: Option<ratios::WorkerMeans<'a>>,
+}
+
+impl Source<'_> {
+    /// Every ok arm of one section (payload and operation) over the section's fastest arm that
+    /// is not a baseline, paired over workers where the folder kept them; the fastest arm
+    /// itself has no entry. Empty when the section has no arm with figures.
+    fn versus_fastest(&self, payload: &str, operation: &str) -> BTreeMap<&ArmId, ratios::Ratio> {
+        let section: std::collections::HashMap<&ArmId, &ResultRow> = self
+            .by_arm
+            .iter()
+            .filter(|(key, row)| {
+                key.codec.payload == payload
+                    && key.operation.name() == operation
+                    && row.status == STATUS_OK
+                    && row.ns_per_record.is_some()
+            })
+            .map(|(key, row)| (key, *row))
+            .collect();
+        let fastest = section
+            .iter()
+            .filter(|(key, _)| !key.is_baseline())
+            .filter_map(|(key, row)| Some((*key, row.ns_per_record?)))
+            .min_by(|a, b| a.1.total_cmp(&b.1).then_with(|| a.0.cmp(b.0)));
+        let Some((fastest, _)) = fastest else {
+            return BTreeMap::new();
+        };
+        section
+            .keys()
+            .filter(|key| **key != fastest)
+            .filter_map(|key| {
+                let ratio = ratios::pair("vs fastest", &section, self.workers.as_ref(), key, fastest)?;
+                Some((*key, ratio))
+            })
+            .collect()
+    }
 }
 
 /// Renders report.md and the charts from loaded folders.
@@ -142,6 +179,7 @@ pub fn render(dirs: &[ResultsDir]) -> Result<Rendered> {
             label,
             dir,
             by_arm: dir.rows.iter().map(|row| (row.arm.clone(), row)).collect(),
+            workers: dir.samples.as_deref().map(ratios::worker_means),
         })
         .collect();
     let mut absent = Vec::new();
@@ -156,6 +194,7 @@ pub fn render(dirs: &[ResultsDir]) -> Result<Rendered> {
          one host and one run; the ratios are what to quote.\n"
     )?;
     write_hosts(&mut markdown, &sources)?;
+    write_precision(&mut markdown, &sources, &sections(dirs))?;
 
     let (sizes, size_conflicts) = merged_sizes(&sources);
     let without_sizes: Vec<&Source> = sources
@@ -280,6 +319,82 @@ fn write_hosts(markdown: &mut String, sources: &[Source]) -> Result<()> {
         format!("{ok} measured, {failed} failed")
     }));
     rows.push(arms);
+    markdown.push_str(&table(&header, &rows));
+    Ok(())
+}
+
+/// Every (payload, operation) of the folders' rows, in the report's order.
+fn sections(dirs: &[ResultsDir]) -> Vec<(String, Operation)> {
+    let mut sections: Vec<(String, Operation)> = dirs
+        .iter()
+        .flat_map(|dir| dir.rows.iter())
+        .map(|row| (row.arm.codec.payload.clone(), row.arm.operation))
+        .collect();
+    sections.sort_by_key(|(payload, operation)| (crate::payload::rank(payload), payload.clone(), *operation));
+    sections.dedup();
+    sections
+}
+
+/// How precise the figures are, per folder: the median (and 90th percentile) half-width of the
+/// arms' own intervals, and of their ratios to their section's fastest arm, unpaired and, where
+/// the folder kept its workers, paired. What a user compares is the ratio; on a machine whose
+/// speed drifts from worker to worker the paired ratio is the narrower one.
+fn write_precision(
+    markdown: &mut String,
+    sources: &[Source],
+    sections: &[(String, Operation)],
+) -> Result<()> {
+    let median_and_p90 = |halves: &[f64]| match halves.is_empty() {
+        true => "-".to_string(),
+        false => format!(
+            "±{:.1}% (±{:.1}%)",
+            crate::stats::percentile(halves, 0.5) * 100.0,
+            crate::stats::percentile(halves, 0.9) * 100.0
+        ),
+    };
+    let mut rows = vec![
+        vec!["arm's time per record".to_string()],
+        vec!["its ratio to the section's fastest arm, unpaired".to_string()],
+        vec!["the same ratio, paired over workers".to_string()],
+    ];
+    for source in sources {
+        let own: Vec<f64> = source
+            .dir
+            .ok_rows()
+            .filter_map(ResultRow::relative_half_width)
+            .collect();
+        let (mut unpaired, mut paired) = (Vec::new(), Vec::new());
+        for (payload, operation) in sections {
+            for ratio in source.versus_fastest(payload, operation.name()).values() {
+                unpaired.push((ratio.ci95_high - ratio.ci95_low) / (2.0 * ratio.ratio));
+                if let (Some(value), Some(low), Some(high)) =
+                    (ratio.paired_ratio, ratio.paired_low, ratio.paired_high)
+                {
+                    paired.push((high - low) / (2.0 * value));
+                }
+            }
+        }
+        rows[0].push(median_and_p90(&own));
+        rows[1].push(median_and_p90(&unpaired));
+        rows[2].push(match source.workers {
+            None => "- (no samples.csv)".to_string(),
+            Some(_) => median_and_p90(&paired),
+        });
+    }
+    writeln!(
+        markdown,
+        "## Precision
+"
+    )?;
+    writeln!(
+        markdown,
+        "Median (90th percentile) half-width of the 95% intervals. A ratio to the fastest arm of \
+         the same payload and operation is what the sections' `vs fastest` column shows: paired, \
+         it is the geometric mean of the per-worker ratios with a t interval over the workers that \
+         measured both arms, so a worker that ran slow as a whole slows both and cancels.\n"
+    )?;
+    let mut header = vec![String::new()];
+    header.extend(sources.iter().map(|source| format!(">{}", source.label)));
     markdown.push_str(&table(&header, &rows));
     Ok(())
 }
@@ -551,10 +666,16 @@ fn write_timing_section(
         ]
         .map(String::from),
     );
+    header.push(">vs fastest [95% CI]".into());
     if several {
         // Host against host, arm by arm: how much slower or faster than the first folder.
         header.push(format!(">vs {}", sources[0].label));
     }
+    let versus_fastest: Vec<BTreeMap<&ArmId, ratios::Ratio>> = sources
+        .iter()
+        .map(|source| source.versus_fastest(payload, operation))
+        .collect();
+    let mut unpaired = false;
     let mut rows = Vec::new();
     let mut failed = Vec::new();
     for key in &arms {
@@ -563,7 +684,7 @@ fn write_timing_section(
             .get(key)
             .filter(|row| row.status == STATUS_OK)
             .and_then(|row| row.ns_per_record);
-        for source in sources {
+        for (source, versus_fastest) in sources.iter().zip(&versus_fastest) {
             let Some(row) = source.by_arm.get(key) else {
                 continue;
             };
@@ -588,6 +709,15 @@ fn write_timing_section(
                 optional(row.reps, |reps| reps.to_string()),
                 optional(row.encoded_bytes, |bytes| bytes.to_string()),
                 optional(row.allocs_per_op, |allocs| format!("{allocs:.1}")),
+                match versus_fastest.get(key) {
+                    Some(ratio) => {
+                        let (cell, paired) = fastest_cell(ratio);
+                        unpaired |= !paired;
+                        cell
+                    }
+                    None if versus_fastest.is_empty() => "-".to_string(),
+                    None => "fastest".to_string(),
+                },
             ]);
             if several {
                 cells.push(match (row.ns_per_record, reference) {
@@ -612,6 +742,13 @@ fn write_timing_section(
     }
     if !rows.is_empty() {
         markdown.push_str(&table(&header, &rows));
+        if unpaired {
+            writeln!(
+                markdown,
+                "`vs fastest` marked * is unpaired, from the two arms' own intervals (the \
+                 folder has no samples.csv, or no two of its workers measured both arms).\n"
+            )?;
+        }
     }
     if arms.iter().any(ArmId::is_baseline) {
         writeln!(
@@ -802,6 +939,26 @@ fn ratio_cell(ratio: &ratios::Ratio) -> String {
     cell
 }
 
+/// An arm over its section's fastest arm: the paired ratio and interval when there is one
+/// (and `true`), else the unpaired ones marked `*` (and `false`).
+fn fastest_cell(ratio: &ratios::Ratio) -> (String, bool) {
+    let interval = |value: f64, low: f64, high: f64| {
+        format!(
+            "{}x [{}, {}]",
+            ratio_text(value),
+            ratio_text(low),
+            ratio_text(high)
+        )
+    };
+    match (ratio.paired_ratio, ratio.paired_low, ratio.paired_high) {
+        (Some(value), Some(low), Some(high)) => (interval(value, low, high), true),
+        _ => (
+            interval(ratio.ratio, ratio.ci95_low, ratio.ci95_high) + " *",
+            false,
+        ),
+    }
+}
+
 fn optional<T>(value: Option<T>, show: impl Fn(T) -> String) -> String {
     value.map_or_else(|| "-".to_string(), show)
 }
@@ -901,6 +1058,95 @@ mod tests {
     fn chart_file_names_are_safe() {
         assert_eq!(file_name(&["map-small", "decode"]), "map-small-decode.svg");
         assert_eq!(file_name(&["a/b c", "x"]), "a_b_c-x.svg");
+    }
+
+    /// Two arms of one section measured by the same four workers, the second twice the first
+    /// in every worker while whole workers run at 0.8x to 1.5x speed: the arms' own intervals
+    /// are wide, their ratio paired over workers is 2 with a narrow interval.
+    fn two_arms_four_workers(samples: bool) -> ResultsDir {
+        let fast = ArmId::typed("postcard", "postcard", "", "order", Operation::Decode);
+        let slow = ArmId::typed("bincode", "bincode", "", "order", Operation::Decode);
+        let speeds = [1.0, 1.5, 0.8, 1.2];
+        let mut rows = Vec::new();
+        let mut sample_rows = Vec::new();
+        for (arm, cost, noise) in [(&fast, 100.0, 0.001), (&slow, 200.0, -0.001)] {
+            let means: Vec<f64> = speeds
+                .iter()
+                .enumerate()
+                .map(|(worker, speed)| cost * speed * (1.0 + noise * worker as f64))
+                .collect();
+            let summary = crate::stats::Summary::of(&means);
+            rows.push(ResultRow {
+                schema_version: super::super::SCHEMA_VERSION,
+                arm: arm.clone(),
+                records: 1,
+                status: STATUS_OK.into(),
+                mean_ns: Some(summary.mean),
+                ci95_low_ns: Some(summary.mean - summary.half_width),
+                ci95_high_ns: Some(summary.mean + summary.half_width),
+                ns_per_record: Some(summary.mean),
+                ..ResultRow::default()
+            });
+            for (pass, mean) in means.into_iter().enumerate() {
+                sample_rows.push(crate::report::samples::SampleRow {
+                    arm: arm.clone(),
+                    records: 1,
+                    pass,
+                    mean_ns: Some(mean),
+                    status: STATUS_OK.into(),
+                    ..Default::default()
+                });
+            }
+        }
+        ResultsDir {
+            dir: PathBuf::from("run"),
+            results_path: PathBuf::from("run/results.csv"),
+            rows,
+            sizes: None,
+            robustness: None,
+            samples: samples.then_some(sample_rows),
+            footprint: None,
+        }
+    }
+
+    #[test]
+    fn vs_fastest_is_paired_over_workers_where_the_run_kept_them() {
+        let paired = render(&[two_arms_four_workers(true)]).unwrap().markdown;
+        let line = |markdown: &str, start: &str| -> String {
+            markdown
+                .lines()
+                .find(|line| line.starts_with(start))
+                .unwrap_or_else(|| panic!("no line {start:?} in\n{markdown}"))
+                .to_string()
+        };
+        let slow = line(&paired, "| `bincode/bincode`");
+        // The per-worker ratios are 2.000, 1.996, 1.992 and 1.988: a t interval over four
+        // workers of ±0.41% around 1.994, whatever speed each worker ran at.
+        assert!(
+            slow.contains("1.99x [1.99, 2.00]") && !slow.contains('*'),
+            "{slow}"
+        );
+        assert!(
+            line(&paired, "| `postcard/postcard`").contains("fastest"),
+            "{paired}"
+        );
+        let precision = line(&paired, "| the same ratio, paired over workers");
+        assert!(precision.contains("±0.4% (±0.4%)"), "{precision}");
+        // Unpaired, the workers' speeds (0.8x to 1.5x) are in both arms' intervals.
+        let unpaired_precision = line(&paired, "| its ratio to the section's fastest arm, unpaired");
+        let first_percent = |cell: &str| -> f64 {
+            let after = cell.split('±').nth(1).expect("a half-width");
+            after[..after.find('%').unwrap()].parse().unwrap()
+        };
+        assert!(first_percent(&unpaired_precision) > 30.0, "{unpaired_precision}");
+
+        // Without samples.csv the same figures give only the unpaired ratio, marked and wide.
+        let unpaired = render(&[two_arms_four_workers(false)]).unwrap().markdown;
+        let slow = line(&unpaired, "| `bincode/bincode`");
+        // The arms' own intervals (±42%) hold the workers' speeds, so the ratio's does too.
+        assert!(slow.contains("1.99x [1.10, 3.62] *"), "{slow}");
+        assert!(unpaired.contains("`vs fastest` marked * is unpaired, from the two arms' own intervals"));
+        assert!(line(&unpaired, "| the same ratio, paired").contains("no samples.csv"));
     }
 
     /// The values a hand-edited or corrupted file may hold where a figure belongs.
