@@ -1,9 +1,11 @@
 //! `serbench report`: one or more results folders -> OUT/report.md and OUT/charts/*.svg.
 //!
-//! The report has a header with each host's metadata, the headline ratios (recomputed from
-//! results.csv with [`super::ratios::headline`], so a missing ratios.csv costs nothing), then
-//! per payload and operation a timing chart with its data table, and per payload a sizes chart
-//! with its table. Several folders (hosts, or runs) share each chart as side-by-side panels.
+//! The report has a header with each host's metadata, how precise its figures are, the
+//! headline ratios (recomputed from results.csv with [`super::ratios::headline`], so a missing
+//! ratios.csv costs nothing), then per payload and operation a timing chart with its data table
+//! (each arm also over the section's fastest arm, paired over workers where samples.csv
+//! exists), and per payload a sizes chart with its table. Several folders (hosts, or runs)
+//! share each chart as side-by-side panels.
 //!
 //! Every input is read and checked, and every chart rendered in memory, before anything is
 //! written: a bad input writes nothing. Then charts/ is replaced whole (no chart of an older
@@ -381,11 +383,7 @@ fn write_precision(
             Some(_) => median_and_p90(&paired),
         });
     }
-    writeln!(
-        markdown,
-        "## Precision
-"
-    )?;
+    writeln!(markdown, "## Precision\n")?;
     writeln!(
         markdown,
         "Median (90th percentile) half-width of the 95% intervals. A ratio to the fastest arm of \
