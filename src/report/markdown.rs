@@ -138,10 +138,10 @@ struct Source<'a> {
 }
 
 impl Source<'_> {
-    /// Every ok arm of one section (payload and operation) over the section's fastest arm that
-    /// is not a baseline, paired over workers where the folder kept them; the fastest arm
-    /// itself has no entry. Empty when the section has no arm with figures.
-    fn versus_fastest(&self, payload: &str, operation: &str) -> BTreeMap<&ArmId, ratios::Ratio> {
+    /// The section's (payload and operation) fastest ok arm that is not a baseline, and every
+    /// other ok arm with an interval over it, paired over workers where the folder kept them.
+    /// `None` when the section has no such arm.
+    fn versus_fastest(&self, payload: &str, operation: &str) -> Option<VersusFastest<'_>> {
         let section: std::collections::HashMap<&ArmId, &ResultRow> = self
             .by_arm
             .iter()
@@ -153,23 +153,28 @@ impl Source<'_> {
             })
             .map(|(key, row)| (key, *row))
             .collect();
-        let fastest = section
+        let (fastest, _) = section
             .iter()
             .filter(|(key, _)| !key.is_baseline())
             .filter_map(|(key, row)| Some((*key, row.ns_per_record?)))
-            .min_by(|a, b| a.1.total_cmp(&b.1).then_with(|| a.0.cmp(b.0)));
-        let Some((fastest, _)) = fastest else {
-            return BTreeMap::new();
-        };
-        section
+            .min_by(|a, b| a.1.total_cmp(&b.1).then_with(|| a.0.cmp(b.0)))?;
+        let ratios = section
             .keys()
             .filter(|key| **key != fastest)
             .filter_map(|key| {
                 let ratio = ratios::pair("vs fastest", &section, self.workers.as_ref(), key, fastest)?;
                 Some((*key, ratio))
             })
-            .collect()
+            .collect();
+        Some(VersusFastest { fastest, ratios })
     }
+}
+
+/// One section's arms over its fastest arm ([`Source::versus_fastest`]).
+struct VersusFastest<'a> {
+    fastest: &'a ArmId,
+    /// Every other arm that has an interval; an arm without one has no entry.
+    ratios: BTreeMap<&'a ArmId, ratios::Ratio>,
 }
 
 /// Renders report.md and the charts from loaded folders.
@@ -325,16 +330,12 @@ fn write_hosts(markdown: &mut String, sources: &[Source]) -> Result<()> {
     Ok(())
 }
 
-/// Every (payload, operation) of the folders' rows, in the report's order.
-fn sections(dirs: &[ResultsDir]) -> Vec<(String, Operation)> {
-    let mut sections: Vec<(String, Operation)> = dirs
-        .iter()
+/// Every (payload, operation) of the folders' rows, once each.
+fn sections(dirs: &[ResultsDir]) -> std::collections::BTreeSet<(String, Operation)> {
+    dirs.iter()
         .flat_map(|dir| dir.rows.iter())
         .map(|row| (row.arm.codec.payload.clone(), row.arm.operation))
-        .collect();
-    sections.sort_by_key(|(payload, operation)| (crate::payload::rank(payload), payload.clone(), *operation));
-    sections.dedup();
-    sections
+        .collect()
 }
 
 /// How precise the figures are, per folder: the median (and 90th percentile) half-width of the
@@ -344,7 +345,7 @@ fn sections(dirs: &[ResultsDir]) -> Vec<(String, Operation)> {
 fn write_precision(
     markdown: &mut String,
     sources: &[Source],
-    sections: &[(String, Operation)],
+    sections: &std::collections::BTreeSet<(String, Operation)>,
 ) -> Result<()> {
     let median_and_p90 = |halves: &[f64]| match halves.is_empty() {
         true => "-".to_string(),
@@ -367,7 +368,8 @@ fn write_precision(
             .collect();
         let (mut unpaired, mut paired) = (Vec::new(), Vec::new());
         for (payload, operation) in sections {
-            for ratio in source.versus_fastest(payload, operation.name()).values() {
+            let section = source.versus_fastest(payload, operation.name());
+            for ratio in section.iter().flat_map(|section| section.ratios.values()) {
                 unpaired.push((ratio.ci95_high - ratio.ci95_low) / (2.0 * ratio.ratio));
                 if let (Some(value), Some(low), Some(high)) =
                     (ratio.paired_ratio, ratio.paired_low, ratio.paired_high)
@@ -669,7 +671,7 @@ fn write_timing_section(
         // Host against host, arm by arm: how much slower or faster than the first folder.
         header.push(format!(">vs {}", sources[0].label));
     }
-    let versus_fastest: Vec<BTreeMap<&ArmId, ratios::Ratio>> = sources
+    let versus_fastest: Vec<Option<VersusFastest>> = sources
         .iter()
         .map(|source| source.versus_fastest(payload, operation))
         .collect();
@@ -707,14 +709,17 @@ fn write_timing_section(
                 optional(row.reps, |reps| reps.to_string()),
                 optional(row.encoded_bytes, |bytes| bytes.to_string()),
                 optional(row.allocs_per_op, |allocs| format!("{allocs:.1}")),
-                match versus_fastest.get(key) {
-                    Some(ratio) => {
-                        let (cell, paired) = fastest_cell(ratio);
-                        unpaired |= !paired;
-                        cell
-                    }
-                    None if versus_fastest.is_empty() => "-".to_string(),
-                    None => "fastest".to_string(),
+                match versus_fastest {
+                    Some(section) if section.fastest == key => "fastest".to_string(),
+                    Some(section) => match section.ratios.get(key) {
+                        Some(ratio) => {
+                            let (cell, paired) = fastest_cell(ratio);
+                            unpaired |= !paired;
+                            cell
+                        }
+                        None => "-".to_string(),
+                    },
+                    None => "-".to_string(),
                 },
             ]);
             if several {
