@@ -422,7 +422,7 @@ pub fn block_worker(
 ) -> Result<String> {
     let ids: Vec<ArmId> = serde_json::from_reader(std::io::stdin().lock())
         .context("a block worker reads its arms as JSON on stdin")?;
-    let registry = Registry::build_with_data(data)?;
+    let registry = crate::codegen::hook::registry(data)?;
     let reports = crate::run::block_worker(&registry, &ids, profile, schedule)?;
     Ok(format!("{}\n", serde_json::to_string(&reports)?))
 }

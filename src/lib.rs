@@ -8,11 +8,15 @@
 //! [`robustness`] and [`instructions`] are two other measurements of the same arms: hostile
 //! inputs in worker processes, and instruction counts under callgrind; [`footprint`] measures
 //! what each format adds to a binary and to a clean build. [`commands`] holds one
-//! function per subcommand, which the binary (main.rs) calls after parsing.
+//! function per subcommand, which [`cli`] calls after parsing. [`codegen`] writes and builds the
+//! Rust types of a user's data (`--typed`), whose binary is this same command line with the
+//! typed arms of [`codegen::hook`] added.
 
 pub mod alloc;
 pub mod arm;
 pub mod check;
+pub mod cli;
+pub mod codegen;
 pub mod commands;
 pub mod compress;
 pub mod footprint;

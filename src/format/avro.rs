@@ -70,7 +70,7 @@ use apache_avro::reader::datum::GenericDatumReader;
 use apache_avro::writer::datum::GenericDatumWriter;
 use serde_avro_fast::ser::SerializerConfig;
 
-use super::{BackendDoc, DataSupport, Fidelity, Format, Registry};
+use super::{BackendDoc, DataSupport, Fidelity, Format, Registry, TypedSupport};
 use crate::arm::{Backend, BorrowedDecode, Codec, DataTree, Dynamic, Mode, Operation};
 use crate::payload::data::{self, DataPayload, Difference, Equivalence, Kind, Type};
 use crate::payload::{
@@ -114,6 +114,9 @@ pub static FORMAT: Format = Format {
             "no hand-written .avsc for the corpus types; data:<name> measures them on the inferred schema",
         );
     },
+    typed: TypedSupport::Unsupported(
+        "the generated types' Avro schema (the inferred .avsc for serde_avro_fast and apache-avro) is not generated yet",
+    ),
     data: DataSupport::Arms(register_data),
 };
 
@@ -413,6 +416,12 @@ impl<P: Model + Native> Dynamic<P> for ApacheTree<P> {
 
 /// Both backends on a data payload's inferred schema, each where it parses it.
 fn register_data(registry: &mut Registry, payload: &'static DataPayload) {
+    if let Some(path) = map_and_record(&payload.schema) {
+        let reason = format!(
+            "{path}: objects there are a map in some records and a record in others, which an Avro union cannot tell apart"
+        );
+        return registry.unsupported(payload.spec, "*", &reason);
+    }
     let schema = match data::avsc::schema(payload) {
         Ok(schema) => schema,
         Err(error) => return registry.unsupported(payload.spec, "*", &format!("{error:#}")),
@@ -439,6 +448,24 @@ fn register_data(registry: &mut Registry, payload: &'static DataPayload) {
             &format!("the inferred schema does not parse: {error}"),
         ),
     }
+}
+
+/// The first conflict with both a map and a record among its kinds: a JSON object fits both
+/// branches, so neither the writer nor a reader could tell which one it is.
+fn map_and_record(schema: &data::Schema) -> Option<String> {
+    let mut found = None;
+    data::schema::walk(&schema.record, &mut String::from("$"), &mut |path, ty, _| {
+        if let Kind::Union(branches) = &ty.kind {
+            let kinds = |wanted: fn(&Kind) -> bool| branches.iter().any(|branch| wanted(&branch.kind));
+            if found.is_none()
+                && kinds(|kind| matches!(kind, Kind::Map(_)))
+                && kinds(|kind| matches!(kind, Kind::Record(_)))
+            {
+                found = Some(path.to_string());
+            }
+        }
+    });
+    found
 }
 
 /// The records' schema type: one record, or the list of them.
@@ -719,6 +746,26 @@ mod data_tests {
             proof.unwrap_or_else(|error| panic!("{arm}: {error:#}"));
         }
         assert!(reasons.is_empty());
+    }
+
+    #[test]
+    fn objects_that_are_maps_here_and_records_there_are_a_reason_not_a_panic() {
+        // `3ds` makes the document a map, whose values `$.*` are a bool, a map ("content-type"
+        // is not a field name) and a record (`lat`): registering the arms panicked before.
+        let payload = data::DataPayload::from_bytes(
+            "mixed.ndjson".into(),
+            "mixed",
+            br#"{"3ds": true, "h": {"content-type": "a"}, "g": {"lat": 1.5}}"#.to_vec(),
+            &data::Request::default(),
+        )
+        .unwrap();
+        let (proofs, reasons) = Registry::data_proofs(&FORMAT, payload);
+        assert!(proofs.is_empty(), "{proofs:?}");
+        assert_eq!(reasons.len(), 1);
+        assert!(
+            reasons[0].starts_with("$.*: objects there are a map in some records"),
+            "{reasons:?}"
+        );
     }
 
     #[test]

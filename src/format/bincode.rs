@@ -17,7 +17,9 @@
 use anyhow::Result;
 use std::hint::black_box;
 
-use super::{BackendDoc, DataSupport, Fidelity, Format, NEEDS_RUST_TYPES, Registry};
+use super::{
+    BackendDoc, DataSupport, Fidelity, Format, NEEDS_RUST_TYPES, Registry, TypedDerive, TypedSupport,
+};
 use crate::arm::{Backend, BorrowedDecode, Codec, Operation};
 use crate::payload::{
     Borrowed, Model, Payload, TelemetryEvent, Visit, VisitBorrowed, visit_all, visit_borrowed, visit_corpora,
@@ -57,8 +59,19 @@ pub static FORMAT: Format = Format {
         visit_borrowed(&mut Bincode(registry));
         visit_corpora(&mut Bincode(registry));
     },
+    typed: TypedSupport::Derive(&TypedDerive {
+        derives: &["bincode::Encode", "bincode::Decode"],
+        crates: &["bincode"],
+        field_attribute: "",
+        refuses: TypedDerive::any_schema,
+    }),
     data: DataSupport::Unsupported(NEEDS_RUST_TYPES),
 };
+
+/// The typed arms of a generated payload type (`--typed`, [`super::typed`]).
+pub fn register_typed<P: Model + Native>(registry: &mut Registry, payload: &Payload<P>) {
+    Bincode(registry).payload(payload);
+}
 
 /// The hardened decode budget: 4 MiB of claimed bytes (roughly the decoded in-memory size),
 /// several times the largest payload here (`map-big`), so every payload decodes and a hostile

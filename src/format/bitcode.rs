@@ -12,7 +12,9 @@
 use anyhow::Result;
 use std::hint::black_box;
 
-use super::{BackendDoc, DataSupport, Fidelity, Format, NEEDS_RUST_TYPES, Registry};
+use super::{
+    BackendDoc, DataSupport, Fidelity, Format, NEEDS_RUST_TYPES, Registry, TypedDerive, TypedSupport,
+};
 use crate::arm::{Backend, BorrowedDecode, Codec, Operation};
 use crate::payload::{
     Borrowed, Items, Model, Payload, Visit, VisitBorrowed, visit_all, visit_borrowed, visit_corpora,
@@ -52,8 +54,19 @@ pub static FORMAT: Format = Format {
         visit_borrowed(&mut Bitcode(registry));
         visit_corpora(&mut Bitcode(registry));
     },
+    typed: TypedSupport::Derive(&TypedDerive {
+        derives: &["bitcode::Encode", "bitcode::Decode"],
+        crates: &["bitcode"],
+        field_attribute: "",
+        refuses: TypedDerive::any_schema,
+    }),
     data: DataSupport::Unsupported(NEEDS_RUST_TYPES),
 };
+
+/// The typed arms of a generated payload type (`--typed`, [`super::typed`]).
+pub fn register_typed<P: Model + Native>(registry: &mut Registry, payload: &Payload<P>) {
+    Bitcode(registry).payload(payload);
+}
 
 /// What bitcode's native path needs of a model type.
 pub trait Native: ::bitcode::Encode + ::bitcode::DecodeOwned {}

@@ -16,7 +16,9 @@ use std::hint::black_box;
 
 use anyhow::Result;
 
-use super::{BackendDoc, DataSupport, Fidelity, Format, NEEDS_RUST_TYPES, Registry};
+use super::{
+    BackendDoc, DataSupport, Fidelity, Format, NEEDS_RUST_TYPES, Registry, TypedDerive, TypedSupport,
+};
 use crate::arm::{Backend, Codec, Operation};
 use crate::payload::{Model, Payload, TelemetryEvent, Visit, visit_all, visit_corpora};
 
@@ -46,8 +48,19 @@ pub static FORMAT: Format = Format {
         );
         visit_corpora(&mut Borsh(registry));
     },
+    typed: TypedSupport::Derive(&TypedDerive {
+        derives: &["borsh::BorshSerialize", "borsh::BorshDeserialize"],
+        crates: &["borsh"],
+        field_attribute: "",
+        refuses: TypedDerive::any_schema,
+    }),
     data: DataSupport::Unsupported(NEEDS_RUST_TYPES),
 };
+
+/// The typed arms of a generated payload type (`--typed`, [`super::typed`]).
+pub fn register_typed<P: Model + Native>(registry: &mut Registry, payload: &Payload<P>) {
+    Borsh(registry).payload(payload);
+}
 
 /// What borsh's derive gives a model type.
 pub trait Native: borsh::BorshSerialize + borsh::BorshDeserialize {}

@@ -19,7 +19,7 @@
 use anyhow::{Context, Result};
 use std::hint::black_box;
 
-use super::{BackendDoc, DataSupport, Fidelity, Format, Registry};
+use super::{BackendDoc, DataSupport, Fidelity, Format, Registry, TypedDerive, TypedSupport};
 use crate::arm::{Backend, BorrowedDecode, Codec, DataTree, Dynamic, Operation};
 use crate::payload::data::{DataPayload, Difference, Equivalence, Kind};
 use crate::payload::{
@@ -50,8 +50,19 @@ pub static FORMAT: Format = Format {
         visit_borrowed(&mut Bson(registry));
         visit_corpora(&mut Bson(registry));
     },
+    typed: TypedSupport::Derive(&TypedDerive {
+        derives: &[],
+        crates: &[],
+        field_attribute: "",
+        refuses: TypedDerive::any_schema,
+    }),
     data: DataSupport::Arms(register_data),
 };
+
+/// The typed arms of a generated payload type (`--typed`, [`super::typed`]).
+pub fn register_typed<P: Model>(registry: &mut Registry, payload: &Payload<P>) {
+    Bson(registry).payload(payload);
+}
 
 struct Bson<'a>(&'a mut Registry);
 

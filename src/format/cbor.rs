@@ -27,7 +27,7 @@ use std::hint::black_box;
 
 use anyhow::Result;
 
-use super::{BackendDoc, DataSupport, Fidelity, Format, Registry};
+use super::{BackendDoc, DataSupport, Fidelity, Format, Registry, TypedDerive, TypedSupport};
 use crate::arm::{Backend, BorrowedDecode, Codec, DataTree, Dynamic, Mode, Operation};
 use crate::payload::data::{DataPayload, Difference, Equivalence};
 use crate::payload::{
@@ -80,6 +80,12 @@ pub static FORMAT: Format = Format {
             );
         }
     },
+    typed: TypedSupport::Derive(&TypedDerive {
+        derives: &["minicbor::Encode", "minicbor::Decode"],
+        crates: &["minicbor"],
+        field_attribute: "n({index})",
+        refuses: TypedDerive::any_schema,
+    }),
     data: DataSupport::Arms(|registry, payload| {
         registry.data_tree(payload, CIBORIUM, ValueData, &Operation::CODEC);
         registry.unsupported(
@@ -89,6 +95,12 @@ pub static FORMAT: Format = Format {
         );
     }),
 };
+
+/// The typed arms of a generated payload type (`--typed`, [`super::typed`]).
+pub fn register_typed<P: Model + Native>(registry: &mut Registry, payload: &Payload<P>) {
+    Ciboriums(registry).payload(payload);
+    Minicbors(registry).payload(payload);
+}
 
 const CIBORIUM: Backend = Backend::new("ciborium");
 /// Why ciborium has no borrowed decode.

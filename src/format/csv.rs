@@ -18,7 +18,7 @@
 use anyhow::{Context, Result, bail};
 use std::hint::black_box;
 
-use super::{BackendDoc, DataSupport, Fidelity, Format, Registry};
+use super::{BackendDoc, DataSupport, Fidelity, Format, Registry, TypedDerive, TypedSupport};
 use crate::arm::{Backend, Codec, DataTree, Dynamic, Operation};
 use crate::payload::data::{DataPayload, Difference, Equivalence, Kind};
 use crate::payload::{
@@ -52,11 +52,24 @@ pub static FORMAT: Format = Format {
             "csv deserializes `&str` only from the `StringRecord` it first copies each row into (reused row by row), so a record would borrow that copy, not the input, and could not outlive its row",
         );
     },
+    typed: TypedSupport::Derive(&TypedDerive {
+        derives: &[],
+        crates: &[],
+        field_attribute: "",
+        refuses: TypedDerive::any_schema,
+    }),
     data: DataSupport::Arms(|registry, payload| match flat_fields(payload) {
         Ok(()) => registry.data_tree(payload, Backend::new(BACKEND), DataRows, &Operation::CODEC),
         Err(reason) => registry.unsupported(payload.spec, "*", &reason),
     }),
 };
+
+/// The typed arms of a generated payload type (`--typed`, [`super::typed`]). A list of flat
+/// records is one row each; anything else is listed with CSV's reason.
+pub fn register_typed<P: Batch>(registry: &mut Registry, payload: &Payload<P>) {
+    Csv(registry).payload(payload);
+    Csv(registry).batch(payload);
+}
 
 const BACKEND: &str = "csv";
 

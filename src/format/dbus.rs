@@ -23,7 +23,7 @@ use zbus::OwnedStructure;
 use zbus::wire::serialized::{Context, Data};
 use zbus::wire::{Array, Dict, LE, Signature, StructureBuilder, Variant};
 
-use super::{BackendDoc, DataSupport, Fidelity, Format, Registry};
+use super::{BackendDoc, DataSupport, Fidelity, Format, Registry, TypedDerive, TypedSupport};
 use crate::arm::{Backend, Codec, DataTree, Dynamic, Operation};
 use crate::payload::data::{DataPayload, Difference, Equivalence, Kind, Type};
 use crate::payload::{Model, Order, Payload, Visit, visit_all};
@@ -56,6 +56,12 @@ pub static FORMAT: Format = Format {
             "D-Bus has no null, and these documents have null fields (their data: payloads say where)",
         );
     },
+    typed: TypedSupport::Derive(&TypedDerive {
+        derives: &["zbus::Type"],
+        crates: &["zbus"],
+        field_attribute: "",
+        refuses: typed_refuses,
+    }),
     data: DataSupport::Arms(|registry, payload| match data_signature(payload) {
         Ok(signature) => registry.data_tree(
             payload,
@@ -66,6 +72,22 @@ pub static FORMAT: Format = Format {
         Err(reason) => registry.unsupported(payload.spec, "*", &reason),
     }),
 };
+
+/// The typed arms of a generated payload type (`--typed`, [`super::typed`]).
+pub fn register_typed<P: Model + Native>(registry: &mut Registry, payload: &Payload<P>) {
+    Dbus(registry).payload(payload);
+}
+
+/// D-Bus has no null and no empty struct: a generated `Option` field or a record without fields
+/// has no signature.
+fn typed_refuses(schema: &crate::payload::data::Schema) -> Option<String> {
+    crate::payload::data::schema::first_option(schema)
+        .map(|path| format!("{path}: D-Bus has no null, and the generated field there is an Option"))
+        .or_else(|| {
+            crate::payload::data::schema::first_empty_record(schema)
+                .map(|path| format!("{path}: D-Bus has no empty struct, and the record there has no field"))
+        })
+}
 
 /// D-Bus needs every type's signature, which the `zbus::Type` derive provides.
 pub trait Native: zbus::Type {}

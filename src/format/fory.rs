@@ -35,7 +35,7 @@ use anyhow::{Context, Result};
 use fory::Fory;
 use std::hint::black_box;
 
-use super::{BackendDoc, DataSupport, Fidelity, Format, NEEDS_RUST_TYPES, Registry};
+use super::{BackendDoc, DataSupport, Fidelity, Format, NEEDS_RUST_TYPES, Registry, TypedSupport};
 use crate::arm::{Backend, Codec, Operation};
 use crate::payload::{
     Address, CheckoutRequest, CheckoutResponse, Item, Items, Keyed, LineItem, MetricSample, Model, Order,
@@ -80,6 +80,9 @@ pub static FORMAT: Format = Format {
         registry
             .unsupported_corpora("serbench has no Fory derive and type registration for the corpus types");
     },
+    typed: TypedSupport::Unsupported(
+        "Fory registers every struct by id in code: that registration is not generated yet",
+    ),
     data: DataSupport::Unsupported(NEEDS_RUST_TYPES),
 };
 

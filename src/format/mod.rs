@@ -14,7 +14,7 @@ use crate::arm::{
     Access, Arm, ArmId, Backend, BorrowedDecode, Codec, CodecArms, CodecId, DataArms, DataTree, Decoder,
     Dynamic, Encoder, Framing, Mode, Operation, Update, Value,
 };
-use crate::payload::data::{self, DataPayload};
+use crate::payload::data::{self, DataPayload, Schema};
 use crate::payload::fields::UpdateField;
 use crate::payload::{Borrowed, Model, Payload, PayloadSpec};
 
@@ -69,6 +69,8 @@ pub struct Format {
     pub register: fn(&mut Registry),
     /// What the format does with data that has no Rust types (`--data FILE`, `corpus:<name>`).
     pub data: DataSupport,
+    /// What it needs of the Rust types generated for such data (`--typed`).
+    pub typed: TypedSupport,
 }
 
 /// Whether a format can carry a data payload (a JSON file read at run time, with an inferred
@@ -83,12 +85,43 @@ pub enum DataSupport {
     Unsupported(&'static str),
 }
 
+/// What a format needs of the generated types to carry the data typed.
+pub enum TypedSupport {
+    /// The generated structs carry the format: its derives, and its `register_typed` registers
+    /// the arms (a generic function `register_typed<P>(&mut Registry, &Payload<P>)` in the
+    /// format's file, with the format's bounds).
+    Derive(&'static TypedDerive),
+    /// The format cannot carry typed data yet: the one-line reason.
+    Unsupported(&'static str),
+}
+
+/// The derive lines a format adds to every generated struct.
+pub struct TypedDerive {
+    /// Derive macros, by path (`bitcode::Encode`); serde's are on every struct.
+    pub derives: &'static [&'static str],
+    /// The crates those paths name: the generated crate depends on them exactly as serbench does
+    /// (the same line of serbench's Cargo.toml), so it builds nothing serbench has not built.
+    pub crates: &'static [&'static str],
+    /// An attribute on every field, `{index}` standing for its position (minicbor's `n({index})`
+    /// keys), or empty.
+    pub field_attribute: &'static str,
+    /// What of a schema the format cannot carry with these types, and why.
+    pub refuses: fn(&Schema) -> Option<String>,
+}
+
+impl TypedDerive {
+    /// The formats whose derives accept every schema.
+    pub fn any_schema(_: &Schema) -> Option<String> {
+        None
+    }
+}
+
 /// Why the zero-copy formats have no borrowed decode.
 pub const READS_IN_PLACE: &str = "zero-copy format: its access arms already read every string in place from the buffer; a borrowed struct would only copy out what access reads";
 
 /// The reason of the formats that encode only types compiled into the program.
 pub const NEEDS_RUST_TYPES: &str =
-    "needs compiled Rust types (its derive or generated code): add the data as a typed payload (README)";
+    "no value tree: it decodes only into compiled Rust types (--typed generates them from the data)";
 
 /// One arm of a format measured without serbench's harness: `case` prepares everything the
 /// call needs (untimed) and returns the call, one operation per invocation, written straight
@@ -155,6 +188,27 @@ pub fn by_name(name: &str) -> Option<&'static Format> {
 // build.rs from that list, so the list of formats exists once.
 include!(concat!(env!("OUT_DIR"), "/formats.rs"));
 
+/// Whether `format` carries data of `schema` typed, or why not.
+pub fn plan(format: &Format, schema: &crate::payload::data::Schema) -> Result<(), String> {
+    typable(schema)?;
+    match &format.typed {
+        TypedSupport::Unsupported(reason) => Err(reason.to_string()),
+        TypedSupport::Derive(derive) => (derive.refuses)(schema).map_or(Ok(()), Err),
+    }
+}
+
+/// Whether the data can have Rust types at all: not where one path holds two kinds.
+pub fn typable(schema: &crate::payload::data::Schema) -> Result<(), String> {
+    match schema.conflicts().first() {
+        Some(conflict) => Err(format!(
+            "{}: a conflict ({}): a generated field has one type",
+            conflict.path,
+            conflict.kinds.join(", ")
+        )),
+        None => Ok(()),
+    }
+}
+
 /// A (format, backend, payload) combination that cannot exist, and why.
 #[derive(Clone, Debug)]
 pub struct Unsupported {
@@ -184,6 +238,9 @@ pub struct Registry {
     pub data_request: data::Request,
     /// The format whose `register` is running.
     format: &'static str,
+    /// Registering a typed data payload ([`Registry::typed_scope`]): its dynamic arms come from the data's value
+    /// trees ([`DataSupport`]), so the format's own dynamic decodes of the typed value are skipped.
+    typed_data: bool,
 }
 
 impl Registry {
@@ -355,7 +412,11 @@ impl Registry {
             decoder,
         } = Arm::codec(codec, payload.spec, payload.value, to_wire, to_model, make);
         self.arms.extend(arms);
-        self.encoders.push(encoder);
+        // sizes.csv has one row per codec: where the data's value tree already wrote this codec's
+        // bytes, the typed arms' own encoded size is in their results rows.
+        if !(self.typed_data && self.encoders.iter().any(|known| known.id == encoder.id)) {
+            self.encoders.push(encoder);
+        }
         self.decoders.push(decoder);
     }
 
@@ -444,6 +505,9 @@ impl Registry {
         make_codec: fn() -> C,
         make_dynamic: fn() -> D,
     ) {
+        if self.typed_data {
+            return;
+        }
         let codec = self.codec_id(payload, backend);
         let (arm, decoder) = Arm::dynamic(codec, payload.spec, payload.value, make_codec, make_dynamic);
         self.arms.push(arm);
@@ -492,7 +556,35 @@ impl Registry {
             backend,
             payload: payload.name,
             operation: None,
-            mode: None,
+            mode: self.typed_data.then_some(Mode::Typed),
+            reason: reason.to_string(),
+        });
+    }
+
+    /// Runs `register` as `format`'s registration of a typed data payload (`--typed`,
+    /// [`crate::codegen::hook`]): what it registers or lists unsupported is `format`'s, mode
+    /// `typed`, and the format's own dynamic decodes of the typed value are skipped.
+    pub fn typed_scope<T>(
+        &mut self,
+        format: &'static Format,
+        register: impl FnOnce(&mut Registry) -> T,
+    ) -> T {
+        self.format = format.name;
+        self.typed_data = true;
+        let result = register(self);
+        self.typed_data = false;
+        result
+    }
+
+    /// Records that the current format has no typed arm for the data payload `payload` (`--typed`),
+    /// for `reason`; its dynamic arms are listed apart.
+    pub fn unsupported_typed(&mut self, payload: &PayloadSpec, reason: &str) {
+        self.unsupported.push(Unsupported {
+            format: self.format,
+            backend: "*",
+            payload: payload.name,
+            operation: None,
+            mode: Some(Mode::Typed),
             reason: reason.to_string(),
         });
     }

@@ -21,7 +21,7 @@ use std::hint::black_box;
 
 use anyhow::{Context, Result};
 
-use super::{BackendDoc, DataSupport, Fidelity, Format, Registry};
+use super::{BackendDoc, DataSupport, Fidelity, Format, Registry, TypedDerive, TypedSupport};
 use crate::arm::{Backend, BorrowedDecode, Codec, DataTree, Dynamic, Operation};
 use crate::payload::data::{DataPayload, Difference, Equivalence};
 use crate::payload::{
@@ -62,10 +62,21 @@ pub static FORMAT: Format = Format {
         visit_borrowed(&mut Msgpack(registry));
         visit_corpora(&mut Msgpack(registry));
     },
+    typed: TypedSupport::Derive(&TypedDerive {
+        derives: &[],
+        crates: &[],
+        field_attribute: "",
+        refuses: TypedDerive::any_schema,
+    }),
     data: DataSupport::Arms(|registry, payload| {
         registry.data_tree(payload, RMP_SERDE, ValueData, &Operation::CODEC);
     }),
 };
+
+/// The typed arms of a generated payload type (`--typed`, [`super::typed`]).
+pub fn register_typed<P: Model>(registry: &mut Registry, payload: &Payload<P>) {
+    Msgpack(registry).payload(payload);
+}
 
 const RMP_SERDE: Backend = Backend::new("rmp-serde");
 const NAMED: Backend = RMP_SERDE.variant("named");

@@ -8,7 +8,7 @@
 use anyhow::Result;
 use std::hint::black_box;
 
-use super::{BackendDoc, DataSupport, Fidelity, Format, Registry};
+use super::{BackendDoc, DataSupport, Fidelity, Format, Registry, TypedDerive, TypedSupport};
 use crate::arm::{Backend, BorrowedDecode, Codec, Operation};
 use crate::payload::{
     Borrowed, Model, Order, Payload, Visit, VisitBorrowed, visit_all, visit_borrowed, visit_corpora,
@@ -38,10 +38,21 @@ pub static FORMAT: Format = Format {
         visit_borrowed(&mut Postcard(registry));
         visit_corpora(&mut Postcard(registry));
     },
+    typed: TypedSupport::Derive(&TypedDerive {
+        derives: &[],
+        crates: &[],
+        field_attribute: "",
+        refuses: TypedDerive::any_schema,
+    }),
     data: DataSupport::Unsupported(
         "not self-describing (no type tags on the wire): it decodes only into compiled Rust types",
     ),
 };
+
+/// The typed arms of a generated payload type (`--typed`, [`super::typed`]).
+pub fn register_typed<P: Model>(registry: &mut Registry, payload: &Payload<P>) {
+    Postcard(registry).payload(payload);
+}
 
 struct Postcard<'a>(&'a mut Registry);
 

@@ -45,7 +45,7 @@ use anyhow::{Context, Result, bail};
 use prost::{Message, Name};
 use prost_reflect::{DescriptorPool, DynamicMessage, MessageDescriptor};
 
-use super::{BackendDoc, DataSupport, Fidelity, Format, Registry};
+use super::{BackendDoc, DataSupport, Fidelity, Format, Registry, TypedSupport};
 use crate::arm::{Backend, Codec, DataTree, Dynamic, Operation, Value};
 use crate::payload::data::proto::{Label, Plan, ProtoField, ProtoType, Role};
 use crate::payload::data::{DataPayload, Difference, Equivalence};
@@ -98,6 +98,9 @@ pub static FORMAT: Format = Format {
             "no hand-written .proto for the corpus types; data:<name> measures them on the inferred schema",
         );
     },
+    typed: TypedSupport::Unsupported(
+        "prost-build on the inferred .proto and the conversion to the generated types are not generated yet",
+    ),
     data: DataSupport::Arms(register_data),
 };
 

@@ -61,7 +61,7 @@ use ::rkyv::vec::ArchivedVec;
 use ::rkyv::{Archive, Archived, Deserialize, Serialize};
 use anyhow::{Context, Result, ensure};
 
-use super::{BackendDoc, DataSupport, Fidelity, Format, NEEDS_RUST_TYPES, Registry};
+use super::{BackendDoc, DataSupport, Fidelity, Format, NEEDS_RUST_TYPES, Registry, TypedSupport};
 use crate::arm::{Access, Backend, Codec, Operation, Update};
 use crate::payload::fields::{self, Digest, Fields, UpdateField};
 use crate::payload::{
@@ -106,6 +106,9 @@ pub static FORMAT: Format = Format {
             "no rkyv derive and field readers (access, update) written for the corpus types",
         );
     },
+    typed: TypedSupport::Unsupported(
+        "rkyv's in-place readers (access, update) are written per type: not generated yet",
+    ),
     data: DataSupport::Unsupported(NEEDS_RUST_TYPES),
 };
 

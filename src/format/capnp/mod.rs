@@ -91,7 +91,7 @@ use ::capnp::traits::{FromPointerBuilder, FromPointerReader, OwnedStruct};
 use ::capnp::{Word, serialize_packed, struct_list, text, text_list};
 use anyhow::{Context, Result, bail, ensure};
 
-use super::{BackendDoc, DataSupport, Fidelity, Format, NEEDS_RUST_TYPES, Registry};
+use super::{BackendDoc, DataSupport, Fidelity, Format, NEEDS_RUST_TYPES, Registry, TypedSupport};
 use crate::arm::{Access, Backend, Codec, Operation, Update};
 use crate::payload::fields::{self, Digest, Fields, UpdateField};
 use crate::payload::{
@@ -140,6 +140,9 @@ pub static FORMAT: Format = Format {
         registry.unsupported_borrowed(super::READS_IN_PLACE);
         registry.unsupported_corpora("no .capnp schema written for the corpus types");
     },
+    typed: TypedSupport::Unsupported(
+        "capnpc on a generated .capnp and the conversion to the generated types are not generated yet",
+    ),
     data: DataSupport::Unsupported(NEEDS_RUST_TYPES),
 };
 

@@ -61,7 +61,7 @@ use flatbuffers::{
     FlatBufferBuilder, Follow, ForwardsUOffset, UnionWIPOffset, Vector, Verifiable, WIPOffset,
 };
 
-use super::{BackendDoc, DataSupport, Fidelity, Format, Registry};
+use super::{BackendDoc, DataSupport, Fidelity, Format, Registry, TypedSupport};
 use crate::arm::{Access, Backend, Codec, Operation};
 use crate::payload::fields::{self, Digest, Fields};
 use crate::payload::{
@@ -105,6 +105,9 @@ pub static FORMAT: Format = Format {
         registry.unsupported_borrowed(super::READS_IN_PLACE);
         registry.unsupported_corpora("no .fbs schema written for the corpus types");
     },
+    typed: TypedSupport::Unsupported(
+        "flatc on a generated .fbs and the conversion to the generated types are not generated yet",
+    ),
     data: DataSupport::Unsupported(
         "needs a .fbs schema compiled into Rust by flatc; serbench writes no FlatBuffers schema for data",
     ),

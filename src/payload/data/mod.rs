@@ -52,6 +52,8 @@ pub struct Request {
     pub framing: Option<DataFraming>,
     pub overrides: Overrides,
     pub max_mib: u64,
+    /// `--typed`: the data is also measured through generated Rust types ([`crate::gen`]).
+    pub typed: bool,
 }
 
 impl Default for Request {
@@ -61,6 +63,7 @@ impl Default for Request {
             framing: None,
             overrides: Overrides::default(),
             max_mib: DEFAULT_MAX_MIB,
+            typed: false,
         }
     }
 }
@@ -84,6 +87,9 @@ impl Request {
         if self.max_mib != DEFAULT_MAX_MIB {
             args.extend(["--max-data-mib".to_string(), self.max_mib.to_string()]);
         }
+        if self.typed {
+            args.push("--typed".to_string());
+        }
         args
     }
 }
@@ -98,6 +104,8 @@ pub struct DataPayload {
     /// One per record; a document is one record.
     pub records: Vec<Value>,
     pub schema: Schema,
+    /// The schema of its generated Rust types (`--typed`, [`Schema::infer_typed`]).
+    pub typed_schema: Schema,
     /// The compact serde_json size of the records (as a top-level array, or the document): the
     /// reference of every ratio to JSON.
     pub json_bytes: usize,
@@ -182,6 +190,7 @@ impl DataPayload {
             )));
         }
         let schema = Schema::infer(&records, overrides);
+        let typed_schema = Schema::infer_typed(&records, overrides);
         let json_bytes = match framing {
             DataFraming::Document => serde_json::to_vec(&records[0]),
             _ => serde_json::to_vec(&records),
@@ -211,6 +220,7 @@ impl DataPayload {
             framing,
             records,
             schema,
+            typed_schema,
             json_bytes,
         })))
     }
@@ -433,10 +443,11 @@ mod tests {
                 records: vec!["$.r".into()],
             },
             max_mib: 7,
+            typed: true,
         };
         assert_eq!(
             request.to_args().join(" "),
-            "--data a.json --data corpus:twitter --data-framing ndjson --map $.m --record $.r --max-data-mib 7"
+            "--data a.json --data corpus:twitter --data-framing ndjson --map $.m --record $.r --max-data-mib 7 --typed"
         );
         assert!(Request::default().to_args().is_empty());
     }

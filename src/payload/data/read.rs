@@ -3,9 +3,9 @@
 //!
 //! The parser is serde_json's (its errors carry line and column, and its recursion limit of 128
 //! nested arrays or objects turns a 10^5-deep file into an error, not a stack overflow), driven
-//! by a seed of our own that builds the `serde_json::Value`: serde_json without its
-//! `float_roundtrip` feature (serbench's build) reads some doubles one unit in the last place
-//! off, so each number is read again from its own text with Rust's correctly rounded parser.
+//! by a seed of our own that builds the `serde_json::Value`: each number is read again from its
+//! own text with Rust's correctly rounded parser (serde_json without its `float_roundtrip`
+//! feature reads some doubles one unit in the last place off; serbench enables it).
 //! The seed also refuses what would silently change the data: an integer beyond the 64-bit
 //! signed range (JSON integers are `i64` here) and a key that appears twice in one object.
 

@@ -158,8 +158,20 @@ pub struct Schema {
 impl Schema {
     /// Infers the type every one of `records` fits.
     pub fn infer(records: &[Value], overrides: &Overrides) -> Schema {
+        Schema::infer_with(records, overrides, false)
+    }
+
+    /// The schema of the generated Rust types (`--typed`): as [`Schema::infer`], but a key that is
+    /// not a field name (`3ds`, `content-type`) leaves its object a record, since the generated
+    /// code maps such keys to Rust names ([`crate::codegen::names`]); the other map rules hold.
+    pub fn infer_typed(records: &[Value], overrides: &Overrides) -> Schema {
+        Schema::infer_with(records, overrides, true)
+    }
+
+    fn infer_with(records: &[Value], overrides: &Overrides, any_key: bool) -> Schema {
         let mut inference = Inference {
             overrides,
+            any_key,
             maps: Vec::new(),
             path: String::from("$"),
         };
@@ -235,6 +247,35 @@ fn walk_children(ty: &Type, path: &mut String, visit: &mut impl FnMut(&str, &Typ
     path.truncate(parent);
 }
 
+/// The first path whose generated type is an `Option` (a field some records lack, a null).
+pub fn first_option(schema: &Schema) -> Option<String> {
+    let mut found = None;
+    walk(&schema.record, &mut String::from("$"), &mut |path, ty, parent| {
+        let optional = parent.is_some_and(|parent| {
+            matches!(&parent.kind, Kind::Record(fields) if fields.iter().any(|field| std::ptr::eq(&field.ty, ty) && field.optional_in(parent)))
+        });
+        if found.is_none() && (optional || ty.nullable() || (ty.kind == Kind::Null && ty.seen > 0)) {
+            found = Some(path.to_string());
+        }
+    });
+    found
+}
+
+/// The first record with no field (`{}`).
+pub fn first_empty_record(schema: &Schema) -> Option<String> {
+    let mut found = None;
+    walk(
+        &schema.record,
+        &mut String::from("$"),
+        &mut |path, ty: &Type, _| {
+            if found.is_none() && matches!(&ty.kind, Kind::Record(fields) if fields.is_empty()) {
+                found = Some(path.to_string());
+            }
+        },
+    );
+    found
+}
+
 /// The branch of a union (its kinds, in their order) a value of it belongs to: an integer is
 /// in the integer branch, or the float branch when there is none.
 pub fn branch_of(value: &Value, branches: &[Type]) -> Option<usize> {
@@ -291,6 +332,8 @@ impl Names {
 
 struct Inference<'o> {
     overrides: &'o Overrides,
+    /// Any key may be a field name ([`Schema::infer_typed`]).
+    any_key: bool,
     maps: Vec<(String, MapReason)>,
     /// The path of the value being inferred or merged.
     path: String,
@@ -321,7 +364,7 @@ impl Inference<'_> {
                     Some(MapReason::Forced)
                 } else if forced_record {
                     None
-                } else if let Some(key) = object.keys().find(|key| !is_field_name(key)) {
+                } else if let Some(key) = object.keys().find(|key| !self.any_key && !is_field_name(key)) {
                     Some(MapReason::Key(key.clone()))
                 } else if object.len() > MAX_FIELDS {
                     Some(MapReason::ManyKeys(object.len()))

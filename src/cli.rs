@@ -1,0 +1,700 @@
+//! The serbench command line: parses the arguments (clap), calls the subcommand's one function
+//! in [`crate::commands`], prints what it returns. Every usage error (a bad name or number,
+//! a folder refused) exits with 2 before any work; everything printed goes through [`print`],
+//! so a closed stdout (`| head`) ends the command quietly.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use clap::builder::PossibleValuesParser;
+use clap::{Args, Parser, Subcommand};
+
+use crate::UsageError;
+use crate::arm::{Framing, Operation};
+use crate::commands;
+use crate::format::Registry;
+use crate::measure::Profile;
+use crate::payload;
+use crate::robustness::{MAX_ALLOC_CAP_MIB, MAX_CASE_TIMEOUT_SECS, MAX_CASES};
+use crate::run::{RunOptions, Selection};
+
+#[derive(Parser)]
+#[command(
+    name = "serbench",
+    // The commit and the build too: a run checks that its other layouts (`--layout`) are
+    // builds of itself.
+    version = crate::report::host::VERSION,
+    about = "Which serialization format is cheapest for my data?"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// List every arm, and every unsupported combination with its reason.
+    List {
+        #[command(flatten)]
+        select: Select,
+        /// Print JSON (formats, payloads, arms, unsupported) instead of a table.
+        #[arg(long, conflicts_with = "markdown")]
+        json: bool,
+        /// List the formats and backends (crates, schema, buffer policy) instead of the arms.
+        #[arg(long = "formats")]
+        formats_table: bool,
+        /// With --formats: as the Markdown table README holds.
+        #[arg(long, requires = "formats_table")]
+        markdown: bool,
+    },
+    /// Verify and time the selected arms; write results.csv and sizes.csv.
+    Run {
+        #[command(flatten)]
+        select: Select,
+        /// Operations to time (repeatable; default: all).
+        #[arg(long = "op", value_parser = PossibleValuesParser::new(Operation::ALL.map(Operation::name)))]
+        operations: Vec<String>,
+        #[arg(long, default_value = "quick", value_parser = PossibleValuesParser::new(Profile::ALL.map(|profile| profile.name)))]
+        profile: String,
+        /// Results folder (default: results/local/<system>/, or <system>-native/ for a native
+        /// build).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Extend the folder's result set (after an interrupted run): measure only the selected
+        /// arms it does not hold yet, and again those that failed. The set must be of the same
+        /// machine, build, profile and schedule.
+        #[arg(long, conflicts_with = "replace")]
+        resume: bool,
+        /// Move the result set the folder holds into its replaced/ folder and start anew.
+        #[arg(long)]
+        replace: bool,
+        /// `time` (default) or `instructions`: deterministic instruction counts per operation
+        /// under valgrind's callgrind (Linux only), written to instructions.csv.
+        #[arg(long, default_value = "time", value_parser = ["time", "instructions"])]
+        measure: String,
+        /// Take every rep of one arm before the next arm (default: round-robin across the
+        /// payload's arms). Kept to measure what interleaving buys.
+        #[arg(long)]
+        burst: bool,
+        /// Full profile: other builds of this serbench (code layouts, e.g. from
+        /// scripts/build-layouts.sh) whose worker processes take turns pass by pass (repeatable).
+        #[arg(long = "layout")]
+        layouts: Vec<PathBuf>,
+    },
+    /// Encoded and zstd-compressed sizes only, no timing: writes sizes.csv.
+    Sizes {
+        #[command(flatten)]
+        select: Select,
+        /// Output folder (default: results/local/<system>/).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Move the result set the folder holds into its replaced/ folder first.
+        #[arg(long)]
+        replace: bool,
+    },
+    /// Markdown report and SVG charts from one or more results folders (hosts side by side).
+    Report {
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        /// Output folder (default: the first results folder).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Two results folders side by side, arm by arm, with coverage and drift.
+    Compare {
+        a: PathBuf,
+        b: PathBuf,
+        /// Print Markdown instead of a text table.
+        #[arg(long)]
+        markdown: bool,
+    },
+    /// One arm over another of one payload and operation in a results folder: the unpaired
+    /// interval, and the paired one where the folder kept its workers (full profile).
+    Ratio {
+        dir: PathBuf,
+        #[arg(long)]
+        payload: String,
+        #[arg(long = "op", value_parser = PossibleValuesParser::new(Operation::ALL.map(Operation::name)))]
+        operation: String,
+        /// The first arm's label as the report shows it, e.g. `postcard/postcard` or
+        /// `json/serde_json dynamic`.
+        numerator: String,
+        /// The second arm's label.
+        denominator: String,
+    },
+    /// Run the same selection twice back to back (into OUT/a and OUT/b) and print how well the
+    /// first run's intervals cover the second run's means.
+    Selfcheck {
+        #[command(flatten)]
+        select: Select,
+        #[arg(long = "op", value_parser = PossibleValuesParser::new(Operation::ALL.map(Operation::name)))]
+        operations: Vec<String>,
+        #[arg(long, default_value = "full", value_parser = PossibleValuesParser::new(Profile::ALL.map(|profile| profile.name)))]
+        profile: String,
+        #[arg(long)]
+        burst: bool,
+        /// Where both runs go (default: a temporary folder).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Move result sets already in OUT/a and OUT/b into their replaced/ folders first.
+        #[arg(long)]
+        replace: bool,
+    },
+    /// What the harness costs: the timed loop around a no-op, and copy bandwidth.
+    Overhead {
+        #[arg(long, default_value = "quick", value_parser = PossibleValuesParser::new(Profile::ALL.map(|profile| profile.name)))]
+        profile: String,
+    },
+    /// Pair serbench's means with the independent criterion benchmarks of the same arms
+    /// (`cargo bench --bench fidelity` first).
+    Fidelity {
+        /// A results folder holding the same arms (from `serbench run`).
+        results: PathBuf,
+        /// Criterion's output folder.
+        #[arg(long, default_value = "target/criterion")]
+        criterion: PathBuf,
+        /// The fidelity benchmark's executable (`cargo bench --bench fidelity --no-run` prints
+        /// it): also count instructions per operation of both sides under callgrind.
+        #[arg(long)]
+        bench_binary: Option<PathBuf>,
+    },
+    /// Internal: one worker process of a block (see `Profile::processes`): reads its arms as
+    /// JSON on stdin, prints its reports as JSON on stdout.
+    #[command(hide = true)]
+    BlockWorker {
+        #[arg(long, value_parser = PossibleValuesParser::new(Profile::ALL.map(|profile| profile.name)))]
+        profile: String,
+        #[arg(long)]
+        burst: bool,
+        /// The run's data, read again to build the same registry.
+        #[command(flatten)]
+        data: DataArgs,
+    },
+    /// Internal: one arm under callgrind (see `run --measure instructions`).
+    #[command(hide = true)]
+    InstructionsWorker {
+        /// The arm's coordinates as JSON.
+        #[arg(long)]
+        arm: String,
+    },
+    /// Feed every decoder hostile inputs derived from its real payloads (truncations, bit flips,
+    /// garbage, length bombs, deep nesting), each decoder in its own worker processes; write
+    /// robustness.csv and print the outcome table.
+    Robustness {
+        #[arg(long = "format", value_parser = PossibleValuesParser::new(crate::robustness::format_names()))]
+        formats: Vec<String>,
+        /// Payloads (default: the small ones).
+        #[arg(long = "payload", value_parser = payload_names())]
+        payloads: Vec<String>,
+        #[arg(long = "backend")]
+        backends: Vec<String>,
+        /// Random cases per kind of hostile input, 1 to 1000000000 (bombs get four times as
+        /// many); generated as they run, so memory does not grow with it.
+        #[arg(long, default_value_t = crate::robustness::DEFAULT_CASES as u64,
+              value_parser = clap::value_parser!(u64).range(1..=MAX_CASES as u64))]
+        cases: u64,
+        /// The seed of the cases, decimal or 0x-hex (any 64-bit value).
+        #[arg(long, default_value = "0x5EED0B05", value_parser = parse_seed)]
+        seed: u64,
+        /// Allocation cap of a worker, in MiB, 1 to 1048576: a decoder asking for more is
+        /// recorded over-cap.
+        #[arg(long, default_value_t = (crate::robustness::DEFAULT_ALLOC_CAP >> 20) as u64,
+              value_parser = clap::value_parser!(u64).range(1..=MAX_ALLOC_CAP_MIB as u64))]
+        alloc_cap_mib: u64,
+        /// Seconds without an answer before a case counts as a hang, 1 to 86400.
+        #[arg(long, default_value_t = crate::robustness::DEFAULT_CASE_TIMEOUT.as_secs(),
+              value_parser = clap::value_parser!(u64).range(1..=MAX_CASE_TIMEOUT_SECS))]
+        case_timeout: u64,
+        /// Output folder (default: results/local/<system>/).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Move the robustness.csv the folder holds into its replaced/ folder first.
+        #[arg(long)]
+        replace: bool,
+    },
+    /// What each format adds to a binary and to a clean build: the fixed program footprint/
+    /// built per format (and with none, the baseline) in fresh target dirs, release profile,
+    /// stripped; writes footprint.csv. Slow: a clean build per format and run.
+    Footprint {
+        /// Formats to build (repeatable; default: all); the baseline is always built.
+        #[arg(long = "format", value_parser = format_names())]
+        formats: Vec<String>,
+        /// Clean builds of each, 1 to 100, back to back (footprint.csv is written after each
+        /// build).
+        #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..=100))]
+        runs: u64,
+        /// serbench's source tree (default: the one this binary was built from, else the
+        /// current folder).
+        #[arg(long)]
+        source: Option<PathBuf>,
+        /// Output folder (default: results/local/<system>/).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Move the footprint.csv the folder holds into its replaced/ folder first.
+        #[arg(long)]
+        replace: bool,
+    },
+    /// Write the exact encoded bytes of one payload, or its logical data as pretty JSON.
+    Dump {
+        #[arg(long, value_parser = format_names())]
+        format: Option<String>,
+        #[command(flatten)]
+        codec: CodecArgs,
+        /// The logical data as pretty JSON instead of a format's bytes.
+        #[arg(long, conflicts_with = "format")]
+        logical: bool,
+        /// Output file (default: standard output).
+        #[arg(short = 'o', long = "output")]
+        output: Option<PathBuf>,
+    },
+    /// Decode BYTES_FILE, made by another program, with one codec and compare it with a payload:
+    /// exit 0 when it holds the same data, 1 with the first differing path and both values.
+    Check {
+        #[arg(long, value_parser = format_names())]
+        format: String,
+        #[command(flatten)]
+        codec: CodecArgs,
+        bytes_file: PathBuf,
+    },
+    /// Write the Rust crate `--typed` builds for data files (types, derives, the arms' hook)
+    /// without building it: to read, copy into a service, or edit.
+    Gen {
+        #[command(flatten)]
+        data: DataArgs,
+        /// Output folder (created; must not exist, or be empty).
+        #[arg(long)]
+        out: PathBuf,
+        /// Formats the crate carries (repeatable; default: all).
+        #[arg(long = "format", value_parser = format_names())]
+        formats: Vec<String>,
+    },
+    /// Infer the schema of data files and write it as FILE.avsc, FILE.proto and FILE.schema.txt.
+    Schema {
+        #[command(flatten)]
+        data: DataArgs,
+        /// Output folder.
+        #[arg(long)]
+        out: PathBuf,
+        /// Move the schema files the folder holds for these data into its replaced/ folder first.
+        #[arg(long)]
+        replace: bool,
+    },
+}
+
+/// The matrix axes every command can narrow; each flag is repeatable.
+#[derive(Args)]
+struct Select {
+    #[arg(long = "format", value_parser = format_names())]
+    formats: Vec<String>,
+    #[arg(long = "payload", value_parser = payload_names())]
+    payloads: Vec<String>,
+    /// Backends to keep (e.g. serde_json, simd-json).
+    #[arg(long = "backend")]
+    backends: Vec<String>,
+    #[command(flatten)]
+    data: DataArgs,
+}
+
+/// One codec of one payload, besides its format (`dump`, `check`); the registry's first match
+/// for what is left out.
+#[derive(Args)]
+struct CodecArgs {
+    #[arg(long, value_parser = payload_names(), required_unless_present = "sources", conflicts_with = "sources")]
+    payload: Option<String>,
+    #[arg(long)]
+    backend: Option<String>,
+    #[arg(long)]
+    variant: Option<String>,
+    /// The JSON framing: document, array or ndjson (a batch's records as a top-level array or
+    /// one per line).
+    #[arg(long, value_parser = PossibleValuesParser::new(Framing::ALL.map(Framing::name)))]
+    framing: Option<String>,
+    #[command(flatten)]
+    data: DataArgs,
+}
+
+impl CodecArgs {
+    fn query<'a>(&'a self, format: &'a str, payload: &'a str) -> crate::check::CodecQuery<'a> {
+        crate::check::CodecQuery {
+            format,
+            payload,
+            backend: self.backend.as_deref(),
+            variant: self.variant.as_deref(),
+            framing: self
+                .framing
+                .as_deref()
+                .and_then(|name| Framing::ALL.into_iter().find(|framing| framing.name() == name)),
+        }
+    }
+}
+
+/// Data without Rust types to measure as payloads `data:<file stem>`: see README, "Your own data".
+#[derive(Args, Clone, Default)]
+struct DataArgs {
+    /// A JSON file (one document, an array of records, or NDJSON), a folder of them, or
+    /// corpus:twitter, corpus:citm_catalog, corpus:canada (repeatable). Its payloads join the
+    /// --payload ones; alone, they are the selection.
+    #[arg(long = "data", value_name = "FILE")]
+    sources: Vec<String>,
+    /// How the files hold their records (default: detected).
+    #[arg(long = "data-framing", value_parser = PossibleValuesParser::new(payload::data::DataFraming::ALL.map(payload::data::DataFraming::name)))]
+    data_framing: Option<String>,
+    /// Read the objects at this schema path (`$.events`, `$.items[].tags`) as a map (repeatable).
+    #[arg(long = "map", value_name = "PATH")]
+    maps: Vec<String>,
+    /// Read the objects at this schema path as a record, whatever their keys (repeatable).
+    #[arg(long = "record", value_name = "PATH")]
+    records: Vec<String>,
+    /// Refuse data files larger than this many MiB, 1 to 1048576 (reading one takes up to
+    /// 100 times its size).
+    #[arg(long, default_value_t = payload::data::DEFAULT_MAX_MIB,
+          value_parser = clap::value_parser!(u64).range(1..=1 << 20))]
+    max_data_mib: u64,
+    /// Also measure the data typed: generate Rust types (and each format's derive or schema) for
+    /// its inferred schema, build them once (cached), and add their arms, mode `typed`.
+    #[arg(long, requires = "sources")]
+    typed: bool,
+}
+
+impl DataArgs {
+    fn request(&self) -> payload::data::Request {
+        payload::data::Request {
+            sources: self.sources.clone(),
+            framing: self
+                .data_framing
+                .as_deref()
+                .and_then(payload::data::DataFraming::by_name),
+            overrides: payload::data::Overrides {
+                maps: self.maps.clone(),
+                records: self.records.clone(),
+            },
+            max_mib: self.max_data_mib,
+            typed: self.typed,
+        }
+    }
+}
+
+fn format_names() -> PossibleValuesParser {
+    PossibleValuesParser::new(crate::format::all().into_iter().map(|format| format.name))
+}
+
+fn payload_names() -> PossibleValuesParser {
+    PossibleValuesParser::new(payload::specs().into_iter().map(|spec| spec.name))
+}
+
+impl Select {
+    fn selection(self, operations: Vec<String>, registry: &Registry) -> Result<Selection> {
+        commands::selection(registry, self.formats, self.backends, self.payloads, operations)
+    }
+}
+
+/// `--seed`: decimal, or hexadecimal after `0x` (as README writes the default, 0x5EED0B05).
+fn parse_seed(text: &str) -> Result<u64, String> {
+    let parsed = match text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
+        Some(hex) => u64::from_str_radix(hex, 16),
+        None => text.parse(),
+    };
+    parsed.map_err(|error| format!("{error}: a seed is a 64-bit number, decimal or 0x-hex"))
+}
+
+/// Writes to stdout; unlike `print!` it returns a closed pipe as an error instead of panicking.
+fn print(text: impl std::fmt::Display) -> Result<()> {
+    let mut stdout = std::io::stdout().lock();
+    write!(stdout, "{text}")?;
+    stdout.flush()?;
+    Ok(())
+}
+
+/// Whether `error` is a write to a stdout whose reader has gone (`serbench list | head`).
+fn is_broken_pipe(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|error| error.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+/// The `serbench` command: parses `std::env::args`, runs the subcommand, and returns its exit
+/// status.
+pub fn main() -> ExitCode {
+    // The robustness run's worker processes: before clap, so they stay hidden and parse their
+    // own arguments.
+    let args: Vec<String> = std::env::args().collect();
+    if args.get(1).map(String::as_str) == Some(crate::robustness::WORKER_SUBCOMMAND) {
+        return crate::robustness::worker_main(&args[2..]);
+    }
+    let cli = Cli::parse();
+    let outcome = match cli.command.data_request() {
+        // The plain binary hands a `--typed` command to the binary built for the data's types.
+        request if request.typed && !crate::codegen::hook::installed() => {
+            crate::codegen::build::run_typed(&request, &cli.command.typed_formats())
+        }
+        _ => execute(cli.command),
+    };
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        // As standard tools do: the reader of our output has what it wanted.
+        Err(error) if is_broken_pipe(&error) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("serbench: {error:#}");
+            if error.downcast_ref::<UsageError>().is_some() {
+                ExitCode::from(2)
+            } else {
+                ExitCode::FAILURE
+            }
+        }
+    }
+}
+
+/// Profiles are clap-checked names.
+fn profile(name: &str) -> Profile {
+    Profile::by_name(name).expect("clap checked the profile name")
+}
+
+/// Calls the subcommand's function and prints what it returns.
+fn execute(command: Command) -> Result<()> {
+    // Workers first: the instructions worker builds only its own format (nothing else may touch
+    // its heap before counting), the block worker only what its arms need.
+    match command {
+        Command::InstructionsWorker { arm } => return commands::instructions_worker(&arm),
+        Command::BlockWorker {
+            ref profile,
+            burst,
+            ref data,
+        } => {
+            return print(commands::block_worker(
+                &self::profile(profile),
+                commands::schedule(burst),
+                &data.request(),
+            )?);
+        }
+        Command::Gen {
+            ref data,
+            ref out,
+            ref formats,
+        } => return print(crate::codegen::write_crate(&data.request(), formats, out)?),
+        // Before the registry: it reads data files, not arms.
+        Command::Schema {
+            ref data,
+            ref out,
+            replace,
+        } => return print(commands::schema(&data.request(), out, replace)?),
+        _ => {}
+    }
+    let registry = crate::codegen::hook::registry(&command.data_request())?;
+    match command {
+        Command::InstructionsWorker { .. }
+        | Command::BlockWorker { .. }
+        | Command::Schema { .. }
+        | Command::Gen { .. } => {
+            unreachable!("handled above")
+        }
+        Command::List {
+            formats_table: true,
+            markdown,
+            ..
+        } => print(commands::list_formats(markdown)),
+        Command::List { select, json, .. } => {
+            let selection = select.selection(Vec::new(), &registry)?;
+            print(commands::list(&registry, &selection, json)?)
+        }
+        Command::Run {
+            select,
+            operations,
+            profile,
+            out,
+            resume,
+            replace,
+            measure,
+            burst,
+            layouts,
+        } => {
+            let selection = select.selection(operations, &registry)?;
+            let out = out.unwrap_or_else(commands::default_out);
+            match measure.as_str() {
+                "instructions" if resume => Err(UsageError::error(
+                    "--resume extends a timing run; instruction counts are taken whole (--replace to redo them)",
+                )),
+                "instructions" if !layouts.is_empty() => Err(UsageError::error(
+                    "--layout spreads timing workers over builds; instruction counts are taken in this build only",
+                )),
+                "instructions" => print(commands::count_instructions(
+                    &registry, &selection, &out, replace,
+                )?),
+                _ => {
+                    let options = RunOptions {
+                        profile: self::profile(&profile),
+                        schedule: commands::schedule(burst),
+                        out,
+                        resume,
+                        replace,
+                        layouts,
+                    };
+                    print(commands::run(&registry, &selection, &options)?)
+                }
+            }
+        }
+        Command::Sizes { select, out, replace } => {
+            let selection = select.selection(Vec::new(), &registry)?;
+            let out = out.unwrap_or_else(commands::default_out);
+            print(commands::sizes(&registry, &selection, &out, replace)?)
+        }
+        Command::Robustness {
+            formats,
+            payloads,
+            backends,
+            cases,
+            seed,
+            alloc_cap_mib,
+            case_timeout,
+            out,
+            replace,
+        } => {
+            let options = commands::robustness_options(
+                formats,
+                payloads,
+                backends,
+                cases,
+                seed,
+                alloc_cap_mib,
+                case_timeout,
+            );
+            let out = out.unwrap_or_else(commands::default_out);
+            print(commands::robustness(&registry, &options, &out, replace)?)
+        }
+        Command::Footprint {
+            formats,
+            runs,
+            source,
+            out,
+            replace,
+        } => {
+            let options = crate::footprint::FootprintOptions {
+                formats,
+                runs: runs as usize,
+                source: source.unwrap_or_else(crate::footprint::default_source),
+            };
+            let out = out.unwrap_or_else(commands::default_out);
+            print(commands::footprint(&options, &out, replace)?)
+        }
+        Command::Report { dirs, out } => print(commands::report(&dirs, out)?),
+        Command::Compare { a, b, markdown } => print(commands::compare(&a, &b, markdown)?),
+        Command::Ratio {
+            dir,
+            payload,
+            operation,
+            numerator,
+            denominator,
+        } => print(commands::ratio(
+            &dir,
+            &payload,
+            &operation,
+            &numerator,
+            &denominator,
+        )?),
+        Command::Selfcheck {
+            select,
+            operations,
+            profile,
+            burst,
+            out,
+            replace,
+        } => {
+            let selection = select.selection(operations, &registry)?;
+            print(commands::selfcheck(
+                &registry,
+                &selection,
+                self::profile(&profile),
+                commands::schedule(burst),
+                out,
+                replace,
+            )?)
+        }
+        Command::Overhead { profile } => print(commands::overhead(&self::profile(&profile))?),
+        Command::Fidelity {
+            results,
+            criterion,
+            bench_binary,
+        } => print(commands::fidelity(&results, &criterion, bench_binary.as_deref())?),
+        Command::Dump {
+            format,
+            codec,
+            logical,
+            output,
+        } => {
+            let payload = commands::one_payload(&registry, codec.payload.as_deref())?;
+            let query = format.as_deref().map(|format| codec.query(format, &payload));
+            let bytes = commands::dump(&registry, &payload, query.as_ref(), logical)?;
+            match output {
+                Some(path) => {
+                    std::fs::write(&path, bytes).with_context(|| format!("cannot write {}", path.display()))
+                }
+                None => {
+                    let mut stdout = std::io::stdout().lock();
+                    stdout.write_all(&bytes)?;
+                    Ok(stdout.flush()?)
+                }
+            }
+        }
+        Command::Check {
+            format,
+            codec,
+            bytes_file,
+        } => {
+            let payload = commands::one_payload(&registry, codec.payload.as_deref())?;
+            let max_bytes = codec.data.max_data_mib << 20;
+            print(crate::check::check(
+                &registry,
+                &codec.query(&format, &payload),
+                &bytes_file,
+                max_bytes,
+            )?)
+        }
+    }
+}
+
+impl Command {
+    /// The data the command measures (`--data`), read before the registry is built.
+    fn data_request(&self) -> payload::data::Request {
+        match self {
+            Command::List { select, .. }
+            | Command::Run { select, .. }
+            | Command::Sizes { select, .. }
+            | Command::Selfcheck { select, .. } => select.data.request(),
+            Command::Dump { codec, .. } | Command::Check { codec, .. } => codec.data.request(),
+            Command::BlockWorker { data, .. } | Command::Schema { data, .. } | Command::Gen { data, .. } => {
+                data.request()
+            }
+            _ => payload::data::Request::default(),
+        }
+    }
+
+    /// The formats a `--typed` build must carry (none named: every enabled format).
+    fn typed_formats(&self) -> Vec<String> {
+        match self {
+            Command::List { select, .. }
+            | Command::Run { select, .. }
+            | Command::Sizes { select, .. }
+            | Command::Selfcheck { select, .. } => select.formats.clone(),
+            Command::Dump { format, .. } => format.iter().cloned().collect(),
+            Command::Check { format, .. } => vec![format.clone()],
+            _ => Vec::new(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seeds_are_decimal_or_hex_and_the_default_is_the_library_one() {
+        assert_eq!(parse_seed("0x5EED0B05"), Ok(crate::robustness::DEFAULT_SEED));
+        assert_eq!(parse_seed("1592593157"), Ok(crate::robustness::DEFAULT_SEED));
+        assert_eq!(parse_seed("0XFF"), Ok(255));
+        assert!(parse_seed("0x").is_err() && parse_seed("-1").is_err() && parse_seed("0x1g").is_err());
+        assert!(parse_seed("18446744073709551616").is_err());
+    }
+}

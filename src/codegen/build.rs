@@ -1,0 +1,228 @@
+//! Builds the generated crate ([`super::generate`]) and hands the command to it.
+//!
+//! Cache: one folder per crate key under `$SERBENCH_CACHE/typed/` (default
+//! `$XDG_CACHE_HOME/serbench`, else `~/.cache/serbench`): the crate's sources, `build.log`, and
+//! the built binary, moved into place only once the build succeeded, so an interrupted build
+//! leaves a cache that builds again and never a binary half written. The key is the crate's
+//! ([`super::Crate::key`]) and this binary's size and time, so a second run on data of the same
+//! schema by the same serbench finds the binary and builds nothing.
+//!
+//! Build: cargo (`$CARGO`, else `cargo` on the path), offline, with serbench's own toolchain
+//! file, lock file and profiles, into the target folder serbench itself was built in when this
+//! binary sits in one (so nothing serbench already compiled is compiled again), in the same
+//! profile as this binary (`--release` for a release build).
+
+use std::ffi::OsString;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+
+use crate::UsageError;
+use crate::payload::data::{self, Request};
+
+/// The binary's name inside its cache folder.
+const BINARY: &str = if cfg!(windows) {
+    "serbench-typed.exe"
+} else {
+    "serbench-typed"
+};
+
+/// Builds (or finds) the typed binary for the data of `request`, then runs the command line it
+/// was given in that binary: this process's own arguments, `--typed` included.
+pub fn run_typed(request: &Request, formats: &[String]) -> Result<()> {
+    let binary = typed_binary(request, formats)?;
+    let arguments: Vec<OsString> = std::env::args_os().skip(1).collect();
+    hand_over(&binary, &arguments)
+}
+
+/// The path of the typed binary for the data of `request`, built first when the cache has none.
+pub fn typed_binary(request: &Request, formats: &[String]) -> Result<PathBuf> {
+    let payloads = data::load(request)?;
+    let source = super::source_dir();
+    if !source.join("Cargo.toml").is_file() {
+        return Err(UsageError::error(format!(
+            "--typed builds against serbench's source, which is not at {} (set SERBENCH_SOURCE to a checkout of this version)",
+            source.display()
+        )));
+    }
+    let generated = super::generate(&payloads, formats, &source);
+    let folder = cache_dir()
+        .join("typed")
+        .join(super::key_of(&[&generated.key, &build_stamp()]));
+    let binary = folder.join(BINARY);
+    if binary.is_file() {
+        return Ok(binary);
+    }
+    let crate_dir = folder.join("crate");
+    super::write_files(&generated, &crate_dir)?;
+    let names: Vec<&str> = payloads.iter().map(|data| data.spec.name).collect();
+    eprintln!(
+        "serbench: building the typed crate of {} (once per schema; cached in {})",
+        names.join(", "),
+        folder.display()
+    );
+    let started = Instant::now();
+    let built = cargo_build(&crate_dir, &folder.join("build.log"))?;
+    let partial = folder.join(format!("{BINARY}.partial"));
+    std::fs::copy(&built, &partial).with_context(|| format!("cannot copy {}", built.display()))?;
+    std::fs::rename(&partial, &binary).with_context(|| format!("cannot write {}", binary.display()))?;
+    eprintln!(
+        "serbench: built the typed crate in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    Ok(binary)
+}
+
+/// This binary's size and modification time: a rebuilt serbench (whose source the typed crate
+/// compiles) never reuses a typed binary of its previous build, even under one version string.
+fn build_stamp() -> String {
+    let metadata = std::env::current_exe().and_then(std::fs::metadata);
+    match metadata {
+        Ok(metadata) => format!("{} {:?}", metadata.len(), metadata.modified().ok()),
+        Err(_) => String::new(),
+    }
+}
+
+/// Where typed builds are cached.
+fn cache_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("SERBENCH_CACHE") {
+        return PathBuf::from(dir);
+    }
+    if let Some(dir) = std::env::var_os("XDG_CACHE_HOME") {
+        return PathBuf::from(dir).join("serbench");
+    }
+    match std::env::var_os("HOME") {
+        Some(home) => PathBuf::from(home).join(".cache").join("serbench"),
+        None => std::env::temp_dir().join("serbench-cache"),
+    }
+}
+
+/// Where and how this binary was built: cargo's target folder, the profile folder's name, and the
+/// target triple when it was a cross build.
+struct BuiltIn {
+    target_dir: Option<PathBuf>,
+    profile: String,
+    triple: Option<String>,
+}
+
+fn built_in() -> BuiltIn {
+    let fallback_profile = if cfg!(debug_assertions) {
+        "debug"
+    } else {
+        "release"
+    };
+    let exe = std::env::current_exe().ok();
+    let profile_dir = exe.as_deref().and_then(Path::parent);
+    // Cargo marks its target folder with CACHEDIR.TAG; a cross build adds the triple's folder.
+    let found = profile_dir.and_then(|dir| {
+        let profile = dir.file_name()?.to_string_lossy().into_owned();
+        let above = dir.parent()?;
+        if above.join("CACHEDIR.TAG").is_file() {
+            return Some((above.to_path_buf(), profile, None));
+        }
+        let root = above.parent()?;
+        root.join("CACHEDIR.TAG").is_file().then(|| {
+            let triple = above.file_name().map(|name| name.to_string_lossy().into_owned());
+            (root.to_path_buf(), profile, triple)
+        })
+    });
+    match found {
+        // The test harness's binaries live in deps/; their profile folder is the one above.
+        Some((target_dir, profile, triple)) if profile != "deps" => BuiltIn {
+            target_dir: Some(target_dir),
+            profile,
+            triple,
+        },
+        _ => BuiltIn {
+            target_dir: None,
+            profile: fallback_profile.to_string(),
+            triple: None,
+        },
+    }
+}
+
+/// Runs `cargo build` on the crate in `crate_dir`, its output to `log` (and cargo's progress lines
+/// to stderr); returns the binary built.
+fn cargo_build(crate_dir: &Path, log: &Path) -> Result<PathBuf> {
+    let built_in = built_in();
+    let target_dir = built_in.target_dir.clone().unwrap_or_else(|| {
+        crate_dir
+            .parent()
+            .expect("the crate is in its cache folder")
+            .join("target")
+    });
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut command = Command::new(&cargo);
+    command
+        .current_dir(crate_dir)
+        .args(["build", "--offline", "--bin", "serbench-typed", "--manifest-path"])
+        .arg(crate_dir.join("Cargo.toml"))
+        .env("CARGO_TARGET_DIR", &target_dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let profile_dir = match built_in.profile.as_str() {
+        "debug" => "debug".to_string(),
+        "release" => {
+            command.arg("--release");
+            "release".to_string()
+        }
+        other => {
+            command.args(["--profile", other]);
+            other.to_string()
+        }
+    };
+    if let Some(triple) = &built_in.triple {
+        command.args(["--target", triple]);
+    }
+    let mut child = command.spawn().with_context(|| {
+        format!(
+            "cannot run {} (set CARGO to cargo's path)",
+            cargo.to_string_lossy()
+        )
+    })?;
+    let mut log_file =
+        std::fs::File::create(log).with_context(|| format!("cannot write {}", log.display()))?;
+    let stderr = child.stderr.take().expect("stderr is piped");
+    for line in BufReader::new(stderr).lines() {
+        let line = line.context("cannot read cargo's output")?;
+        writeln!(log_file, "{line}").with_context(|| format!("cannot write {}", log.display()))?;
+        let trimmed = line.trim_start();
+        if trimmed.starts_with("Compiling") || trimmed.starts_with("Finished") {
+            eprintln!("  {trimmed}");
+        }
+    }
+    let status = child.wait().context("cargo did not finish")?;
+    if !status.success() {
+        bail!("the typed build failed ({status}): see {}", log.display());
+    }
+    let mut binary = target_dir;
+    if let Some(triple) = &built_in.triple {
+        binary.push(triple);
+    }
+    binary.push(profile_dir);
+    binary.push(BINARY);
+    Ok(binary)
+}
+
+/// Replaces this process with `binary` run on `arguments` (elsewhere than Unix: runs it and exits
+/// with its status).
+fn hand_over(binary: &Path, arguments: &[OsString]) -> Result<()> {
+    let mut command = Command::new(binary);
+    command.args(arguments);
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        let error = command.exec();
+        Err(error).with_context(|| format!("cannot run {}", binary.display()))
+    }
+    #[cfg(not(unix))]
+    {
+        let status = command
+            .status()
+            .with_context(|| format!("cannot run {}", binary.display()))?;
+        std::process::exit(status.code().unwrap_or(1));
+    }
+}

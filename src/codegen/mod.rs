@@ -1,0 +1,384 @@
+//! Typed code for a user's data (`--typed`, `serbench gen`): from the schema inferred for each
+//! data payload, a Rust crate holding the data's types with serde's derives and each format's own
+//! ([`rust`], names by [`names`]), and a `main` that installs the typed arms' hook
+//! ([`hook`]) and runs serbench's command line. [`build`] builds it once per schema
+//! (cached) and hands the command to it.
+//!
+//! What a format needs of the types is the format's own declaration ([`Format::typed`]);
+//! [`plan`] decides, from it and the schema, whether the format carries the data typed, and the
+//! registry lists the reason where it does not.
+
+pub mod build;
+pub mod hook;
+pub mod names;
+pub mod rust;
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+
+use crate::UsageError;
+use crate::format::{Format, TypedSupport, plan, typable};
+use crate::payload::data::{self, DataPayload};
+
+/// serbench's own manifest, lock file and toolchain: the generated crate depends on serbench's
+/// crates exactly as serbench does, so it resolves and builds the same versions, offline.
+const MANIFEST: &str = include_str!("../../Cargo.toml");
+const LOCK_FILE: &str = include_str!("../../Cargo.lock");
+const TOOLCHAIN: &str = include_str!("../../rust-toolchain.toml");
+
+/// FNV-1a, 64 bits, in hex: a cache key, not a checksum against an adversary.
+pub(crate) fn key_of(parts: &[&str]) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for part in parts {
+        for byte in part.bytes().chain([0xff]) {
+            hash ^= u64::from(byte);
+            hash = hash.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    format!("{hash:016x}")
+}
+
+/// The key of the data's types alone (no derives): what a typed binary checks the data it is
+/// given against.
+pub fn types_key(payloads: &[&'static DataPayload]) -> String {
+    let plain = rust::Derives {
+        lines: Vec::new(),
+        field_attributes: Vec::new(),
+    };
+    let sources: Vec<String> = payloads
+        .iter()
+        .map(|data| match typable(&data.typed_schema) {
+            Ok(()) => rust::module(data, &plain).source,
+            Err(reason) => reason,
+        })
+        .collect();
+    let parts: Vec<&str> = sources.iter().map(String::as_str).collect();
+    key_of(&parts)
+}
+
+/// The generated crate: its files and its cache key.
+pub struct Crate {
+    /// Paths relative to the crate's folder, and their text.
+    pub files: Vec<(&'static str, String)>,
+    /// Changes with anything that changes the build: the files, serbench's version and build.
+    pub key: String,
+    /// Per data payload, the formats it carries typed.
+    pub formats: Vec<Vec<&'static str>>,
+}
+
+/// The crate for `payloads`, carrying the enabled formats named in `selected` (none: every one).
+pub fn generate(payloads: &[&'static DataPayload], selected: &[String], source: &Path) -> Crate {
+    let formats: Vec<&'static Format> = crate::format::all()
+        .into_iter()
+        .filter(|format| selected.is_empty() || selected.iter().any(|name| name == format.name))
+        .collect();
+    let mut modules = String::new();
+    let mut arms = String::new();
+    let mut carried: Vec<Vec<&'static str>> = Vec::new();
+    let mut crates: BTreeSet<&'static str> = ["anyhow", "serde", "serde_json"].into();
+    for (index, data) in payloads.iter().enumerate() {
+        let usable: Vec<&'static Format> = formats
+            .iter()
+            .copied()
+            .filter(|format| plan(format, &data.typed_schema).is_ok())
+            .collect();
+        carried.push(usable.iter().map(|format| format.name).collect());
+        writeln!(
+            arms,
+            "        {index} => data_{index}::register(registry, format, data),"
+        )
+        .expect("a String takes writes");
+        if usable.is_empty() {
+            writeln!(
+                modules,
+                "/// {}: no format carries it typed (`serbench list --typed` says why).\nmod data_{index} {{\n    pub fn register(\n        _: &mut serbench::format::Registry,\n        format: &str,\n        _: &'static serbench::payload::data::DataPayload,\n    ) -> anyhow::Result<()> {{\n        anyhow::bail!(\"{{format}} does not carry this payload typed\")\n    }}\n}}\n",
+                data.origin
+            )
+            .expect("a String takes writes");
+            continue;
+        }
+        let mut derives = rust::Derives {
+            lines: vec![
+                "#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]"
+                    .to_string(),
+            ],
+            field_attributes: Vec::new(),
+        };
+        for format in &usable {
+            if let TypedSupport::Derive(derive) = &format.typed {
+                if !derive.derives.is_empty() {
+                    derives
+                        .lines
+                        .push(format!("#[derive({})]", derive.derives.join(", ")));
+                }
+                if !derive.field_attribute.is_empty() {
+                    derives.field_attributes.push(derive.field_attribute.to_string());
+                }
+                crates.extend(derive.crates.iter().copied());
+            }
+        }
+        let module = rust::module(data, &derives);
+        let indented: String = module
+            .source
+            .lines()
+            .map(|line| {
+                if line.is_empty() {
+                    "\n".to_string()
+                } else {
+                    format!("    {line}\n")
+                }
+            })
+            .collect();
+        writeln!(
+            modules,
+            "/// The types of {} ({}).\npub mod data_{index} {{\n    use std::collections::BTreeMap;\n    use std::sync::OnceLock;\n\n{indented}\n    /// Registers `format`'s typed arms on this payload's value.\n    pub fn register(\n        registry: &mut serbench::format::Registry,\n        format: &str,\n        data: &'static serbench::payload::data::DataPayload,\n    ) -> anyhow::Result<()> {{\n        static VALUE: OnceLock<{root}> = OnceLock::new();\n        if VALUE.get().is_none() {{\n            let _ = VALUE.set(serbench::codegen::hook::value_of(data)?);\n        }}\n        let payload = serbench::codegen::hook::payload(data, || VALUE.get().expect(\"set above\"));\n        match format {{\n{matches}            other => anyhow::bail!(\"{{other}} is not in this typed build\"),\n        }}\n        Ok(())\n    }}\n}}\n",
+            data.origin,
+            data.spec.name,
+            root = module.root,
+            matches = usable
+                .iter()
+                .map(|format| format!(
+                    "            {:?} => serbench::format::{}::register_typed(registry, &payload),\n",
+                    format.name, format.name
+                ))
+                .collect::<String>(),
+        )
+        .expect("a String takes writes");
+    }
+    let types_key = types_key(payloads);
+    let all_formats: BTreeSet<&str> = carried.iter().flatten().copied().collect();
+    let format_list: Vec<String> = crate::format::all()
+        .into_iter()
+        .filter(|format| all_formats.contains(format.name))
+        .map(|format| format!("{:?}", format.name))
+        .collect();
+    let origins: Vec<&str> = payloads.iter().map(|data| data.origin.as_str()).collect();
+    let main = format!(
+        "//! serbench built with the Rust types of {origins}: generated by `serbench gen` (serbench\n//! {version}) from the inferred schema, for `serbench ... --typed`. Run it as serbench itself.\n\n{modules}\n/// Registers `format`'s typed arms on data payload number `index`.\nfn register(\n    registry: &mut serbench::format::Registry,\n    format: &str,\n    index: usize,\n    data: &'static serbench::payload::data::DataPayload,\n) -> anyhow::Result<()> {{\n    match index {{\n{arms}        _ => anyhow::bail!(\"this typed build has no data payload number {{index}}\"),\n    }}\n}}\n\nfn main() -> std::process::ExitCode {{\n    serbench::codegen::hook::install(serbench::codegen::hook::Hook {{\n        types_key: {types_key:?},\n        formats: &[{formats}],\n        register,\n    }});\n    serbench::cli::main()\n}}\n",
+        origins = origins.join(", "),
+        version = crate::report::host::VERSION,
+        formats = format_list.join(", "),
+    );
+    let features: Vec<String> = crate::format::all()
+        .into_iter()
+        .map(|format| format!("{:?}", format.name))
+        .collect();
+    let mut manifest = format!(
+        "# Generated by `serbench gen`: serbench with the Rust types of {origins}.\n[package]\nname = \"serbench-typed\"\nversion = \"0.1.0\"\nedition = \"2024\"\npublish = false\n\n[[bin]]\nname = \"serbench-typed\"\npath = \"src/main.rs\"\n\n# Its own workspace: never a member of one it happens to sit in.\n[workspace]\n\n[dependencies]\nserbench = {{ path = {source:?}, default-features = false, features = [{features}] }}\n",
+        origins = origins.join(", "),
+        source = source.display().to_string(),
+        features = features.join(", "),
+    );
+    for name in &crates {
+        manifest.push_str(&dependency_line(name));
+        manifest.push('\n');
+    }
+    manifest.push_str(&profiles());
+    let files = vec![
+        ("Cargo.toml", manifest),
+        ("Cargo.lock", LOCK_FILE.to_string()),
+        ("rust-toolchain.toml", TOOLCHAIN.to_string()),
+        ("src/main.rs", main),
+    ];
+    let mut parts: Vec<&str> = files.iter().map(|(_, text)| text.as_str()).collect();
+    parts.push(crate::report::host::VERSION);
+    let key = key_of(&parts);
+    Crate {
+        files,
+        key,
+        formats: carried,
+    }
+}
+
+/// serbench's own line for the dependency `name`, as a plain (not optional) dependency.
+fn dependency_line(name: &str) -> String {
+    let dependencies = MANIFEST
+        .split("\n[dependencies]\n")
+        .nth(1)
+        .and_then(|rest| rest.split("\n[").next())
+        .unwrap_or_default();
+    dependencies
+        .lines()
+        .find(|line| line.split_once(" = ").is_some_and(|(key, _)| key.trim() == name))
+        .map(|line| line.replace(", optional = true", ""))
+        .unwrap_or_else(|| panic!("serbench's Cargo.toml has no dependency {name}"))
+}
+
+/// serbench's `[profile.*]` sections, verbatim: the same profile builds the same dependencies.
+fn profiles() -> String {
+    let mut text = String::new();
+    let mut inside = false;
+    for line in MANIFEST.lines() {
+        if line.starts_with('[') {
+            inside = line.starts_with("[profile.");
+            if inside {
+                text.push('\n');
+            }
+        }
+        if inside && !line.starts_with('#') {
+            text.push_str(line);
+            text.push('\n');
+        }
+    }
+    text
+}
+
+/// The folder serbench was built from, whose library the generated crate depends on
+/// (`SERBENCH_SOURCE` overrides it).
+pub fn source_dir() -> PathBuf {
+    std::env::var_os("SERBENCH_SOURCE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")))
+}
+
+/// `serbench gen`: writes the crate for the data of `request` into `out`, a folder that does not
+/// exist yet or is empty, and says what it holds.
+pub fn write_crate(request: &data::Request, selected: &[String], out: &Path) -> Result<String> {
+    let payloads = data::load(request)?;
+    match std::fs::symlink_metadata(out) {
+        Ok(metadata) if !metadata.is_dir() => {
+            return Err(UsageError::error(format!(
+                "{}: not a folder (gen writes a crate into a new or empty folder)",
+                out.display()
+            )));
+        }
+        Ok(_)
+            if std::fs::read_dir(out)
+                .with_context(|| format!("cannot read {}", out.display()))?
+                .next()
+                .is_some() =>
+        {
+            return Err(UsageError::error(format!(
+                "{}: not empty; gen writes only into a new or empty folder",
+                out.display()
+            )));
+        }
+        _ => {}
+    }
+    let generated = generate(&payloads, selected, &source_dir());
+    write_files(&generated, out)?;
+    let mut text = format!(
+        "wrote the crate {} ({} files):\n",
+        out.display(),
+        generated.files.len()
+    );
+    for (data, formats) in payloads.iter().zip(&generated.formats) {
+        writeln!(text, "  {}: typed for {}", data.spec.name, formats.join(", "))
+            .expect("a String takes writes");
+    }
+    text.push_str("build it with `cargo build --release` there; `serbench list --data ... --typed` lists every format's reason\n");
+    Ok(text)
+}
+
+/// Writes the crate's files under `dir` (each through a temporary file and a rename).
+pub(crate) fn write_files(generated: &Crate, dir: &Path) -> Result<()> {
+    for (path, text) in &generated.files {
+        let path = dir.join(path);
+        let parent = path.parent().expect("the crate's files are in folders");
+        std::fs::create_dir_all(parent).with_context(|| format!("cannot create {}", parent.display()))?;
+        let temporary = path.with_extension("partial");
+        std::fs::write(&temporary, text).with_context(|| format!("cannot write {}", temporary.display()))?;
+        std::fs::rename(&temporary, &path).with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn data(json: &str) -> &'static DataPayload {
+        DataPayload::from_bytes(
+            "events.ndjson".into(),
+            "events",
+            json.as_bytes().to_vec(),
+            &data::Request::default(),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn the_dependency_lines_are_serbenchs_own_and_not_optional() {
+        assert_eq!(
+            dependency_line("serde"),
+            r#"serde = { version = "1", features = ["derive"] }"#
+        );
+        let bitcode = dependency_line("bitcode");
+        assert!(
+            bitcode.starts_with("bitcode = ") && !bitcode.contains("optional"),
+            "{bitcode}"
+        );
+        assert!(
+            profiles().contains("[profile.release]\nlto = \"fat\""),
+            "{}",
+            profiles()
+        );
+    }
+
+    #[test]
+    fn the_types_follow_the_schema_and_keep_the_keys() {
+        let payload = data(concat!(
+            r#"{"id": 1, "type": "buy", "3ds": true, "content-type": "a", "tags": ["x"], "user": {"name": "n"}, "price": 1.5}"#,
+            "\n",
+            r#"{"id": 2, "type": "sell", "3ds": false, "content-type": "b", "tags": [], "user": {"name": "m"}, "price": 2, "note": null}"#,
+            "\n"
+        ));
+        let generated = generate(&[payload], &[], Path::new("/src"));
+        let main = &generated
+            .files
+            .iter()
+            .find(|(path, _)| *path == "src/main.rs")
+            .unwrap()
+            .1;
+        for expected in [
+            "pub struct Record {",
+            "    #[serde(rename = \"3ds\")]",
+            "    pub _3ds: bool,",
+            "    #[serde(rename = \"content-type\")]",
+            "    pub content_type: String,",
+            "    pub id: i64,",
+            "    pub note: Option<String>,",
+            "    pub price: f64,",
+            "    pub tags: Vec<String>,",
+            "    #[serde(rename = \"type\")]",
+            "    pub type_: String,",
+            "    pub user: User,",
+            "pub struct Records {",
+            "    pub records: Vec<Record>,",
+        ] {
+            assert!(main.contains(expected), "{expected:?} missing from:\n{main}");
+        }
+        let manifest = &generated.files[0].1;
+        assert!(manifest.contains("serbench = { path = \"/src\""), "{manifest}");
+    }
+
+    #[test]
+    fn a_conflict_is_a_reason_for_every_format_and_the_key_follows_the_schema() {
+        let conflict = data("{\"a\": 1}\n{\"a\": \"x\"}\n");
+        for format in crate::format::all() {
+            let reason = plan(format, &conflict.typed_schema).unwrap_err();
+            assert!(
+                reason.starts_with("$.a: a conflict (int, string)"),
+                "{}: {reason}",
+                format.name
+            );
+        }
+        let one = data("{\"a\": 1}\n{\"a\": 2}\n");
+        let same = data("{\"a\": 7}\n{\"a\": 8}\n");
+        let other = data("{\"b\": 1}\n{\"b\": 2}\n");
+        assert_eq!(types_key(&[one]), types_key(&[same]));
+        assert_ne!(types_key(&[one]), types_key(&[other]));
+        assert_eq!(
+            first_option(&data("{\"a\": 1}\n{}\n").typed_schema).as_deref(),
+            Some("$.a")
+        );
+        assert_eq!(data::schema::first_option(&one.typed_schema), None);
+        assert_eq!(
+            first_empty_record(&data("{}\n").typed_schema).as_deref(),
+            Some("$")
+        );
+    }
+}

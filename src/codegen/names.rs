@@ -1,0 +1,169 @@
+//! Rust names for the data's keys. A key becomes a snake_case field and a PascalCase type by one
+//! rule, stated here once and printed in the generated code beside every field it changed:
+//!
+//! - words are split at every character that is not an ASCII letter or digit, and between a lower
+//!   case letter or digit and an upper case letter (`userId`, `content-type` -> `user_id`,
+//!   `content_type`); a non-ASCII character becomes `u` and its code point in hex (`über` ->
+//!   `u00fc_ber`);
+//! - a name that starts with a digit, or is empty, gets a leading `_` (`3ds` -> `_3ds`) for a
+//!   field, `T` for a type; a Rust keyword gets a trailing `_` (`type` -> `type_`, `self` ->
+//!   `self_`);
+//! - two keys of one record that map to the same name are told apart by `_2`, `_3`, ... in key
+//!   order.
+//!
+//! The original key stays in the bytes: every changed field carries `#[serde(rename = "...")]`.
+
+use std::collections::BTreeSet;
+
+/// Rust's keywords, strict and reserved (2024 edition), and the names a field or type may not
+/// take for other reasons.
+const KEYWORDS: [&str; 53] = [
+    "as", "async", "await", "break", "const", "continue", "crate", "dyn", "else", "enum", "extern", "false",
+    "fn", "for", "gen", "if", "impl", "in", "let", "loop", "match", "mod", "move", "mut", "pub", "ref",
+    "return", "self", "Self", "static", "struct", "super", "trait", "true", "type", "unsafe", "use", "where",
+    "while", "abstract", "become", "box", "do", "final", "macro", "override", "priv", "typeof", "unsized",
+    "virtual", "yield", "try", "union",
+];
+
+/// The key's words, lower case.
+fn words(key: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut previous_lower = false;
+    for character in key.chars() {
+        if character.is_ascii_alphanumeric() {
+            if character.is_ascii_uppercase() && previous_lower && !word.is_empty() {
+                words.push(std::mem::take(&mut word));
+            }
+            previous_lower = character.is_ascii_lowercase() || character.is_ascii_digit();
+            word.push(character.to_ascii_lowercase());
+        } else {
+            if !word.is_empty() {
+                words.push(std::mem::take(&mut word));
+            }
+            previous_lower = false;
+            if !character.is_ascii() {
+                words.push(format!("u{:04x}", character as u32));
+            }
+        }
+    }
+    if !word.is_empty() {
+        words.push(word);
+    }
+    words
+}
+
+/// The snake_case field name of `key` (before telling equal names apart).
+pub fn field(key: &str) -> String {
+    let name = words(key).join("_");
+    if name.is_empty() || name.starts_with(|c: char| c.is_ascii_digit()) {
+        format!("_{name}")
+    } else if KEYWORDS.contains(&name.as_str()) {
+        format!("{name}_")
+    } else {
+        name
+    }
+}
+
+/// The PascalCase type name of `key` (before telling equal names apart).
+pub fn type_name(key: &str) -> String {
+    let name: String = words(key)
+        .iter()
+        .map(|word| {
+            let mut chars = word.chars();
+            chars
+                .next()
+                .map(|first| first.to_ascii_uppercase().to_string() + chars.as_str())
+                .unwrap_or_default()
+        })
+        .collect();
+    if name.is_empty() || name.starts_with(|c: char| c.is_ascii_digit()) {
+        format!("T{name}")
+    } else if KEYWORDS.contains(&name.as_str()) {
+        format!("{name}_")
+    } else {
+        name
+    }
+}
+
+/// Hands out names that are unique within one scope (the fields of a record, the types of a
+/// module): a second `name` becomes `name_2`, then `name_3`. Types are told apart without the `_` (`User2`), as Rust spells type names.
+#[derive(Default)]
+pub struct Scope {
+    taken: BTreeSet<String>,
+    separator: &'static str,
+}
+
+impl Scope {
+    /// A scope of field names.
+    pub fn fields() -> Scope {
+        Scope {
+            taken: BTreeSet::new(),
+            separator: "_",
+        }
+    }
+
+    /// A scope of type names in which `reserved` are already taken.
+    pub fn types(reserved: &[&str]) -> Scope {
+        Scope {
+            taken: reserved.iter().map(|name| name.to_string()).collect(),
+            separator: "",
+        }
+    }
+
+    pub fn claim(&mut self, name: String) -> String {
+        let mut unique = name.clone();
+        let mut suffix = 2;
+        while self.taken.contains(&unique) {
+            unique = format!("{name}{}{suffix}", self.separator);
+            suffix += 1;
+        }
+        self.taken.insert(unique.clone());
+        unique
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_rust_cannot_spell_are_mapped_by_the_stated_rule() {
+        let cases = [
+            ("id", "id"),
+            ("userId", "user_id"),
+            ("content-type", "content_type"),
+            ("3ds", "_3ds"),
+            ("type", "type_"),
+            ("match", "match_"),
+            ("self", "self_"),
+            ("Self", "self_"),
+            ("über", "u00fc_ber"),
+            ("", "_"),
+            ("a b", "a_b"),
+            ("HTTPStatus", "httpstatus"),
+            ("__proto__", "proto"),
+        ];
+        for (key, expected) in cases {
+            assert_eq!(field(key), expected, "{key:?}");
+        }
+        assert_eq!(type_name("user_mentions"), "UserMentions");
+        assert_eq!(type_name("3ds"), "T3ds");
+        assert_eq!(type_name("self"), "Self_");
+        assert_eq!(type_name("content-type"), "ContentType");
+    }
+
+    #[test]
+    fn equal_names_in_one_scope_are_told_apart_in_order() {
+        let mut fields = Scope::fields();
+        let names: Vec<String> = ["user_id", "user_id", "user_id"]
+            .map(|name| fields.claim(name.to_string()))
+            .into();
+        assert_eq!(names, ["user_id", "user_id_2", "user_id_3"]);
+        let mut types = Scope::types(&["Records"]);
+        let names: Vec<String> = ["User", "Records", "User"]
+            .map(|name| types.claim(name.to_string()))
+            .into();
+        assert_eq!(names, ["User", "Records2", "User2"]);
+    }
+}

@@ -1,0 +1,155 @@
+//! The Rust types of one data payload, from its inferred schema: a struct per record path with
+//! serde's derives and those of every format carried, and the payload's root type (a list's
+//! `Records` batch, or the `Document`).
+//!
+//! Types, by the schema's kinds: `bool`, `i64`, `f64`, `String`, `Vec<T>`, `BTreeMap<String, T>`
+//! (serbench's maps are sorted, so every format writes the same keys in the same order) and a
+//! struct per record. A field some records lack, or that is null in some, is an `Option`; so is
+//! a path that only ever held null (`Option<String>`, always `None`). Fields keep the schema's
+//! order, the keys sorted, as serde_json's dynamic tree writes them.
+
+use std::fmt::Write;
+
+use super::names::{self, Scope};
+use crate::payload::data::{DataPayload, Kind, Type};
+
+/// The names the generated module itself uses: no record type may take them (the root record
+/// takes `Record` or `Document` first).
+const RESERVED: [&str; 6] = ["Records", "BTreeMap", "String", "Vec", "Option", "OnceLock"];
+
+/// The derive lines and per-field attribute every struct gets.
+pub struct Derives {
+    /// `#[derive(...)]` lines, serde's first.
+    pub lines: Vec<String>,
+    /// Attributes on every field, `{index}` standing for its position.
+    pub field_attributes: Vec<String>,
+}
+
+/// The module of one data payload: its types, its root type's name.
+pub struct Module {
+    pub source: String,
+    /// `Records` for a list of records, `Document` for one document.
+    pub root: &'static str,
+}
+
+/// The types of `data`. The schema has no conflict ([`super::plan`] refuses those first).
+pub fn module(data: &DataPayload, derives: &Derives) -> Module {
+    let mut generator = Generator {
+        derives,
+        types: Scope::types(&RESERVED),
+        structs: Vec::new(),
+    };
+    let root = if data.is_list() { "Records" } else { "Document" };
+    let mut source = String::new();
+    let record = &data.typed_schema.record;
+    let record_name = if data.is_list() { "Record" } else { "Document" };
+    let root_type = match &record.kind {
+        Kind::Record(_) => generator.record(record, record_name.to_string()),
+        _ => {
+            // A list of scalars or arrays, or a document that is not an object: one field.
+            let name = generator.types.claim(record_name.to_string());
+            let inner = generator.rust_type(record, "Value");
+            generator.struct_of(name.clone(), vec![("value".to_string(), inner, None)]);
+            // serde sees the value itself, as the file holds it.
+            let text = generator.structs.last_mut().expect("just written");
+            *text = text.replacen("pub struct", "#[serde(transparent)]\npub struct", 1);
+            name
+        }
+    };
+    if data.is_list() {
+        let records = format!("Vec<{root_type}>");
+        generator.struct_of(
+            "Records".to_string(),
+            vec![("records".to_string(), records, None)],
+        );
+        writeln!(
+            source,
+            "impl serbench::payload::Batch for Records {{\n    type Record = {root_type};\n\n    fn records(&self) -> &[{root_type}] {{\n        &self.records\n    }}\n\n    fn from_records(records: Vec<{root_type}>) -> Self {{\n        Records {{ records }}\n    }}\n}}\n"
+        )
+        .expect("a String takes writes");
+    } else {
+        writeln!(
+            source,
+            "/// One document: a batch of itself, so the batch framings see it (they are registered only\n/// for lists).\nimpl serbench::payload::Batch for Document {{\n    type Record = Document;\n\n    fn records(&self) -> &[Document] {{\n        std::slice::from_ref(self)\n    }}\n\n    fn from_records(records: Vec<Document>) -> Self {{\n        records.into_iter().next().unwrap_or_default()\n    }}\n}}\n"
+        )
+        .expect("a String takes writes");
+    }
+    let mut text = generator.structs.join("\n");
+    text.push('\n');
+    text.push_str(&source);
+    Module { source: text, root }
+}
+
+struct Generator<'a> {
+    derives: &'a Derives,
+    types: Scope,
+    structs: Vec<String>,
+}
+
+impl Generator<'_> {
+    /// The struct of a record type named (before uniqueness) `name`; returns its name.
+    fn record(&mut self, ty: &Type, name: String) -> String {
+        let Kind::Record(fields) = &ty.kind else {
+            unreachable!("record() is called on records")
+        };
+        let name = self.types.claim(name);
+        let mut scope = Scope::fields();
+        let members = fields
+            .iter()
+            .map(|field| {
+                let ident = scope.claim(names::field(&field.name));
+                let mut rust = self.rust_type(&field.ty, &field.name);
+                if field.optional_in(ty) && !rust.starts_with("Option<") {
+                    rust = format!("Option<{rust}>");
+                }
+                let rename = (ident != field.name).then(|| field.name.clone());
+                (ident, rust, rename)
+            })
+            .collect();
+        self.struct_of(name.clone(), members);
+        name
+    }
+
+    /// The Rust type of the values of `ty`, a record among them named after `key`.
+    fn rust_type(&mut self, ty: &Type, key: &str) -> String {
+        let inner = match &ty.kind {
+            Kind::Null => return "Option<String>".to_string(),
+            Kind::Bool => "bool".to_string(),
+            Kind::Int => "i64".to_string(),
+            Kind::Float => "f64".to_string(),
+            Kind::String => "String".to_string(),
+            Kind::Array(item) => format!("Vec<{}>", self.rust_type(item, key)),
+            Kind::Map(value) => format!("BTreeMap<String, {}>", self.rust_type(value, key)),
+            Kind::Record(_) => self.record(ty, names::type_name(key)),
+            Kind::Union(_) => unreachable!("plan() refuses conflicts before anything is generated"),
+        };
+        if ty.nullable() {
+            format!("Option<{inner}>")
+        } else {
+            inner
+        }
+    }
+
+    /// Writes one struct: `(field, type, the key when it differs from the field)`.
+    fn struct_of(&mut self, name: String, members: Vec<(String, String, Option<String>)>) {
+        let mut text = String::new();
+        for line in &self.derives.lines {
+            text.push_str(line);
+            text.push('\n');
+        }
+        writeln!(text, "pub struct {name} {{").expect("a String takes writes");
+        for (index, (ident, rust, rename)) in members.iter().enumerate() {
+            if let Some(key) = rename {
+                writeln!(text, "    /// The key {key:?}.").expect("a String takes writes");
+                writeln!(text, "    #[serde(rename = {key:?})]").expect("a String takes writes");
+            }
+            for attribute in &self.derives.field_attributes {
+                let attribute = attribute.replace("{index}", &index.to_string());
+                writeln!(text, "    #[{attribute}]").expect("a String takes writes");
+            }
+            writeln!(text, "    pub {ident}: {rust},").expect("a String takes writes");
+        }
+        text.push_str("}\n");
+        self.structs.push(text);
+    }
+}

@@ -1,0 +1,184 @@
+//! `--typed` and `serbench gen` through the real binary: the crate generated for a data file, its
+//! real cargo build (cached), and the typed arms it adds, each proven before it is timed.
+//!
+//! The build takes a minute or two here (serbench's library in the normal, non-test feature set,
+//! then the generated crate), so the test runs only with `SERBENCH_TYPED_BUILD=1`, which `.ci/run`
+//! sets; without it the test says it skipped.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::{Command, Output};
+
+use common::stderr;
+
+/// Nested arrays and records, a map (`--map`), optional and null fields, keys Rust cannot spell
+/// (`3ds`, `type`, `content-type`, `über`) and two keys that map to one name (`userId`, `user_id`).
+fn events() -> String {
+    (0..40)
+        .map(|index| {
+            let coupon = if index % 3 == 0 { format!(r#","coupon":"C{index}""#) } else { String::new() };
+            let referrer = if index % 4 == 0 { "null".to_string() } else { format!(r#""r{index}""#) };
+            format!(
+                r#"{{"id":{index},"type":"view","3ds":{},"userId":"u{index}","user_id":{index},"über":1.5,"price":{}.25,"items":[{{"sku":"s{index}","qty":2,"tags":["a","b"]}}],"headers":{{"content-type":"json"}},"counts":{{"k{index}":{index}}},"referrer":{referrer}{coupon}}}"#,
+                index % 2 == 0,
+                index * 3
+            ) + "\n"
+        })
+        .collect()
+}
+
+fn serbench(cache: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_serbench"))
+        .args(args)
+        .env("SERBENCH_CACHE", cache)
+        .output()
+        .expect("serbench runs")
+}
+
+/// The results.csv rows as maps from column to value.
+fn rows(path: &Path) -> Vec<BTreeMap<String, String>> {
+    let mut reader = csv::Reader::from_path(path).expect("results.csv reads");
+    let header = reader.headers().expect("a header").clone();
+    reader
+        .records()
+        .map(|record| {
+            let record = record.expect("a row");
+            header
+                .iter()
+                .zip(record.iter())
+                .map(|(column, value)| (column.to_string(), value.to_string()))
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn typed_data_is_generated_built_once_and_measured_beside_the_dynamic_arms() {
+    if std::env::var_os("SERBENCH_TYPED_BUILD").is_none() {
+        eprintln!("skipped: set SERBENCH_TYPED_BUILD=1 to build a generated crate (a minute or two)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let file = dir.path().join("events.ndjson");
+    std::fs::write(&file, events()).unwrap();
+    let file = file.to_str().unwrap();
+    let data = ["--data", file, "--map", "$.counts"];
+
+    // gen writes the crate, readable, and refuses a folder that is not empty.
+    let out = dir.path().join("crate");
+    let generated = serbench(
+        &cache,
+        &[&["gen", "--out", out.to_str().unwrap()], &data[..]].concat(),
+    );
+    assert!(generated.status.success(), "{}", stderr(&generated));
+    let main = std::fs::read_to_string(out.join("src/main.rs")).unwrap();
+    for expected in [
+        "#[serde(rename = \"3ds\")]\n        #[n(0)]\n        pub _3ds: bool,",
+        "#[serde(rename = \"type\")]",
+        "pub type_: String,",
+        "#[serde(rename = \"userId\")]",
+        "pub user_id: String,",
+        "pub user_id_2: i64,",
+        "#[serde(rename = \"über\")]",
+        "pub u00fc_ber: f64,",
+        "pub coupon: Option<String>,",
+        "pub referrer: Option<String>,",
+        "pub counts: BTreeMap<String, i64>,",
+        "pub items: Vec<Items>,",
+        "pub content_type: String,",
+    ] {
+        assert!(main.contains(expected), "{expected:?} not in:\n{main}");
+    }
+    let again = serbench(
+        &cache,
+        &[&["gen", "--out", out.to_str().unwrap()], &data[..]].concat(),
+    );
+    assert_eq!(again.status.code(), Some(2), "{}", stderr(&again));
+    assert!(stderr(&again).contains("not empty"), "{}", stderr(&again));
+
+    // The first --typed command builds; the listing has the typed arms and every other reason.
+    let list = serbench(&cache, &[&["list", "--typed"], &data[..]].concat());
+    assert!(list.status.success(), "{}", stderr(&list));
+    assert!(
+        stderr(&list).contains("building the typed crate of data:events"),
+        "{}",
+        stderr(&list)
+    );
+    let listing = String::from_utf8_lossy(&list.stdout).into_owned();
+    let typed_arm = |format: &str, backend: &str| {
+        listing.lines().any(|line| {
+            let words: Vec<&str> = line.split_whitespace().collect();
+            words.first() == Some(&format)
+                && words.get(1) == Some(&backend)
+                && words.contains(&"decode")
+                && words.contains(&"typed")
+        })
+    };
+    for (format, backend) in [
+        ("json", "serde_json"),
+        ("json", "simd-json"),
+        ("json", "sonic-rs"),
+        ("bincode", "bincode"),
+        ("bitcode", "bitcode"),
+        ("postcard", "postcard"),
+        ("bson", "bson"),
+        ("msgpack", "rmp-serde"),
+        ("cbor", "ciborium"),
+        ("cbor", "minicbor"),
+        ("borsh", "borsh"),
+    ] {
+        assert!(
+            typed_arm(format, backend),
+            "no typed decode of {format}/{backend} in:\n{listing}"
+        );
+    }
+    for (format, reason) in [
+        ("dbus", "* typed  $.coupon: D-Bus has no null"),
+        ("protobuf", "* typed  prost-build"),
+        ("csv", "* typed  CSV cannot hold a nested list inside a record"),
+    ] {
+        let listed = listing
+            .lines()
+            .any(|line| line.starts_with(&format!("{format} ")) && line.contains(reason));
+        assert!(listed, "no {format} line with {reason:?} in:\n{listing}");
+    }
+
+    // A second command on data of the same schema builds nothing.
+    let cached = serbench(&cache, &[&["list", "--typed"], &data[..]].concat());
+    assert!(cached.status.success(), "{}", stderr(&cached));
+    assert!(!stderr(&cached).contains("building"), "{}", stderr(&cached));
+
+    // A smoke run: every typed arm proven and measured, beside the dynamic ones.
+    let results = dir.path().join("results");
+    let run = serbench(
+        &cache,
+        &[
+            &[
+                "run",
+                "--profile",
+                "smoke",
+                "--typed",
+                "--out",
+                results.to_str().unwrap(),
+            ],
+            &data[..],
+        ]
+        .concat(),
+    );
+    assert!(run.status.success(), "{}", stderr(&run));
+    let rows = rows(&results.join("results.csv"));
+    let typed: Vec<&BTreeMap<String, String>> = rows.iter().filter(|row| row["mode"] == "typed").collect();
+    let dynamic = rows.iter().filter(|row| row["mode"] == "dynamic").count();
+    assert!(
+        typed.len() >= 30 && dynamic >= 10,
+        "{} typed, {dynamic} dynamic rows",
+        typed.len()
+    );
+    for row in &typed {
+        assert_eq!(row["payload"], "data:events");
+        assert_eq!(row["status"], "ok", "{row:?}");
+    }
+}
