@@ -289,6 +289,7 @@ pub(crate) fn write_files(generated: &Crate, dir: &Path) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::payload::data::schema::{first_empty_record, first_option};
 
     fn data(json: &str) -> &'static DataPayload {
         DataPayload::from_bytes(
