@@ -57,6 +57,12 @@ pub fn typed_binary(request: &Request, formats: &[String]) -> Result<PathBuf> {
         return Ok(binary);
     }
     let crate_dir = folder.join("crate");
+    // A crate left by an interrupted build is ours to write again.
+    if crate_dir.exists() {
+        std::fs::remove_dir_all(&crate_dir)
+            .with_context(|| format!("cannot remove {}", crate_dir.display()))?;
+    }
+    std::fs::create_dir_all(&folder).with_context(|| format!("cannot create {}", folder.display()))?;
     super::write_files(&generated, &crate_dir)?;
     let names: Vec<&str> = payloads.iter().map(|data| data.spec.name).collect();
     eprintln!(

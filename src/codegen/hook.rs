@@ -17,6 +17,7 @@
 use std::sync::OnceLock;
 
 use anyhow::{Context, Result};
+use serde::Deserialize;
 
 use crate::UsageError;
 use crate::format::{Format, Registry};
@@ -59,13 +60,13 @@ pub fn value_of<P: Batch>(data: &DataPayload) -> Result<P> {
             .iter()
             .enumerate()
             .map(|(index, record)| {
-                serde_json::from_value(record.clone())
+                P::Record::deserialize(record)
                     .with_context(|| format!("{origin}: record {index} does not fit the generated types"))
             })
             .collect::<Result<_>>()?;
         P::from_records(records)
     } else {
-        serde_json::from_value(data.records[0].clone())
+        P::deserialize(&data.records[0])
             .with_context(|| format!("{origin}: the document does not fit the generated types"))?
     };
     let back = if data.is_list() {

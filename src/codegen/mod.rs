@@ -273,17 +273,30 @@ pub fn write_crate(request: &data::Request, selected: &[String], out: &Path) -> 
     Ok(text)
 }
 
-/// Writes the crate's files under `dir` (each through a temporary file and a rename).
+/// Writes the whole crate as the folder `dir`, which must not exist or be empty: built and synced
+/// in a temporary folder beside it, then renamed into place, so a failure or a kill leaves no
+/// half-written crate, and a folder that filled up meanwhile is never replaced.
 pub(crate) fn write_files(generated: &Crate, dir: &Path) -> Result<()> {
-    for (path, text) in &generated.files {
-        let path = dir.join(path);
-        let parent = path.parent().expect("the crate's files are in folders");
-        std::fs::create_dir_all(parent).with_context(|| format!("cannot create {}", parent.display()))?;
-        let temporary = path.with_extension("partial");
-        std::fs::write(&temporary, text).with_context(|| format!("cannot write {}", temporary.display()))?;
-        std::fs::rename(&temporary, &path).with_context(|| format!("cannot write {}", path.display()))?;
-    }
-    Ok(())
+    let name = dir
+        .file_name()
+        .context("the crate's folder has a name")?
+        .to_string_lossy();
+    let temporary = dir.with_file_name(format!(".{name}.partial-{}", std::process::id()));
+    let written = (|| -> Result<()> {
+        for (path, text) in &generated.files {
+            let path = temporary.join(path);
+            std::fs::create_dir_all(path.parent().expect("the crate's files are in folders"))?;
+            let mut file = std::fs::File::create(&path)?;
+            std::io::Write::write_all(&mut file, text.as_bytes())?;
+            file.sync_all()?;
+        }
+        std::fs::rename(&temporary, dir)?;
+        Ok(())
+    })();
+    written.map_err(|error| {
+        let _ = std::fs::remove_dir_all(&temporary);
+        error.context(format!("cannot write the crate {}", dir.display()))
+    })
 }
 
 #[cfg(test)]

@@ -55,14 +55,7 @@ fn words(key: &str) -> Vec<String> {
 
 /// The snake_case field name of `key` (before telling equal names apart).
 pub fn field(key: &str) -> String {
-    let name = words(key).join("_");
-    if name.is_empty() || name.starts_with(|c: char| c.is_ascii_digit()) {
-        format!("_{name}")
-    } else if KEYWORDS.contains(&name.as_str()) {
-        format!("{name}_")
-    } else {
-        name
-    }
+    spellable(words(key).join("_"), "_")
 }
 
 /// The PascalCase type name of `key` (before telling equal names apart).
@@ -77,8 +70,14 @@ pub fn type_name(key: &str) -> String {
                 .unwrap_or_default()
         })
         .collect();
+    spellable(name, "T")
+}
+
+/// `name` as Rust can spell it: `lead` before an empty name or one that starts with a digit, `_`
+/// after a keyword.
+fn spellable(name: String, lead: &str) -> String {
     if name.is_empty() || name.starts_with(|c: char| c.is_ascii_digit()) {
-        format!("T{name}")
+        format!("{lead}{name}")
     } else if KEYWORDS.contains(&name.as_str()) {
         format!("{name}_")
     } else {
