@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 
 use crate::UsageError;
-use crate::format::{Format, TypedSupport, plan, typable};
+use crate::format::{Format, TypedItems, TypedModule, TypedSupport, plan, typable};
 use crate::payload::data::{self, DataPayload};
 
 /// serbench's own manifest, lock file and toolchain: the generated crate depends on serbench's
@@ -62,7 +62,7 @@ pub fn types_key(payloads: &[&'static DataPayload]) -> String {
 /// The generated crate: its files and its cache key.
 pub struct Crate {
     /// Paths relative to the crate's folder, and their text.
-    pub files: Vec<(&'static str, String)>,
+    pub files: Vec<(String, String)>,
     /// Changes with anything that changes the build: the files, serbench's version and build.
     pub key: String,
     /// Per data payload, the formats it carries typed.
@@ -78,6 +78,7 @@ pub fn generate(payloads: &[&'static DataPayload], selected: &[String], source: 
     let mut modules = String::new();
     let mut arms = String::new();
     let mut carried: Vec<Vec<&'static str>> = Vec::new();
+    let mut extra_files: Vec<(String, String)> = Vec::new();
     let mut crates: BTreeSet<&'static str> = ["anyhow", "serde", "serde_json"].into();
     for (index, data) in payloads.iter().enumerate() {
         let usable: Vec<&'static Format> = formats
@@ -94,12 +95,13 @@ pub fn generate(payloads: &[&'static DataPayload], selected: &[String], source: 
         if usable.is_empty() {
             writeln!(
                 modules,
-                "/// {}: no format carries it typed (`serbench list --typed` says why).\nmod data_{index} {{\n    pub fn register(\n        _: &mut serbench::format::Registry,\n        format: &str,\n        _: &'static serbench::payload::data::DataPayload,\n    ) -> anyhow::Result<()> {{\n        anyhow::bail!(\"{{format}} does not carry this payload typed\")\n    }}\n}}\n",
+                "/// {:?}: no format carries it typed (`serbench list --typed` says why).\nmod data_{index} {{\n    pub fn register(\n        _: &mut serbench::format::Registry,\n        format: &str,\n        _: &'static serbench::payload::data::DataPayload,\n    ) -> anyhow::Result<()> {{\n        anyhow::bail!(\"{{format}} does not carry this payload typed\")\n    }}\n}}\n",
                 data.origin
             )
             .expect("a String takes writes");
             continue;
         }
+        let mut items = TypedItems::default();
         let mut derives = rust::Derives {
             lines: vec![
                 "#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]"
@@ -121,8 +123,21 @@ pub fn generate(payloads: &[&'static DataPayload], selected: &[String], source: 
             }
         }
         let module = rust::module(data, &derives);
-        let indented: String = module
-            .source
+        for format in &usable {
+            if let TypedSupport::Derive(derive) = &format.typed {
+                let more = (derive.items)(&TypedModule {
+                    data,
+                    index,
+                    root: module.root,
+                    types: &module.types,
+                    records: &module.records,
+                });
+                items.rust.push_str(&more.rust);
+                extra_files.extend(more.files);
+            }
+        }
+        let source = format!("{}{}", module.source, items.rust);
+        let indented: String = source
             .lines()
             .map(|line| {
                 if line.is_empty() {
@@ -134,7 +149,7 @@ pub fn generate(payloads: &[&'static DataPayload], selected: &[String], source: 
             .collect();
         writeln!(
             modules,
-            "/// The types of {} ({}).\npub mod data_{index} {{\n    use std::collections::BTreeMap;\n    use std::sync::OnceLock;\n\n{indented}\n    /// Registers `format`'s typed arms on this payload's value.\n    pub fn register(\n        registry: &mut serbench::format::Registry,\n        format: &str,\n        data: &'static serbench::payload::data::DataPayload,\n    ) -> anyhow::Result<()> {{\n        static VALUE: OnceLock<{root}> = OnceLock::new();\n        if VALUE.get().is_none() {{\n            let _ = VALUE.set(serbench::codegen::hook::value_of(data)?);\n        }}\n        let payload = serbench::codegen::hook::payload(data, || VALUE.get().expect(\"set above\"));\n        match format {{\n{matches}            other => anyhow::bail!(\"{{other}} is not in this typed build\"),\n        }}\n        Ok(())\n    }}\n}}\n",
+            "/// The types of {:?} ({}).\npub mod data_{index} {{\n    use std::collections::BTreeMap;\n    use std::sync::OnceLock;\n\n{indented}\n    /// Registers `format`'s typed arms on this payload's value.\n    pub fn register(\n        registry: &mut serbench::format::Registry,\n        format: &str,\n        data: &'static serbench::payload::data::DataPayload,\n    ) -> anyhow::Result<()> {{\n        static VALUE: OnceLock<{root}> = OnceLock::new();\n        if VALUE.get().is_none() {{\n            let _ = VALUE.set(serbench::codegen::hook::value_of(data)?);\n        }}\n        let payload = serbench::codegen::hook::payload(data, || VALUE.get().expect(\"set above\"));\n        match format {{\n{matches}            other => anyhow::bail!(\"{{other}} is not in this typed build\"),\n        }}\n        Ok(())\n    }}\n}}\n",
             data.origin,
             data.spec.name,
             root = module.root,
@@ -155,7 +170,8 @@ pub fn generate(payloads: &[&'static DataPayload], selected: &[String], source: 
         .filter(|format| all_formats.contains(format.name))
         .map(|format| format!("{:?}", format.name))
         .collect();
-    let origins: Vec<&str> = payloads.iter().map(|data| data.origin.as_str()).collect();
+    // Quoted: a file name may hold what a comment or a TOML line cannot.
+    let origins: Vec<String> = payloads.iter().map(|data| format!("{:?}", data.origin)).collect();
     let main = format!(
         "//! serbench built with the Rust types of {origins}: generated by `serbench gen` (serbench\n//! {version}) from the inferred schema, for `serbench ... --typed`. Run it as serbench itself.\n\n{modules}\n/// Registers `format`'s typed arms on data payload number `index`.\nfn register(\n    registry: &mut serbench::format::Registry,\n    format: &str,\n    index: usize,\n    data: &'static serbench::payload::data::DataPayload,\n) -> anyhow::Result<()> {{\n    match index {{\n{arms}        _ => anyhow::bail!(\"this typed build has no data payload number {{index}}\"),\n    }}\n}}\n\nfn main() -> std::process::ExitCode {{\n    serbench::codegen::hook::install(serbench::codegen::hook::Hook {{\n        types_key: {types_key:?},\n        formats: &[{formats}],\n        register,\n    }});\n    serbench::cli::main()\n}}\n",
         origins = origins.join(", "),
@@ -177,12 +193,15 @@ pub fn generate(payloads: &[&'static DataPayload], selected: &[String], source: 
         manifest.push('\n');
     }
     manifest.push_str(&profiles());
-    let files = vec![
+    let mut files: Vec<(String, String)> = [
         ("Cargo.toml", manifest),
         ("Cargo.lock", LOCK_FILE.to_string()),
         ("rust-toolchain.toml", TOOLCHAIN.to_string()),
         ("src/main.rs", main),
-    ];
+    ]
+    .map(|(path, text)| (path.to_string(), text))
+    .into();
+    files.extend(extra_files);
     let mut parts: Vec<&str> = files.iter().map(|(_, text)| text.as_str()).collect();
     parts.push(crate::report::host::VERSION);
     let key = key_of(&parts);

@@ -8,9 +8,12 @@
 //! a path that only ever held null (`Option<String>`, always `None`). Fields keep the schema's
 //! order, the keys sorted, as serde_json's dynamic tree writes them.
 
+use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use super::names::{self, Scope};
+use crate::format::TypedRecord;
+use crate::payload::data::read::push_key;
 use crate::payload::data::{DataPayload, Kind, Type};
 
 /// The names the generated module itself uses: no record type may take them (the root record
@@ -30,6 +33,10 @@ pub struct Module {
     pub source: String,
     /// `Records` for a list of records, `Document` for one document.
     pub root: &'static str,
+    /// Every struct's name, in the order they are written (the root last).
+    pub types: Vec<String>,
+    /// The struct of each record, by schema path.
+    pub records: BTreeMap<String, TypedRecord>,
 }
 
 /// The types of `data`. The schema has no conflict ([`super::plan`] refuses those first).
@@ -38,6 +45,9 @@ pub fn module(data: &DataPayload, derives: &Derives) -> Module {
         derives,
         types: Scope::types(&RESERVED),
         structs: Vec::new(),
+        names: Vec::new(),
+        path: String::from("$"),
+        records: BTreeMap::new(),
     };
     let root = if data.is_list() { "Records" } else { "Document" };
     let mut source = String::new();
@@ -77,13 +87,24 @@ pub fn module(data: &DataPayload, derives: &Derives) -> Module {
     let mut text = generator.structs.join("\n");
     text.push('\n');
     text.push_str(&source);
-    Module { source: text, root }
+    Module {
+        source: text,
+        root,
+        types: generator.names,
+        records: generator.records,
+    }
 }
 
 struct Generator<'a> {
     derives: &'a Derives,
     types: Scope,
     structs: Vec<String>,
+    /// The name of each of `structs`.
+    names: Vec<String>,
+    /// The schema path of the value being generated (`$`, `$.user`, `$.items[]`), as the schema
+    /// writers spell it.
+    path: String,
+    records: BTreeMap<String, TypedRecord>,
 }
 
 impl Generator<'_> {
@@ -94,11 +115,14 @@ impl Generator<'_> {
         };
         let name = self.types.claim(name);
         let mut scope = Scope::fields();
-        let members = fields
+        let parent = self.path.len();
+        let members: Vec<(String, String, Option<String>)> = fields
             .iter()
             .map(|field| {
                 let ident = scope.claim(names::field(&field.name));
+                push_key(&mut self.path, &field.name);
                 let mut rust = self.rust_type(&field.ty, &field.name);
+                self.path.truncate(parent);
                 if field.optional_in(ty) && !rust.starts_with("Option<") {
                     rust = format!("Option<{rust}>");
                 }
@@ -106,8 +130,22 @@ impl Generator<'_> {
                 (ident, rust, rename)
             })
             .collect();
+        let record = TypedRecord {
+            name: name.clone(),
+            fields: members.iter().map(|(ident, ..)| ident.clone()).collect(),
+        };
+        self.records.insert(self.path.clone(), record);
         self.struct_of(name.clone(), members);
         name
+    }
+
+    /// [`Self::rust_type`] of the values one `step` (`[]`, `.*`) below the current path.
+    fn below(&mut self, step: &str, ty: &Type, key: &str) -> String {
+        let parent = self.path.len();
+        self.path.push_str(step);
+        let rust = self.rust_type(ty, key);
+        self.path.truncate(parent);
+        rust
     }
 
     /// The Rust type of the values of `ty`, a record among them named after `key`.
@@ -118,8 +156,8 @@ impl Generator<'_> {
             Kind::Int => "i64".to_string(),
             Kind::Float => "f64".to_string(),
             Kind::String => "String".to_string(),
-            Kind::Array(item) => format!("Vec<{}>", self.rust_type(item, key)),
-            Kind::Map(value) => format!("BTreeMap<String, {}>", self.rust_type(value, key)),
+            Kind::Array(item) => format!("Vec<{}>", self.below("[]", item, key)),
+            Kind::Map(value) => format!("BTreeMap<String, {}>", self.below(".*", value, key)),
             Kind::Record(_) => self.record(ty, names::type_name(key)),
             Kind::Union(_) => unreachable!("plan() refuses conflicts before anything is generated"),
         };
@@ -151,5 +189,6 @@ impl Generator<'_> {
         }
         text.push_str("}\n");
         self.structs.push(text);
+        self.names.push(name);
     }
 }

@@ -59,6 +59,12 @@
 //!
 //! Both compare what they decode with the records as a schema keeps them: a null field equals
 //! an absent one, an integer the same float.
+//!
+//! Typed data (`--typed`): the generated crate holds the typed schema's `.avsc`
+//! (`schemas/data_<n>.avsc`, [`data::avsc::typed`]) and ties the generated root type to it with
+//! a [`Native`] impl, so both backends measure the generated types as they do the model's. serde
+//! gives a field one name, the key, which every Avro field must spell: a key that is not an Avro
+//! name (`3ds`, `content-type`) is a reason, not a mapped name.
 
 use std::collections::BTreeMap;
 use std::hint::black_box;
@@ -70,7 +76,9 @@ use apache_avro::reader::datum::GenericDatumReader;
 use apache_avro::writer::datum::GenericDatumWriter;
 use serde_avro_fast::ser::SerializerConfig;
 
-use super::{BackendDoc, DataSupport, Fidelity, Format, Registry, TypedSupport};
+use super::{
+    BackendDoc, DataSupport, Fidelity, Format, Registry, TypedDerive, TypedItems, TypedModule, TypedSupport,
+};
 use crate::arm::{Backend, BorrowedDecode, Codec, DataTree, Dynamic, Mode, Operation};
 use crate::payload::data::{self, DataPayload, Difference, Equivalence, Kind, Type};
 use crate::payload::{
@@ -114,9 +122,13 @@ pub static FORMAT: Format = Format {
             "no hand-written .avsc for the corpus types; data:<name> measures them on the inferred schema",
         );
     },
-    typed: TypedSupport::Unsupported(
-        "the generated types' Avro schema (the inferred .avsc for serde_avro_fast and apache-avro) is not generated yet",
-    ),
+    typed: TypedSupport::Derive(&TypedDerive {
+        derives: &[],
+        crates: &[],
+        field_attribute: "",
+        refuses: typed_refuses,
+        items: typed_items,
+    }),
     data: DataSupport::Arms(register_data),
 };
 
@@ -192,6 +204,51 @@ impl Native for Reading {
 /// Defined inline in `keyed.avsc` and `items.avsc` as `serbench.Item`.
 impl Native for Item {
     const SCHEMA: Option<SchemaFile> = None;
+}
+
+/// The typed arms of a generated payload type (`--typed`): both backends, on its `.avsc`.
+pub fn register_typed<P: Model + Native>(registry: &mut Registry, payload: &Payload<P>) {
+    Avro(registry).payload(payload);
+}
+
+fn typed_refuses(schema: &data::Schema) -> Option<String> {
+    data::avsc::typed(schema, true, BTreeMap::new())
+        .err()
+        .map(|error| format!("{error:#} (Avro names are [A-Za-z_][A-Za-z0-9_]*, and serde keeps the key)"))
+}
+
+/// The typed schema's `.avsc` file and the generated root type's [`Native`] impl naming it.
+fn typed_items(module: &TypedModule) -> TypedItems {
+    let TypedModule {
+        data,
+        index,
+        root,
+        records,
+        ..
+    } = module;
+    let structs = (records.iter())
+        .map(|(path, record)| (path.clone(), record.name.clone()))
+        .collect();
+    let schema = data::avsc::typed(&data.typed_schema, data.is_list(), structs)
+        .expect("typed_refuses found every field named");
+    let file = format!("schemas/data_{index}.avsc");
+    TypedItems {
+        rust: format!(
+            "/// The Avro schema of {root}, inferred from {origin}.
+impl serbench::format::avro::Native for {root} {{
+    const SCHEMA: Option<serbench::format::avro::SchemaFile> = Some(serbench::format::avro::SchemaFile {{
+        name: \"data_{index}.avsc\",
+        json: include_str!(\"../{file}\"),
+    }});
+}}
+",
+            origin = data.origin,
+        ),
+        files: vec![(
+            file,
+            serde_json::to_string_pretty(&schema).expect("JSON prints") + "\n",
+        )],
+    }
 }
 
 struct Avro<'a>(&'a mut Registry);
@@ -291,7 +348,7 @@ fn parsed_once<S: Sync>(
     if let Some(schema) = cache.get(file.name) {
         return Ok(schema);
     }
-    let schema = parse(file.json).with_context(|| format!("schemas/avro/{} does not parse", file.name))?;
+    let schema = parse(file.json).with_context(|| format!("the Avro schema {} does not parse", file.name))?;
     let schema: &'static S = Box::leak(Box::new(schema));
     cache.insert(file.name, schema);
     Ok(schema)

@@ -64,6 +64,7 @@ pub static FORMAT: Format = Format {
         crates: &["bincode"],
         field_attribute: "",
         refuses: TypedDerive::any_schema,
+        items: TypedDerive::no_items,
     }),
     data: DataSupport::Unsupported(NEEDS_RUST_TYPES),
 };

@@ -53,6 +53,7 @@ pub static FORMAT: Format = Format {
         crates: &["borsh"],
         field_attribute: "",
         refuses: TypedDerive::any_schema,
+        items: TypedDerive::no_items,
     }),
     data: DataSupport::Unsupported(NEEDS_RUST_TYPES),
 };

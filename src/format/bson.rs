@@ -55,6 +55,7 @@ pub static FORMAT: Format = Format {
         crates: &[],
         field_attribute: "",
         refuses: TypedDerive::any_schema,
+        items: TypedDerive::no_items,
     }),
     data: DataSupport::Arms(register_data),
 };

@@ -85,6 +85,7 @@ pub static FORMAT: Format = Format {
         crates: &["minicbor"],
         field_attribute: "n({index})",
         refuses: TypedDerive::any_schema,
+        items: TypedDerive::no_items,
     }),
     data: DataSupport::Arms(|registry, payload| {
         registry.data_tree(payload, CIBORIUM, ValueData, &Operation::CODEC);

@@ -61,6 +61,7 @@ pub static FORMAT: Format = Format {
         crates: &["zbus"],
         field_attribute: "",
         refuses: typed_refuses,
+        items: TypedDerive::no_items,
     }),
     data: DataSupport::Arms(|registry, payload| match data_signature(payload) {
         Ok(signature) => registry.data_tree(

@@ -26,6 +26,10 @@
 //! application registers its types once on its one `Fory`; registering types a payload does not
 //! use costs nothing per message.
 //!
+//! Typed data (`--typed`): the generated structs derive `ForyStruct`, and the generated root type's
+//! [`Registered`] impl registers every one of them by id (1, 2, ... in the order they are
+//! written), as the model's are.
+//!
 //! Buffer policy: encodes with `Fory::serialize_to`, which writes straight into the harness's
 //! reused, cleared output buffer. Decoding reads the borrowed slice and builds owned values.
 //! Fory keeps its own write/read contexts per thread and per `Fory` instance, reused across
@@ -35,7 +39,10 @@ use anyhow::{Context, Result};
 use fory::Fory;
 use std::hint::black_box;
 
-use super::{BackendDoc, DataSupport, Fidelity, Format, NEEDS_RUST_TYPES, Registry, TypedSupport};
+use super::{
+    BackendDoc, DataSupport, Fidelity, Format, NEEDS_RUST_TYPES, Registry, TypedDerive, TypedItems,
+    TypedModule, TypedSupport,
+};
 use crate::arm::{Backend, Codec, Operation};
 use crate::payload::{
     Address, CheckoutRequest, CheckoutResponse, Item, Items, Keyed, LineItem, MetricSample, Model, Order,
@@ -80,9 +87,13 @@ pub static FORMAT: Format = Format {
         registry
             .unsupported_corpora("serbench has no Fory derive and type registration for the corpus types");
     },
-    typed: TypedSupport::Unsupported(
-        "Fory registers every struct by id in code: that registration is not generated yet",
-    ),
+    typed: TypedSupport::Derive(&TypedDerive {
+        derives: &["fory::ForyStruct"],
+        crates: &["fory"],
+        field_attribute: "",
+        refuses: TypedDerive::any_schema,
+        items: typed_items,
+    }),
     data: DataSupport::Unsupported(NEEDS_RUST_TYPES),
 };
 
@@ -109,16 +120,54 @@ pub enum WireMode {
     Native,
 }
 
+/// A generated payload type that registers itself and every type it holds (`--typed`).
+pub trait Registered {
+    fn register(fory: &mut Fory) -> Result<(), ::fory::Error>;
+}
+
+/// The typed arms of a generated payload type (`--typed`): both wire modes.
+pub fn register_typed<P: Model + Native + Registered>(registry: &mut Registry, payload: &Payload<P>) {
+    registry.codec(
+        payload,
+        Backend::new("fory").variant("xlang"),
+        ForyCodec::typed::<P, true>,
+    );
+    registry.codec(
+        payload,
+        Backend::new("fory").variant("native"),
+        ForyCodec::typed::<P, false>,
+    );
+}
+
+/// The generated root type's [`Registered`] impl: every struct by id, in the order written.
+fn typed_items(module: &TypedModule) -> TypedItems {
+    let registrations: String = (module.types.iter().enumerate())
+        .map(|(index, name)| format!("        fory.register::<{name}>({})?;\n", index + 1))
+        .collect();
+    TypedItems {
+        rust: format!(
+            "/// Fory's registration of every type of this payload, by id.\nimpl serbench::format::fory::Registered for {root} {{\n    fn register(fory: &mut fory::Fory) -> Result<(), fory::Error> {{\n{registrations}        Ok(())\n    }}\n}}\n",
+            root = module.root,
+        ),
+        files: Vec::new(),
+    }
+}
+
 /// Builds a schema-consistent `Fory` in `mode` with every model type registered.
 pub fn build(mode: WireMode) -> Result<Fory> {
+    let mut fory = builder(mode);
+    register_model(&mut fory).with_context(|| format!("registering the model types ({mode:?})"))?;
+    Ok(fory)
+}
+
+/// A schema-consistent `Fory` in `mode`, nothing registered yet.
+fn builder(mode: WireMode) -> Fory {
     let xlang = mode == WireMode::Xlang;
-    let mut fory = Fory::builder()
+    Fory::builder()
         .xlang(xlang)
         .compatible(false)
         .check_struct_version(xlang)
-        .build();
-    register_model(&mut fory).with_context(|| format!("registering the model types ({mode:?})"))?;
-    Ok(fory)
+        .build()
 }
 
 /// Registers every model type with a fixed id: both ends of a wire must use the same ids.
@@ -163,6 +212,15 @@ impl ForyCodec {
 
     pub fn native() -> Self {
         Self::new(WireMode::Native)
+    }
+
+    /// A codec whose `Fory` has the generated payload type `P` registered (`XLANG`: the mode).
+    fn typed<P: Registered, const XLANG: bool>() -> Self {
+        let mode = if XLANG { WireMode::Xlang } else { WireMode::Native };
+        let mut fory = builder(mode);
+        P::register(&mut fory)
+            .unwrap_or_else(|error| panic!("registering the generated types ({mode:?}): {error}"));
+        ForyCodec { fory, mode }
     }
 }
 

@@ -107,12 +107,51 @@ pub struct TypedDerive {
     pub field_attribute: &'static str,
     /// What of a schema the format cannot carry with these types, and why.
     pub refuses: fn(&Schema) -> Option<String>,
+    /// What the format adds to the generated crate for one data payload's module: called only
+    /// where [`TypedDerive::refuses`] found nothing.
+    pub items: fn(&TypedModule) -> TypedItems,
+}
+
+/// The generated module of one data payload, as a format's [`TypedDerive::items`] sees it.
+pub struct TypedModule<'a> {
+    pub data: &'a DataPayload,
+    /// Its number in the crate: the module `data_<index>`.
+    pub index: usize,
+    /// The payload type: `Records` (a list's batch) or `Document`.
+    pub root: &'a str,
+    /// Every struct of the module, the root among them.
+    pub types: &'a [String],
+    /// The struct of each record, by its schema path (`$`, `$.user`, `$.items[]`, `$.m.*`, the
+    /// schema writers' spelling).
+    pub records: &'a BTreeMap<String, TypedRecord>,
+}
+
+/// The generated struct of one record of the schema.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TypedRecord {
+    pub name: String,
+    /// Its fields' names, in the schema's (key) order.
+    pub fields: Vec<String>,
+}
+
+/// Files and Rust items a format adds to the generated crate beyond its derives.
+#[derive(Debug, Default)]
+pub struct TypedItems {
+    /// Files of the crate (a path relative to it, the text): a schema file, say.
+    pub files: Vec<(String, String)>,
+    /// Rust items in the data payload's module, beside its types.
+    pub rust: String,
 }
 
 impl TypedDerive {
     /// The formats whose derives accept every schema.
     pub fn any_schema(_: &Schema) -> Option<String> {
         None
+    }
+
+    /// The formats whose derives are all they need.
+    pub fn no_items(_: &TypedModule) -> TypedItems {
+        TypedItems::default()
     }
 }
 
@@ -603,7 +642,7 @@ impl Registry {
             backend,
             payload: payload.name,
             operation: Some(operation),
-            mode: None,
+            mode: self.typed_data.then_some(Mode::Typed),
             reason: reason.to_string(),
         });
     }

@@ -67,6 +67,7 @@ pub static FORMAT: Format = Format {
         crates: &[],
         field_attribute: "",
         refuses: TypedDerive::any_schema,
+        items: TypedDerive::no_items,
     }),
     data: DataSupport::Arms(|registry, payload| {
         registry.data_tree(payload, RMP_SERDE, ValueData, &Operation::CODEC);

@@ -43,6 +43,7 @@ pub static FORMAT: Format = Format {
         crates: &[],
         field_attribute: "",
         refuses: TypedDerive::any_schema,
+        items: TypedDerive::no_items,
     }),
     data: DataSupport::Unsupported(
         "not self-describing (no type tags on the wire): it decodes only into compiled Rust types",

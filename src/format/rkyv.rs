@@ -40,6 +40,10 @@
 //! have archived forms; lengths are 32-bit and relative pointers signed 32-bit, so an archive
 //! spans at most about 2 GiB.
 //!
+//! Typed data (`--typed`): the generated structs derive rkyv's three traits and get the encode
+//! and decode arms of both backends; the access and update arms need per-type in-place readers,
+//! which are not generated, and are listed with that reason.
+//!
 //! Maintenance: rkyv is maintained; the RUSTSEC advisories on 0.8 (2026-0001, -0122, -0233,
 //! -0234, -0235: use-after-free and out-of-bounds reads on untrusted archives) are all fixed by
 //! 0.8.17, so Cargo.toml asks for 0.8.18 or later.
@@ -61,7 +65,9 @@ use ::rkyv::vec::ArchivedVec;
 use ::rkyv::{Archive, Archived, Deserialize, Serialize};
 use anyhow::{Context, Result, ensure};
 
-use super::{BackendDoc, DataSupport, Fidelity, Format, NEEDS_RUST_TYPES, Registry, TypedSupport};
+use super::{
+    BackendDoc, DataSupport, Fidelity, Format, NEEDS_RUST_TYPES, Registry, TypedDerive, TypedSupport,
+};
 use crate::arm::{Access, Backend, Codec, Operation, Update};
 use crate::payload::fields::{self, Digest, Fields, UpdateField};
 use crate::payload::{
@@ -106,9 +112,13 @@ pub static FORMAT: Format = Format {
             "no rkyv derive and field readers (access, update) written for the corpus types",
         );
     },
-    typed: TypedSupport::Unsupported(
-        "rkyv's in-place readers (access, update) are written per type: not generated yet",
-    ),
+    typed: TypedSupport::Derive(&TypedDerive {
+        derives: &["rkyv::Archive", "rkyv::Serialize", "rkyv::Deserialize"],
+        crates: &["rkyv"],
+        field_attribute: "",
+        refuses: TypedDerive::any_schema,
+        items: TypedDerive::no_items,
+    }),
     data: DataSupport::Unsupported(NEEDS_RUST_TYPES),
 };
 
@@ -118,32 +128,46 @@ const UNCHECKED: Backend = RKYV.variant("unchecked-unsafe");
 /// rkyv's boxed error, which carries the trace of where validation failed.
 type Error = rancor::Error;
 
-/// What rkyv needs of every model type (payloads and records): its derives, validation and
-/// deserialization with the high-level API's strategies, and the in-place fold of its archived
-/// form.
-trait Native:
+/// What rkyv's encode and decode need of a type: its derives, validation and deserialization
+/// with the high-level API's strategies (a generated type of `--typed` has just these).
+pub trait Archivable:
     Model
-    + Fields
     + for<'a> Serialize<HighSerializer<AlignedVec, ArenaHandle<'a>, Error>>
     + Archive<
-        Archived: InPlace
-                      + for<'a> CheckBytes<HighValidator<'a, Error>>
-                      + Deserialize<Self, HighDeserializer<Error>>,
+        Archived: for<'a> CheckBytes<HighValidator<'a, Error>> + Deserialize<Self, HighDeserializer<Error>>,
     >
 {
 }
 
-impl<T> Native for T where
+impl<T> Archivable for T where
     T: Model
-        + Fields
         + for<'a> Serialize<HighSerializer<AlignedVec, ArenaHandle<'a>, Error>>
         + Archive<
-            Archived: InPlace
-                          + for<'a> CheckBytes<HighValidator<'a, Error>>
-                          + Deserialize<T, HighDeserializer<Error>>,
+            Archived: for<'a> CheckBytes<HighValidator<'a, Error>> + Deserialize<T, HighDeserializer<Error>>,
         >
 {
 }
+
+/// What rkyv needs of every model type (payloads and records): [`Archivable`], and the in-place
+/// fold of its archived form.
+trait Native: Archivable + Fields + Archive<Archived: InPlace> {}
+
+impl<T> Native for T where T: Archivable + Fields + Archive<Archived: InPlace> {}
+
+/// The typed arms of a generated payload type (`--typed`): encode and decode, validated and
+/// unchecked. Access and update read fields in place through code written per type, which is
+/// not generated: they are listed with that reason.
+pub fn register_typed<P: Archivable>(registry: &mut Registry, payload: &Payload<P>) {
+    registry.codec(payload, RKYV, RkyvCodec::checked);
+    // SAFETY: as in `Rkyv::payload`, the trusted decode only reads what its own codec wrote.
+    registry.trusted_decode(payload, UNCHECKED, || unsafe { RkyvCodec::unchecked() });
+    for operation in [Operation::AccessAll, Operation::AccessPartial, Operation::Update] {
+        registry.unsupported_operation(payload.spec, "*", operation, TYPED_IN_PLACE);
+    }
+}
+
+/// Why the generated types have no access or update arms.
+const TYPED_IN_PLACE: &str = "the in-place readers of the archived types are written per type, and serbench does not generate them yet";
 
 /// The fields of an archived model type read in place, folded exactly as [`Fields`] folds the
 /// owned value (same fields, same order).
@@ -204,14 +228,14 @@ trait Trust: Send + 'static {
     /// # Safety
     /// For [`Unchecked`], `bytes` must be an archive of a `P` that [`Writer`] wrote, at a
     /// 16-aligned address; [`Validated`] asks nothing.
-    unsafe fn root<P: Native>(bytes: &[u8]) -> Result<&Archived<P>>;
+    unsafe fn root<P: Archivable>(bytes: &[u8]) -> Result<&Archived<P>>;
 }
 
 /// `rkyv::access`: bytecheck validates the whole buffer first.
 struct Validated;
 
 impl Trust for Validated {
-    unsafe fn root<P: Native>(bytes: &[u8]) -> Result<&Archived<P>> {
+    unsafe fn root<P: Archivable>(bytes: &[u8]) -> Result<&Archived<P>> {
         ::rkyv::access::<Archived<P>, Error>(bytes).context("not a valid rkyv archive of this type")
     }
 }
@@ -222,7 +246,7 @@ impl Trust for Validated {
 struct Unchecked;
 
 impl Trust for Unchecked {
-    unsafe fn root<P: Native>(bytes: &[u8]) -> Result<&Archived<P>> {
+    unsafe fn root<P: Archivable>(bytes: &[u8]) -> Result<&Archived<P>> {
         // SAFETY: the caller passes an archive of a `P` that `Writer` wrote, aligned.
         Ok(unsafe { ::rkyv::access_unchecked::<Archived<P>>(bytes) })
     }
@@ -267,7 +291,7 @@ impl Writer {
         }
     }
 
-    fn write<P: Native>(&mut self, value: &P) -> Result<&[u8]> {
+    fn write<P: Archivable>(&mut self, value: &P) -> Result<&[u8]> {
         let mut bytes = std::mem::take(&mut self.bytes);
         bytes.clear();
         self.bytes =
@@ -306,7 +330,7 @@ impl RkyvCodec<Unchecked> {
     }
 }
 
-impl<P: Native, T: Trust> Codec<P> for RkyvCodec<T> {
+impl<P: Archivable, T: Trust> Codec<P> for RkyvCodec<T> {
     fn encode<'a>(&'a mut self, value: &P, _out: &'a mut Vec<u8>) -> Result<&'a [u8]> {
         self.writer.write(value)
     }

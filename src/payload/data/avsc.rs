@@ -8,25 +8,22 @@
 //! each of boolean, number, string, array and map, and any number of named records. A path
 //! that only held null is `null`. A list of records (an array or NDJSON file) is an Avro
 //! `array` of the record.
+//!
+//! The typed arms (`--typed`) get [`typed`]: the same types from the typed schema, and a list's
+//! records as the record `Records { records: array }` that the generated batch type is. A record
+//! with one field is written as that field, so the bytes equal the dynamic arms' array.
+
+use std::collections::BTreeMap;
 
 use anyhow::{Result, bail};
 use serde_json::{Value, json};
 
 use super::DataPayload;
-use super::schema::{Kind, Names, Type, is_field_name};
+use super::schema::{Kind, Names, Schema, Type, is_field_name};
 
 /// The Avro schema of `payload`, as JSON; an error names a field Avro cannot name.
 pub fn schema(payload: &DataPayload) -> Result<Value> {
-    let mut names = Names::default();
-    let record = &payload.schema.record;
-    let hint = if payload.is_list() { "Record" } else { "Document" };
-    let root = avro_type(
-        record,
-        record.nullable(),
-        hint,
-        &mut names,
-        &mut String::from("$"),
-    )?;
+    let root = root_type(&payload.schema, payload.is_list(), &mut Writer::default())?;
     Ok(if payload.is_list() {
         json!({"type": "array", "items": root})
     } else {
@@ -34,22 +31,63 @@ pub fn schema(payload: &DataPayload) -> Result<Value> {
     })
 }
 
+/// The Avro schema of the generated types of a typed schema: a list (`list`) is the record
+/// `Records` holding the array, and each record is named as its generated struct in `structs`
+/// (by schema path; apache-avro reads a record only into a struct of its name).
+pub fn typed(schema: &Schema, list: bool, structs: BTreeMap<String, String>) -> Result<Value> {
+    let mut writer = Writer {
+        typed: true,
+        structs,
+        ..Writer::default()
+    };
+    if list {
+        writer.names.unique("Records");
+    }
+    let root = root_type(schema, list, &mut writer)?;
+    Ok(if list {
+        json!({"type": "record", "name": "Records", "fields": [
+            {"name": "records", "type": {"type": "array", "items": root}}
+        ]})
+    } else {
+        root
+    })
+}
+
+/// The Avro type of one record (of a list) or of the document.
+fn root_type(schema: &Schema, list: bool, writer: &mut Writer) -> Result<Value> {
+    let record = &schema.record;
+    let hint = if list { "Record" } else { "Document" };
+    avro_type(record, record.nullable(), hint, writer, &mut String::from("$"))
+}
+
 /// [`schema`] as the text of an `.avsc` file.
 pub fn text(payload: &DataPayload) -> Result<String> {
     Ok(serde_json::to_string_pretty(&schema(payload)?)? + "\n")
 }
 
-fn avro_type(ty: &Type, nullable: bool, hint: &str, names: &mut Names, path: &mut String) -> Result<Value> {
+/// The record names taken, and whether the schema is the typed arms' one: there an always-null
+/// path is the generated `Option<String>`, a `["null", "string"]` union (one byte more per value
+/// than the dynamic arms' `null`, which the serde writers cannot write an `Option` as).
+#[derive(Default)]
+struct Writer {
+    names: Names,
+    typed: bool,
+    /// Record names by schema path, where they are given.
+    structs: BTreeMap<String, String>,
+}
+
+fn avro_type(ty: &Type, nullable: bool, hint: &str, writer: &mut Writer, path: &mut String) -> Result<Value> {
     let mut branches = match &ty.kind {
+        Kind::Null if writer.typed => return Ok(json!(["null", "string"])),
         Kind::Null => return Ok(json!("null")),
         Kind::Union(branches) => {
             let mut types = Vec::new();
             for branch in branches {
-                types.push(kind_type(branch, hint, names, path)?);
+                types.push(kind_type(branch, hint, writer, path)?);
             }
             types
         }
-        _ => vec![kind_type(ty, hint, names, path)?],
+        _ => vec![kind_type(ty, hint, writer, path)?],
     };
     if nullable {
         branches.insert(0, json!("null"));
@@ -61,7 +99,7 @@ fn avro_type(ty: &Type, nullable: bool, hint: &str, names: &mut Names, path: &mu
 }
 
 /// The Avro type of a type's kind, nulls aside.
-fn kind_type(ty: &Type, hint: &str, names: &mut Names, path: &mut String) -> Result<Value> {
+fn kind_type(ty: &Type, hint: &str, writer: &mut Writer, path: &mut String) -> Result<Value> {
     let parent = path.len();
     let avro = match &ty.kind {
         Kind::Null => json!("null"),
@@ -71,16 +109,19 @@ fn kind_type(ty: &Type, hint: &str, names: &mut Names, path: &mut String) -> Res
         Kind::String => json!("string"),
         Kind::Array(item) => {
             path.push_str("[]");
-            let items = avro_type(item, item.nullable(), &format!("{hint}Item"), names, path)?;
+            let items = avro_type(item, item.nullable(), &format!("{hint}Item"), writer, path)?;
             json!({"type": "array", "items": items})
         }
         Kind::Map(value) => {
             path.push_str(".*");
-            let values = avro_type(value, value.nullable(), &format!("{hint}Value"), names, path)?;
+            let values = avro_type(value, value.nullable(), &format!("{hint}Value"), writer, path)?;
             json!({"type": "map", "values": values})
         }
         Kind::Record(fields) => {
-            let name = names.unique(hint);
+            let name = match writer.structs.get(path.as_str()) {
+                Some(name) => name.clone(),
+                None => writer.names.unique(hint),
+            };
             let mut avro_fields = Vec::new();
             for field in fields {
                 super::read::push_key(path, &field.name);
@@ -88,7 +129,7 @@ fn kind_type(ty: &Type, hint: &str, names: &mut Names, path: &mut String) -> Res
                     bail!("{path}: {:?} is not an Avro field name", field.name);
                 }
                 let nullable = field.ty.nullable() || field.optional_in(ty);
-                let field_type = avro_type(&field.ty, nullable, &field.name, names, path)?;
+                let field_type = avro_type(&field.ty, nullable, &field.name, writer, path)?;
                 let mut avro_field = json!({"name": field.name, "type": field_type});
                 if nullable || field.ty.kind == Kind::Null {
                     avro_field["default"] = Value::Null;
@@ -177,6 +218,28 @@ mod tests {
                 (corpus, &json!("record"), &json!("Document"))
             );
         }
+    }
+
+    #[test]
+    fn the_typed_schema_wraps_a_list_in_the_records_record() {
+        let payload = payload("{\"records\": {\"a\": 1}}\n{\"records\": {\"a\": 2}}\n");
+        let structs = BTreeMap::from([("$.records".to_string(), "Inner".to_string())]);
+        let schema = typed(&payload.typed_schema, true, BTreeMap::new()).unwrap();
+        assert_eq!(schema["name"], "Records");
+        let items = &schema["fields"][0]["type"]["items"];
+        assert_eq!(items["name"], "Record");
+        // A field named like the wrapper does not take its name.
+        assert_eq!(items["fields"][0]["type"]["name"], "Records2");
+        let named = typed(&payload.typed_schema, false, structs).unwrap();
+        assert_eq!(named["name"], "Document");
+        assert_eq!(named["fields"][0]["type"]["name"], "Inner");
+        let odd = self::payload("{\"3ds\": 1}\n");
+        assert_eq!(
+            typed(&odd.typed_schema, true, BTreeMap::new())
+                .unwrap_err()
+                .to_string(),
+            "$[\"3ds\"]: \"3ds\" is not an Avro field name"
+        );
     }
 
     #[test]
