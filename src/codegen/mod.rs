@@ -79,6 +79,7 @@ pub fn generate(payloads: &[&'static DataPayload], selected: &[String], source: 
     let mut arms = String::new();
     let mut carried: Vec<Vec<&'static str>> = Vec::new();
     let mut extra_files: Vec<(String, String)> = Vec::new();
+    let mut build_crates: BTreeSet<&'static str> = BTreeSet::new();
     let mut crates: BTreeSet<&'static str> = ["anyhow", "serde", "serde_json"].into();
     for (index, data) in payloads.iter().enumerate() {
         let usable: Vec<&'static Format> = formats
@@ -134,6 +135,7 @@ pub fn generate(payloads: &[&'static DataPayload], selected: &[String], source: 
                 });
                 items.rust.push_str(&more.rust);
                 extra_files.extend(more.files);
+                build_crates.extend(more.build_crates);
             }
         }
         let source = format!("{}{}", module.source, items.rust);
@@ -189,8 +191,15 @@ pub fn generate(payloads: &[&'static DataPayload], selected: &[String], source: 
         features = features.join(", "),
     );
     for name in &crates {
-        manifest.push_str(&dependency_line(name));
+        manifest.push_str(&dependency_line("dependencies", name));
         manifest.push('\n');
+    }
+    if !build_crates.is_empty() {
+        manifest.push_str("\n[build-dependencies]\n");
+        for name in &build_crates {
+            manifest.push_str(&dependency_line("build-dependencies", name));
+            manifest.push('\n');
+        }
     }
     manifest.push_str(&profiles());
     let mut files: Vec<(String, String)> = [
@@ -201,7 +210,12 @@ pub fn generate(payloads: &[&'static DataPayload], selected: &[String], source: 
     ]
     .map(|(path, text)| (path.to_string(), text))
     .into();
-    files.extend(extra_files);
+    // One copy of a file that several payloads' formats add (protobuf's build script).
+    for (path, text) in extra_files {
+        if !files.iter().any(|(known, _)| *known == path) {
+            files.push((path, text));
+        }
+    }
     let mut parts: Vec<&str> = files.iter().map(|(_, text)| text.as_str()).collect();
     parts.push(crate::report::host::VERSION);
     let key = key_of(&parts);
@@ -212,10 +226,11 @@ pub fn generate(payloads: &[&'static DataPayload], selected: &[String], source: 
     }
 }
 
-/// serbench's own line for the dependency `name`, as a plain (not optional) dependency.
-fn dependency_line(name: &str) -> String {
+/// serbench's own line for the dependency `name` of its `[section]`, as a plain (not optional)
+/// dependency.
+fn dependency_line(section: &str, name: &str) -> String {
     let dependencies = MANIFEST
-        .split("\n[dependencies]\n")
+        .split(&format!("\n[{section}]\n"))
         .nth(1)
         .and_then(|rest| rest.split("\n[").next())
         .unwrap_or_default();
@@ -223,7 +238,7 @@ fn dependency_line(name: &str) -> String {
         .lines()
         .find(|line| line.split_once(" = ").is_some_and(|(key, _)| key.trim() == name))
         .map(|line| line.replace(", optional = true", ""))
-        .unwrap_or_else(|| panic!("serbench's Cargo.toml has no dependency {name}"))
+        .unwrap_or_else(|| panic!("serbench's Cargo.toml has no {section} {name}"))
 }
 
 /// serbench's `[profile.*]` sections, verbatim: the same profile builds the same dependencies.
@@ -336,10 +351,14 @@ mod tests {
     #[test]
     fn the_dependency_lines_are_serbenchs_own_and_not_optional() {
         assert_eq!(
-            dependency_line("serde"),
+            dependency_line("dependencies", "serde"),
             r#"serde = { version = "1", features = ["derive"] }"#
         );
-        let bitcode = dependency_line("bitcode");
+        let bitcode = dependency_line("dependencies", "bitcode");
+        assert_eq!(
+            dependency_line("build-dependencies", "protox"),
+            r#"protox = { version = "0.9" }"#
+        );
         assert!(
             bitcode.starts_with("bitcode = ") && !bitcode.contains("optional"),
             "{bitcode}"

@@ -12,9 +12,8 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use super::names::{self, Scope};
-use crate::format::TypedRecord;
 use crate::payload::data::read::push_key;
-use crate::payload::data::{DataPayload, Kind, Type};
+use crate::payload::data::{DataPayload, Kind, Type, TypedRecord};
 
 /// The names the generated module itself uses: no record type may take them (the root record
 /// takes `Record` or `Document` first).

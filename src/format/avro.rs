@@ -212,7 +212,7 @@ pub fn register_typed<P: Model + Native>(registry: &mut Registry, payload: &Payl
 }
 
 fn typed_refuses(schema: &data::Schema) -> Option<String> {
-    data::avsc::typed(schema, true, BTreeMap::new())
+    data::avsc::typed(schema, true, &BTreeMap::new())
         .err()
         .map(|error| format!("{error:#} (Avro names are [A-Za-z_][A-Za-z0-9_]*, and serde keeps the key)"))
 }
@@ -226,10 +226,7 @@ fn typed_items(module: &TypedModule) -> TypedItems {
         records,
         ..
     } = module;
-    let structs = (records.iter())
-        .map(|(path, record)| (path.clone(), record.name.clone()))
-        .collect();
-    let schema = data::avsc::typed(&data.typed_schema, data.is_list(), structs)
+    let schema = data::avsc::typed(&data.typed_schema, data.is_list(), records)
         .expect("typed_refuses found every field named");
     let file = format!("schemas/data_{index}.avsc");
     TypedItems {
@@ -248,6 +245,7 @@ impl serbench::format::avro::Native for {root} {{
             file,
             serde_json::to_string_pretty(&schema).expect("JSON prints") + "\n",
         )],
+        build_crates: Vec::new(),
     }
 }
 

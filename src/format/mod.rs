@@ -14,7 +14,7 @@ use crate::arm::{
     Access, Arm, ArmId, Backend, BorrowedDecode, Codec, CodecArms, CodecId, DataArms, DataTree, Decoder,
     Dynamic, Encoder, Framing, Mode, Operation, Update, Value,
 };
-use crate::payload::data::{self, DataPayload, Schema};
+use crate::payload::data::{self, DataPayload, Schema, TypedRecord};
 use crate::payload::fields::UpdateField;
 use crate::payload::{Borrowed, Model, Payload, PayloadSpec};
 
@@ -126,14 +126,6 @@ pub struct TypedModule<'a> {
     pub records: &'a BTreeMap<String, TypedRecord>,
 }
 
-/// The generated struct of one record of the schema.
-#[derive(Clone, Debug, PartialEq)]
-pub struct TypedRecord {
-    pub name: String,
-    /// Its fields' names, in the schema's (key) order.
-    pub fields: Vec<String>,
-}
-
 /// Files and Rust items a format adds to the generated crate beyond its derives.
 #[derive(Debug, Default)]
 pub struct TypedItems {
@@ -141,6 +133,8 @@ pub struct TypedItems {
     pub files: Vec<(String, String)>,
     /// Rust items in the data payload's module, beside its types.
     pub rust: String,
+    /// Crates the crate's build script needs (`[build-dependencies]`, as serbench's).
+    pub build_crates: Vec<&'static str>,
 }
 
 impl TypedDerive {

@@ -19,7 +19,7 @@ use anyhow::{Result, bail};
 use serde_json::{Value, json};
 
 use super::DataPayload;
-use super::schema::{Kind, Names, Schema, Type, is_field_name};
+use super::schema::{Kind, Names, Schema, Type, TypedRecord, is_field_name};
 
 /// The Avro schema of `payload`, as JSON; an error names a field Avro cannot name.
 pub fn schema(payload: &DataPayload) -> Result<Value> {
@@ -34,10 +34,12 @@ pub fn schema(payload: &DataPayload) -> Result<Value> {
 /// The Avro schema of the generated types of a typed schema: a list (`list`) is the record
 /// `Records` holding the array, and each record is named as its generated struct in `structs`
 /// (by schema path; apache-avro reads a record only into a struct of its name).
-pub fn typed(schema: &Schema, list: bool, structs: BTreeMap<String, String>) -> Result<Value> {
+pub fn typed(schema: &Schema, list: bool, structs: &BTreeMap<String, TypedRecord>) -> Result<Value> {
     let mut writer = Writer {
         typed: true,
-        structs,
+        structs: (structs.iter())
+            .map(|(path, record)| (path.clone(), record.name.clone()))
+            .collect(),
         ..Writer::default()
     };
     if list {
@@ -223,19 +225,23 @@ mod tests {
     #[test]
     fn the_typed_schema_wraps_a_list_in_the_records_record() {
         let payload = payload("{\"records\": {\"a\": 1}}\n{\"records\": {\"a\": 2}}\n");
-        let structs = BTreeMap::from([("$.records".to_string(), "Inner".to_string())]);
-        let schema = typed(&payload.typed_schema, true, BTreeMap::new()).unwrap();
+        let inner = TypedRecord {
+            name: "Inner".into(),
+            fields: vec!["a".into()],
+        };
+        let structs = BTreeMap::from([("$.records".to_string(), inner)]);
+        let schema = typed(&payload.typed_schema, true, &BTreeMap::new()).unwrap();
         assert_eq!(schema["name"], "Records");
         let items = &schema["fields"][0]["type"]["items"];
         assert_eq!(items["name"], "Record");
         // A field named like the wrapper does not take its name.
         assert_eq!(items["fields"][0]["type"]["name"], "Records2");
-        let named = typed(&payload.typed_schema, false, structs).unwrap();
+        let named = typed(&payload.typed_schema, false, &structs).unwrap();
         assert_eq!(named["name"], "Document");
         assert_eq!(named["fields"][0]["type"]["name"], "Inner");
         let odd = self::payload("{\"3ds\": 1}\n");
         assert_eq!(
-            typed(&odd.typed_schema, true, BTreeMap::new())
+            typed(&odd.typed_schema, true, &BTreeMap::new())
                 .unwrap_err()
                 .to_string(),
             "$[\"3ds\"]: \"3ds\" is not an Avro field name"

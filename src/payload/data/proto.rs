@@ -22,8 +22,10 @@ use std::fmt::Write;
 
 use anyhow::{Result, bail};
 
+use std::collections::BTreeMap;
+
 use super::DataPayload;
-use super::schema::{Kind, Names, Type, is_field_name};
+use super::schema::{Kind, Names, Schema, Type, TypedRecord, is_field_name};
 
 /// The package of every inferred message.
 pub const PACKAGE: &str = "serbench.data";
@@ -102,28 +104,23 @@ impl ProtoType {
 impl Plan {
     /// The plan of `payload`; an error names a path protobuf cannot carry.
     pub fn of(payload: &DataPayload) -> Result<Plan> {
-        let mut planner = Planner::default();
-        let record = &payload.schema.record;
-        let path = &mut String::from("$");
-        if payload.is_list() {
-            let index = planner.reserve("Records", Role::Records);
-            let element = planner.element(record, "Record", path)?;
-            planner.messages[index].fields = vec![ProtoField {
-                name: "records".into(),
-                number: 1,
-                label: Label::Repeated,
-                ty: element,
-            }];
-        } else if let Kind::Record(_) = record.kind {
-            planner.record(record, "Document", path)?;
-        } else {
-            let index = planner.reserve("Document", Role::Boxed);
-            let value = planner.field("value", 1, record, record.nullable(), "Value", path)?;
-            planner.messages[index].fields = vec![value];
+        Planner::default().plan(&payload.schema, payload.is_list())
+    }
+
+    /// The plan of the generated types of a typed schema (`--typed`): each record's message and
+    /// fields are named as its generated struct and fields in `structs` (by schema path), which
+    /// are names protobuf can spell; the wire has numbers, not names, so the bytes do not change.
+    /// With `structs` empty it only checks that protobuf can carry the schema.
+    pub fn typed(schema: &Schema, list: bool, structs: &BTreeMap<String, TypedRecord>) -> Result<Plan> {
+        let mut planner = Planner {
+            structs: Some(structs),
+            ..Planner::default()
+        };
+        // The wrappers' names must not take a struct's (none is `Records`, which Rust reserves).
+        for record in structs.values() {
+            planner.names.unique(&record.name);
         }
-        Ok(Plan {
-            messages: planner.messages,
-        })
+        planner.plan(schema, list)
     }
 
     /// The same messages with every map field declared as a repeated field of entry messages
@@ -179,6 +176,8 @@ impl Plan {
 
     /// The `.proto` file, with a header saying where it comes from.
     pub fn text(&self, origin: &str) -> String {
+        // A file name may hold a line break, which would end the comment.
+        let origin = origin.escape_debug();
         let mut text = format!(
             "// The schema serbench inferred from {origin} (`serbench schema`). Wrapper messages\n\
              // carry the lists, maps and nulls protobuf has no field for (see serbench's README).\n\
@@ -209,15 +208,46 @@ fn number(index: usize) -> u32 {
 }
 
 #[derive(Default)]
-struct Planner {
+struct Planner<'a> {
     names: Names,
     messages: Vec<Message>,
+    /// The generated structs, for a typed plan ([`Plan::typed`]).
+    structs: Option<&'a BTreeMap<String, TypedRecord>>,
 }
 
-impl Planner {
+impl Planner<'_> {
+    fn plan(mut self, schema: &Schema, list: bool) -> Result<Plan> {
+        let record = &schema.record;
+        let path = &mut String::from("$");
+        if list {
+            let index = self.reserve("Records", Role::Records);
+            let element = self.element(record, "Record", path)?;
+            self.messages[index].fields = vec![ProtoField {
+                name: "records".into(),
+                number: 1,
+                label: Label::Repeated,
+                ty: element,
+            }];
+        } else if let Kind::Record(_) = record.kind {
+            self.record(record, "Document", path)?;
+        } else {
+            let index = self.reserve("Document", Role::Boxed);
+            let value = self.field("value", 1, record, record.nullable(), "Value", path)?;
+            self.messages[index].fields = vec![value];
+        }
+        Ok(Plan {
+            messages: self.messages,
+        })
+    }
+
     /// Adds an empty message (filled in once its fields are planned, so parents come first).
     fn reserve(&mut self, hint: &str, role: Role) -> usize {
         let name = self.names.unique(hint);
+        self.push(name, role)
+    }
+
+    /// Adds an empty message of a name already taken.
+    fn push(&mut self, name: String, role: Role) -> usize {
         self.messages.push(Message {
             name,
             role,
@@ -234,23 +264,22 @@ impl Planner {
         let Kind::Record(fields) = &ty.kind else {
             unreachable!("called for records")
         };
-        let index = self.reserve(hint, Role::Record);
+        let named = self.structs.and_then(|structs| structs.get(path.as_str()));
+        let index = match named {
+            Some(named) => self.push(named.name.clone(), Role::Record),
+            None => self.reserve(hint, Role::Record),
+        };
         let parent = path.len();
         let mut planned = Vec::new();
         for (position, field) in fields.iter().enumerate() {
+            let name = named.map_or(&field.name, |named| &named.fields[position]);
             super::read::push_key(path, &field.name);
-            if !is_field_name(&field.name) {
+            // A typed plan without its structs only checks what protobuf can carry.
+            if self.structs.is_none() && !is_field_name(&field.name) {
                 bail!("{path}: {:?} is not a protobuf field name", field.name);
             }
             let optional = field.ty.nullable() || field.optional_in(ty);
-            planned.push(self.field(
-                &field.name,
-                number(position),
-                &field.ty,
-                optional,
-                &field.name,
-                path,
-            )?);
+            planned.push(self.field(name, number(position), &field.ty, optional, &field.name, path)?);
             path.truncate(parent);
         }
         self.messages[index].fields = planned;

@@ -146,6 +146,15 @@ pub struct Conflict {
     pub kinds: Vec<&'static str>,
 }
 
+/// The generated Rust struct of one record of a schema (`--typed`), which the schema writers
+/// name their typed records and fields after.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TypedRecord {
+    pub name: String,
+    /// Its fields' names, in the schema's (key) order.
+    pub fields: Vec<String>,
+}
+
 /// The inferred schema of a data file.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Schema {

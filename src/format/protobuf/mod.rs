@@ -36,6 +36,9 @@
 //! changes from process to process; sizes.csv and `dump` write the same entries sorted by key
 //! (protobuf's deterministic serialization, the same bytes a map is on the wire), through the
 //! same schema with each map declared as its repeated entries.
+//!
+//! Typed data (`--typed`): prost-build on the typed schema's `.proto` in the generated crate, and
+//! the generated conversion between the data's structs and prost's messages ([`typed`]).
 
 use std::hint::black_box;
 use std::marker::PhantomData;
@@ -45,7 +48,7 @@ use anyhow::{Context, Result, bail};
 use prost::{Message, Name};
 use prost_reflect::{DescriptorPool, DynamicMessage, MessageDescriptor};
 
-use super::{BackendDoc, DataSupport, Fidelity, Format, Registry, TypedSupport};
+use super::{BackendDoc, DataSupport, Fidelity, Format, Registry, TypedDerive, TypedSupport};
 use crate::arm::{Backend, Codec, DataTree, Dynamic, Operation, Value};
 use crate::payload::data::proto::{Label, Plan, ProtoField, ProtoType, Role};
 use crate::payload::data::{DataPayload, Difference, Equivalence};
@@ -98,13 +101,25 @@ pub static FORMAT: Format = Format {
             "no hand-written .proto for the corpus types; data:<name> measures them on the inferred schema",
         );
     },
-    typed: TypedSupport::Unsupported(
-        "prost-build on the inferred .proto and the conversion to the generated types are not generated yet",
-    ),
+    typed: TypedSupport::Derive(&TypedDerive {
+        derives: &[],
+        crates: &["prost"],
+        field_attribute: "",
+        refuses: typed::refuses,
+        items: typed::items,
+    }),
     data: DataSupport::Arms(register_data),
 };
 
+mod typed;
+
 const BACKEND: &str = "prost";
+
+/// The typed arms of a generated payload type (`--typed`, [`typed`]): `prost` on its generated
+/// message and `prost[convert]`, as for the model.
+pub fn register_typed<P: Model + Native>(registry: &mut Registry, payload: &Payload<P>) {
+    Protobuf(registry).payload(payload);
+}
 
 /// A model type and its generated prost message: the conversion an application with its own
 /// types writes. `from_message` takes the decoded message by value, so strings and lists are
