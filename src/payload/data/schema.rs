@@ -172,7 +172,9 @@ impl Schema {
 
     /// The schema of the generated Rust types (`--typed`): as [`Schema::infer`], but a key that is
     /// not a field name (`3ds`, `content-type`) leaves its object a record, since the generated
-    /// code maps such keys to Rust names ([`crate::codegen::names`]); the other map rules hold.
+    /// code maps such keys to Rust names ([`crate::codegen::names`]), unless it is a number
+    /// (`"138586341"`, an id: a struct per id would be a field per record); the other map rules
+    /// hold.
     pub fn infer_typed(records: &[Value], overrides: &Overrides) -> Schema {
         Schema::infer_with(records, overrides, true)
     }
@@ -341,7 +343,7 @@ impl Names {
 
 struct Inference<'o> {
     overrides: &'o Overrides,
-    /// Any key may be a field name ([`Schema::infer_typed`]).
+    /// A key that is not a field name may name a field ([`Schema::infer_typed`]).
     any_key: bool,
     maps: Vec<(String, MapReason)>,
     /// The path of the value being inferred or merged.
@@ -349,6 +351,16 @@ struct Inference<'o> {
 }
 
 impl Inference<'_> {
+    /// Whether `key` makes its object a map: it is not a field name, or, for the generated types
+    /// (which map any key to a Rust name), it is a number (`"138586341"`: an id, not a name).
+    fn key_of_map(&self, key: &str) -> bool {
+        if self.any_key {
+            !key.is_empty() && key.bytes().all(|byte| byte.is_ascii_digit())
+        } else {
+            !is_field_name(key)
+        }
+    }
+
     fn infer(&mut self, value: &Value) -> Type {
         match value {
             Value::Null => Type {
@@ -373,7 +385,7 @@ impl Inference<'_> {
                     Some(MapReason::Forced)
                 } else if forced_record {
                     None
-                } else if let Some(key) = object.keys().find(|key| !self.any_key && !is_field_name(key)) {
+                } else if let Some(key) = object.keys().find(|key| self.key_of_map(key)) {
                     Some(MapReason::Key(key.clone()))
                 } else if object.len() > MAX_FIELDS {
                     Some(MapReason::ManyKeys(object.len()))
@@ -694,6 +706,26 @@ mod tests {
         );
         assert!(matches!(field(&forced.record, "meta").ty.kind, Kind::Map(_)));
         assert_eq!(field(&forced.record, "über").ty.kind, Kind::Int);
+    }
+
+    #[test]
+    fn for_the_generated_types_only_number_keys_make_a_map() {
+        let data = json!([{
+            "events": {"138586341": {"name": "a"}, "138586345": {"name": "b"}},
+            "3ds": true,
+            "headers": {"content-type": "json"}
+        }]);
+        let Value::Array(records) = data else { panic!() };
+        let schema = Schema::infer_typed(&records, &Overrides::default());
+        assert_eq!(
+            schema.maps,
+            vec![("$.events".to_string(), MapReason::Key("138586341".into()))]
+        );
+        assert!(matches!(
+            field(&schema.record, "headers").ty.kind,
+            Kind::Record(_)
+        ));
+        assert_eq!(field(&schema.record, "3ds").ty.kind, Kind::Bool);
     }
 
     #[test]
