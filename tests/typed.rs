@@ -189,6 +189,40 @@ fn typed_data_is_generated_built_once_and_measured_beside_the_dynamic_arms() {
     assert!(cached.status.success(), "{}", stderr(&cached));
     assert!(!stderr(&cached).contains("building"), "{}", stderr(&cached));
 
+    // dump and check through the typed arms: protobuf carries `events` only typed (no .proto can
+    // name its keys), so these bytes come from the generated prost messages; a cut copy is refused.
+    // One file is another schema set, so this builds a second crate.
+    let one = [data[0], data[1], data[4], data[5]];
+    let dumped = serbench(
+        &cache,
+        &[&["dump", "--typed", "--format", "protobuf"], &one[..]].concat(),
+    );
+    assert!(dumped.status.success(), "{}", stderr(&dumped));
+    assert!(!dumped.stdout.is_empty());
+    let bytes = dir.path().join("events.pb");
+    std::fs::write(&bytes, &dumped.stdout).unwrap();
+    let check = |path: &Path| {
+        serbench(
+            &cache,
+            &[
+                &["check", "--typed", "--format", "protobuf"],
+                &one[..],
+                &[path.to_str().unwrap()],
+            ]
+            .concat(),
+        )
+    };
+    let checked = check(&bytes);
+    assert!(checked.status.success(), "{}", stderr(&checked));
+    assert!(
+        String::from_utf8_lossy(&checked.stdout).contains("the same data as data:events"),
+        "{}",
+        String::from_utf8_lossy(&checked.stdout)
+    );
+    let cut = dir.path().join("cut.pb");
+    std::fs::write(&cut, &dumped.stdout[..dumped.stdout.len() - 3]).unwrap();
+    assert_eq!(check(&cut).status.code(), Some(1), "{}", stderr(&check(&cut)));
+
     // A smoke run: every typed arm proven and measured, beside the dynamic ones.
     let results = dir.path().join("results");
     let run = serbench(
