@@ -82,6 +82,34 @@ pub fn register_typed<P: Model + Native>(registry: &mut Registry, payload: &Payl
 /// D-Bus has no null and no empty struct: a generated `Option` field or a record without fields
 /// has no signature.
 fn typed_refuses(schema: &crate::payload::data::Schema) -> Option<String> {
+    too_deep(schema).or_else(|| typed_nulls(schema))
+}
+
+/// Where the data nests deeper than D-Bus allows (32 structs, 32 arrays, 64 containers in all;
+/// one of each is kept for a list's batch).
+fn too_deep(schema: &crate::payload::data::Schema) -> Option<String> {
+    use crate::payload::data::schema::first_deeper_than;
+    type Counts = fn(&Kind) -> bool;
+    let limits: [(usize, Counts, &str); 3] = [
+        (31, |kind| matches!(kind, Kind::Record(_)), "structs (records)"),
+        (
+            31,
+            |kind| matches!(kind, Kind::Array(_) | Kind::Map(_)),
+            "arrays (lists and maps)",
+        ),
+        (
+            62,
+            |kind| matches!(kind, Kind::Record(_) | Kind::Array(_) | Kind::Map(_)),
+            "containers",
+        ),
+    ];
+    limits.into_iter().find_map(|(limit, counts, what)| {
+        first_deeper_than(schema, limit, counts)
+            .map(|path| format!("{path}: nested deeper than D-Bus's limit of {} {what}", limit + 1))
+    })
+}
+
+fn typed_nulls(schema: &crate::payload::data::Schema) -> Option<String> {
     crate::payload::data::schema::first_option(schema)
         .map(|path| format!("{path}: D-Bus has no null, and the generated field there is an Option"))
         .or_else(|| {
@@ -148,6 +176,9 @@ impl<P: Model + Native> Dynamic<P> for StructureTree {
 /// The D-Bus signature of a data payload, or why it has none. The D-Bus specification caps a
 /// signature at 255 characters.
 fn data_signature(payload: &DataPayload) -> Result<Signature, String> {
+    if let Some(reason) = too_deep(&payload.schema) {
+        return Err(reason);
+    }
     let record = &payload.schema.record;
     let path = &mut String::from("$");
     let signature = match (&record.kind, payload.is_list()) {

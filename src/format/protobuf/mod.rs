@@ -51,7 +51,7 @@ use prost_reflect::{DescriptorPool, DynamicMessage, MessageDescriptor};
 use super::{BackendDoc, DataSupport, Fidelity, Format, Registry, TypedDerive, TypedSupport};
 use crate::arm::{Backend, Codec, DataTree, Dynamic, Operation, Value};
 use crate::payload::data::proto::{Label, Plan, ProtoField, ProtoType, Role};
-use crate::payload::data::{DataPayload, Difference, Equivalence};
+use crate::payload::data::{DataPayload, Difference, Equivalence, Kind};
 use crate::payload::{
     Address, CheckoutRequest, CheckoutResponse, Item, Items, Keyed, LineItem, MetricSample, Model, Order,
     OrderStatus, Payload, PaymentMethod, Reading, Readings, RequestMeta, ResponseMeta, ServiceInfo, Shipment,
@@ -231,8 +231,19 @@ impl<P: Model + Native> Codec<P> for ConvertCodec {
     }
 }
 
+/// Where the data nests deeper than prost decodes (100 messages): each record, list and map is
+/// counted as a message (at most one each, wrappers included), one kept for a list's batch.
+fn too_deep(schema: &crate::payload::data::Schema) -> Option<String> {
+    let containers = |kind: &Kind| matches!(kind, Kind::Record(_) | Kind::Array(_) | Kind::Map(_));
+    crate::payload::data::schema::first_deeper_than(schema, 99, containers)
+        .map(|path| format!("{path}: nested deeper than prost's decode limit of 100 messages"))
+}
+
 /// A data payload as `DynamicMessage`s of its inferred schema, compiled here by protox.
 fn register_data(registry: &mut Registry, payload: &'static DataPayload) {
+    if let Some(reason) = too_deep(&payload.schema) {
+        return registry.unsupported(payload.spec, "*", &reason);
+    }
     let built = Plan::of(payload).and_then(|plan| {
         let root = compile(&plan, &payload.origin)?;
         let twin = plan.with_maps_as_entries();

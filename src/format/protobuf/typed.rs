@@ -25,6 +25,9 @@ pub fn refuses(schema: &crate::payload::data::Schema) -> Option<String> {
     if let Err(error) = Plan::typed(schema, true, &BTreeMap::new()) {
         return Some(format!("{error:#}"));
     }
+    if let Some(reason) = super::too_deep(schema) {
+        return Some(reason);
+    }
     schema
         .record
         .nullable()
@@ -397,6 +400,34 @@ impl Conversions<'_> {
 mod tests {
     use super::*;
     use crate::payload::data::{DataPayload, Request};
+
+    /// Records nested `depth` deep: `{"a0": {"a1": ... 1}}`.
+    fn nested(depth: usize) -> &'static DataPayload {
+        let text = (0..depth).fold("1".to_string(), |inner, level| {
+            format!("{{\"a{level}\": {inner}}}")
+        });
+        DataPayload::from_bytes("d.json".into(), "d", text.into_bytes(), &Request::default()).unwrap()
+    }
+
+    #[test]
+    fn nesting_past_prost_and_dbus_limits_is_a_reason() {
+        assert_eq!(refuses(&nested(99).typed_schema), None);
+        let reason = refuses(&nested(100).typed_schema).unwrap();
+        assert!(
+            reason.ends_with("nested deeper than prost's decode limit of 100 messages"),
+            "{reason}"
+        );
+        #[cfg(feature = "dbus")]
+        {
+            let dbus = |depth| crate::format::plan(&crate::format::dbus::FORMAT, &nested(depth).typed_schema);
+            assert_eq!(dbus(31), Ok(()));
+            let reason = dbus(32).unwrap_err();
+            assert!(
+                reason.ends_with("nested deeper than D-Bus's limit of 32 structs (records)"),
+                "{reason}"
+            );
+        }
+    }
 
     #[test]
     fn names_follow_prost_builds_rules() {

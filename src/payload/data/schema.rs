@@ -272,6 +272,45 @@ pub fn first_option(schema: &Schema) -> Option<String> {
     found
 }
 
+/// The first path inside more than `limit` nested values of the kinds `counts` counts (the
+/// root's own included): where a format's nesting limit is passed.
+pub fn first_deeper_than(schema: &Schema, limit: usize, counts: fn(&Kind) -> bool) -> Option<String> {
+    fn visit(
+        ty: &Type,
+        path: &mut String,
+        depth: usize,
+        limit: usize,
+        counts: fn(&Kind) -> bool,
+    ) -> Option<String> {
+        let depth = depth + usize::from(counts(&ty.kind));
+        if depth > limit {
+            return Some(path.clone());
+        }
+        let parent = path.len();
+        let below = |path: &mut String, step: &str, ty: &Type| {
+            path.push_str(step);
+            let found = visit(ty, path, depth, limit, counts);
+            path.truncate(parent);
+            found
+        };
+        match &ty.kind {
+            Kind::Array(item) => below(path, "[]", item),
+            Kind::Map(value) => below(path, ".*", value),
+            Kind::Union(branches) => branches
+                .iter()
+                .find_map(|branch| visit(branch, path, depth, limit, counts)),
+            Kind::Record(fields) => fields.iter().find_map(|field| {
+                super::read::push_key(path, &field.name);
+                let found = visit(&field.ty, path, depth, limit, counts);
+                path.truncate(parent);
+                found
+            }),
+            _ => None,
+        }
+    }
+    visit(&schema.record, &mut String::from("$"), 0, limit, counts)
+}
+
 /// The first record with no field (`{}`).
 pub fn first_empty_record(schema: &Schema) -> Option<String> {
     let mut found = None;
@@ -706,6 +745,25 @@ mod tests {
         );
         assert!(matches!(field(&forced.record, "meta").ty.kind, Kind::Map(_)));
         assert_eq!(field(&forced.record, "über").ty.kind, Kind::Int);
+    }
+
+    #[test]
+    fn the_first_path_past_a_nesting_limit_is_found() {
+        let data = json!([{"a": {"b": [{"c": 1}]}, "z": 1}]);
+        let Value::Array(records) = data else { panic!() };
+        let schema = Schema::infer(&records, &Overrides::default());
+        let records_only = |kind: &Kind| matches!(kind, Kind::Record(_));
+        assert_eq!(first_deeper_than(&schema, 3, records_only), None);
+        assert_eq!(
+            first_deeper_than(&schema, 2, records_only).as_deref(),
+            Some("$.a.b[]")
+        );
+        let containers = |kind: &Kind| matches!(kind, Kind::Record(_) | Kind::Array(_) | Kind::Map(_));
+        assert_eq!(
+            first_deeper_than(&schema, 3, containers).as_deref(),
+            Some("$.a.b[]")
+        );
+        assert_eq!(first_deeper_than(&schema, 4, containers), None);
     }
 
     #[test]
