@@ -82,6 +82,14 @@ pub fn register_typed<P: Model + Native>(registry: &mut Registry, payload: &Payl
 /// D-Bus has no null and no empty struct: a generated `Option` field or a record without fields
 /// has no signature.
 fn typed_refuses(schema: &crate::payload::data::Schema) -> Option<String> {
+    if !matches!(schema.record.kind, Kind::Record(_)) {
+        // serde writes the generated `#[serde(transparent)]` wrapper as its value; zbus's derive
+        // still signs it as a struct, so the two disagree.
+        return Some(
+            "$: the records are not objects, and zbus's derived signature of their transparent wrapper is a struct"
+                .to_string(),
+        );
+    }
     too_deep(schema).or_else(|| typed_nulls(schema))
 }
 
@@ -525,5 +533,34 @@ mod data_tests {
             Registry::data_proofs(&FORMAT, payload).1,
             ["the data's D-Bus signature is 302 characters; D-Bus allows 255"]
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::payload::data::Request;
+
+    fn typed_reason(text: String) -> Option<String> {
+        let data =
+            DataPayload::from_bytes("d.json".into(), "d", text.into_bytes(), &Request::default()).unwrap();
+        typed_refuses(&data.typed_schema)
+    }
+
+    #[test]
+    fn deep_records_and_transparent_wrappers_are_reasons() {
+        let nested = |depth: usize| {
+            (0..depth).fold("1".to_string(), |inner, level| {
+                format!("{{\"a{level}\": {inner}}}")
+            })
+        };
+        assert_eq!(typed_reason(nested(31)), None);
+        let reason = typed_reason(nested(32)).unwrap();
+        assert!(
+            reason.ends_with("nested deeper than D-Bus's limit of 32 structs (records)"),
+            "{reason}"
+        );
+        let reason = typed_reason("[1]\n[2]\n".to_string()).unwrap();
+        assert!(reason.starts_with("$: the records are not objects"), "{reason}");
     }
 }

@@ -50,16 +50,12 @@ pub fn items(module: &TypedModule) -> TypedItems {
     let path = &mut String::from("$");
     let (to, from) = if data.is_list() {
         let field = &root.fields[0];
-        let (to, from) = if matches!(record.kind, Kind::Record(_)) {
-            writer.element(record, &field.ty, path)
-        } else {
+        let (mut to, mut from) = writer.element(record, &field.ty, path);
+        if !matches!(record.kind, Kind::Record(_)) {
             // A list of values that are not records: each is the transparent `Record { value }`.
-            let (to, from) = writer.element(record, &field.ty, path);
-            (
-                format!("{{ let item = &item.value; {to} }}"),
-                format!("Record {{ value: {from} }}"),
-            )
-        };
+            to = format!("{{ let item = &item.value; {to} }}");
+            from = format!("Record {{ value: {from} }}");
+        }
         (
             format!(
                 "pb::{root_ident} {{ {}: self.records.iter().map(|item| {to}).collect() }}",
@@ -410,23 +406,13 @@ mod tests {
     }
 
     #[test]
-    fn nesting_past_prost_and_dbus_limits_is_a_reason() {
+    fn nesting_past_prosts_limit_is_a_reason() {
         assert_eq!(refuses(&nested(99).typed_schema), None);
         let reason = refuses(&nested(100).typed_schema).unwrap();
         assert!(
             reason.ends_with("nested deeper than prost's decode limit of 100 messages"),
             "{reason}"
         );
-        #[cfg(feature = "dbus")]
-        {
-            let dbus = |depth| crate::format::plan(&crate::format::dbus::FORMAT, &nested(depth).typed_schema);
-            assert_eq!(dbus(31), Ok(()));
-            let reason = dbus(32).unwrap_err();
-            assert!(
-                reason.ends_with("nested deeper than D-Bus's limit of 32 structs (records)"),
-                "{reason}"
-            );
-        }
     }
 
     #[test]
