@@ -231,7 +231,7 @@ fn typed_items(module: &TypedModule) -> TypedItems {
     let file = format!("schemas/data_{index}.avsc");
     TypedItems {
         rust: format!(
-            "/// The Avro schema of {root}, inferred from {origin}.
+            "/// The Avro schema of {root}, inferred from {origin:?}.
 impl serbench::format::avro::Native for {root} {{
     const SCHEMA: Option<serbench::format::avro::SchemaFile> = Some(serbench::format::avro::SchemaFile {{
         name: \"data_{index}.avsc\",

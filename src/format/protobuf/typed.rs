@@ -263,14 +263,7 @@ impl Conversions<'_> {
             }
             (Kind::Array(_) | Kind::Map(_), true) => {
                 // A message around the list or map (`items`, `entries`).
-                let wrapper = self.message_of(&planned.ty);
-                let inner = self
-                    .plan
-                    .message(&wrapper)
-                    .expect("the wrapper is planned")
-                    .fields[0]
-                    .clone();
-                let ident = message_ident(&wrapper);
+                let (ident, inner) = self.wrapped(&planned.ty);
                 let inner_ident = field_ident(&inner.name);
                 let inner_owned = format!("wrapped.{inner_ident}");
                 let (to, from) = self.field_at(ty, false, &inner, "(*wrapped)", &inner_owned, path);
@@ -329,9 +322,7 @@ impl Conversions<'_> {
     fn element(&mut self, item: &Type, planned: &ProtoType, path: &mut String) -> (String, String) {
         if item.nullable() {
             // A message `{ optional value = 1; }` around each element.
-            let boxed = self.message_of(planned);
-            let value = self.plan.message(&boxed).expect("the box is planned").fields[0].clone();
-            let ident = message_ident(&boxed);
+            let (ident, value) = self.wrapped(planned);
             let value_ident = field_ident(&value.name);
             let (to, from) = self.field_at(
                 item,
@@ -361,14 +352,7 @@ impl Conversions<'_> {
             }
             Kind::Array(_) | Kind::Map(_) => {
                 // A message around the inner list or map.
-                let wrapper = self.message_of(planned);
-                let inner = self
-                    .plan
-                    .message(&wrapper)
-                    .expect("the wrapper is planned")
-                    .fields[0]
-                    .clone();
-                let ident = message_ident(&wrapper);
+                let (ident, inner) = self.wrapped(planned);
                 let inner_ident = field_ident(&inner.name);
                 let (to, from) = self.field_at(
                     item,
@@ -382,6 +366,13 @@ impl Conversions<'_> {
             }
             Kind::Union(_) => unreachable!("plan() refuses conflicts"),
         }
+    }
+
+    /// A wrapper message's Rust name and its one field (`items`, `entries`, `value`).
+    fn wrapped(&self, ty: &ProtoType) -> (String, ProtoField) {
+        let name = self.message_of(ty);
+        let message = self.plan.message(&name).expect("the plan has its wrappers");
+        (message_ident(&name), message.fields[0].clone())
     }
 
     fn message_of(&self, ty: &ProtoType) -> String {
