@@ -130,7 +130,8 @@ pub fn generate(payloads: &[&'static DataPayload], selected: &[String], source: 
                     data,
                     index,
                     root: module.root,
-                    types: &module.types,
+                    structs: &module.structs,
+                    update: &module.update,
                     records: &module.records,
                 });
                 items.rust.push_str(&more.rust);
@@ -157,10 +158,7 @@ pub fn generate(payloads: &[&'static DataPayload], selected: &[String], source: 
             root = module.root,
             matches = usable
                 .iter()
-                .map(|format| format!(
-                    "            {:?} => serbench::format::{}::register_typed(registry, &payload),\n",
-                    format.name, format.name
-                ))
+                .map(|format| registration(format, &module.update))
                 .collect::<String>(),
         )
         .expect("a String takes writes");
@@ -223,6 +221,23 @@ pub fn generate(payloads: &[&'static DataPayload], selected: &[String], source: 
         files,
         key,
         formats: carried,
+    }
+}
+
+/// The generated `register`'s match arm of `format`: its typed arms, and its update arm or the
+/// reason it has none.
+fn registration(format: &Format, update: &Result<crate::payload::data::UpdateTarget, String>) -> String {
+    let name = format.name;
+    let arms = format!("serbench::format::{name}::register_typed(registry, &payload)");
+    let in_place_update = matches!(&format.typed, TypedSupport::Derive(derive) if derive.in_place_update);
+    match update {
+        _ if !in_place_update => format!("            {name:?} => {arms},\n"),
+        Ok(_) => format!(
+            "            {name:?} => {{\n                {arms};\n                serbench::format::{name}::register_typed_update(registry, &payload);\n            }}\n"
+        ),
+        Err(reason) => format!(
+            "            {name:?} => {{\n                {arms};\n                registry.unsupported_operation(payload.spec, \"*\", serbench::arm::Operation::Update, {reason:?});\n            }}\n"
+        ),
     }
 }
 

@@ -6,7 +6,8 @@
 //!   `content_type`); a non-ASCII character becomes `u` and its code point in hex (`über` ->
 //!   `u00fc_ber`);
 //! - a name that starts with a digit, or is empty, gets a leading `_` (`3ds` -> `_3ds`) for a
-//!   field, `T` for a type; a Rust keyword gets a trailing `_` (`type` -> `type_`, `self` ->
+//!   field (a key with no letter or digit at all, `""` or `-`, is the field `empty_key`), `T` for a
+//!   type; a Rust keyword gets a trailing `_` (`type` -> `type_`, `self` ->
 //!   `self_`);
 //! - two keys of one record that map to the same name are told apart by `_2`, `_3`, ... in key
 //!   order.
@@ -55,7 +56,12 @@ fn words(key: &str) -> Vec<String> {
 
 /// The snake_case field name of `key` (before telling equal names apart).
 pub fn field(key: &str) -> String {
-    spellable(words(key).join("_"), "_")
+    let words = words(key);
+    if words.is_empty() {
+        // `_` alone is not a field name, and a leading `_` is dropped by prost-build's names.
+        return "empty_key".to_string();
+    }
+    spellable(words.join("_"), "_")
 }
 
 /// The PascalCase type name of `key` (before telling equal names apart).
@@ -86,12 +92,19 @@ fn spellable(name: String, lead: &str) -> String {
 }
 
 /// Hands out names that are unique within one scope (the fields of a record, the types of a
-/// module): a second `name` becomes `name_2`, then `name_3`. Types are told apart without the `_` (`User2`), as Rust spells type names.
+/// module): a second `name` becomes `name_2`, then `name_3`. Types are told apart without the `_`
+/// (`User2`), as Rust spells type names, and a type's name also takes the names derives make of
+/// it (rkyv's `ArchivedUser` and `UserResolver`), so no two types meet there either.
 #[derive(Default)]
 pub struct Scope {
     taken: BTreeSet<String>,
     separator: &'static str,
+    /// The (prefix, suffix) of every name a derive makes of a type's.
+    derived: &'static [(&'static str, &'static str)],
 }
+
+/// rkyv's derive names the archived type and the resolver after the type.
+const DERIVED_TYPES: [(&str, &str); 2] = [("Archived", ""), ("", "Resolver")];
 
 impl Scope {
     /// A scope of field names.
@@ -99,6 +112,7 @@ impl Scope {
         Scope {
             taken: BTreeSet::new(),
             separator: "_",
+            derived: &[],
         }
     }
 
@@ -107,18 +121,29 @@ impl Scope {
         Scope {
             taken: reserved.iter().map(|name| name.to_string()).collect(),
             separator: "",
+            derived: &DERIVED_TYPES,
         }
     }
 
     pub fn claim(&mut self, name: String) -> String {
         let mut unique = name.clone();
         let mut suffix = 2;
-        while self.taken.contains(&unique) {
+        while self.names_of(&unique).any(|taken| self.taken.contains(&taken)) {
             unique = format!("{name}{}{suffix}", self.separator);
             suffix += 1;
         }
-        self.taken.insert(unique.clone());
+        let names: Vec<String> = self.names_of(&unique).collect();
+        self.taken.extend(names);
         unique
+    }
+
+    /// `name` and the names derives make of it.
+    fn names_of<'a>(&'a self, name: &'a str) -> impl Iterator<Item = String> + 'a {
+        std::iter::once(name.to_string()).chain(
+            self.derived
+                .iter()
+                .map(move |(prefix, suffix)| format!("{prefix}{name}{suffix}")),
+        )
     }
 }
 
@@ -138,7 +163,8 @@ mod tests {
             ("self", "self_"),
             ("Self", "self_"),
             ("über", "u00fc_ber"),
-            ("", "_"),
+            ("", "empty_key"),
+            ("-", "empty_key"),
             ("a b", "a_b"),
             ("HTTPStatus", "httpstatus"),
             ("__proto__", "proto"),
@@ -164,5 +190,12 @@ mod tests {
             .map(|name| types.claim(name.to_string()))
             .into();
         assert_eq!(names, ["User", "Records2", "User2"]);
+        // rkyv's derive makes `ArchivedDns` and `DnsResolver` of `Dns` (and `ArchivedDnsResolver` of
+        // `DnsResolver`, so `ArchivedDns` cannot be a type: its resolver would meet that one).
+        let mut types = Scope::types(&[]);
+        let names: Vec<String> = ["DnsResolver", "Dns", "ArchivedDns", "Archived"]
+            .map(|name| types.claim(name.to_string()))
+            .into();
+        assert_eq!(names, ["DnsResolver", "Dns2", "ArchivedDns3", "Archived"]);
     }
 }

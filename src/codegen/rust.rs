@@ -7,13 +7,17 @@
 //! struct per record. A field some records lack, or that is null in some, is an `Option`; so is
 //! a path that only ever held null (`Option<String>`, always `None`). Fields keep the schema's
 //! order, the keys sorted, as serde_json's dynamic tree writes them.
+//!
+//! Every struct also gets the folds the zero-copy formats' access arms are proven against
+//! ([`crate::payload::fields::FieldValue`] states the rule), and the root type the scalar its
+//! `update` arms change ([`crate::payload::data::update_target`]), where the data has one.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use super::names::{self, Scope};
 use crate::payload::data::read::push_key;
-use crate::payload::data::{DataPayload, Kind, Type, TypedRecord};
+use crate::payload::data::{DataPayload, Kind, Type, TypedRecord, UpdateTarget, update_target};
 
 /// The names the generated module itself uses: no record type may take them (the root record
 /// takes `Record` or `Document` first).
@@ -32,10 +36,12 @@ pub struct Module {
     pub source: String,
     /// `Records` for a list of records, `Document` for one document.
     pub root: &'static str,
-    /// Every struct's name, in the order they are written (the root last).
-    pub types: Vec<String>,
+    /// Every struct and its fields, in the order they are written (the root last).
+    pub structs: Vec<TypedRecord>,
     /// The struct of each record, by schema path.
     pub records: BTreeMap<String, TypedRecord>,
+    /// The scalar the zero-copy formats' `update` arms change, or why there is none.
+    pub update: Result<UpdateTarget, String>,
 }
 
 /// The types of `data`. The schema has no conflict ([`super::plan`] refuses those first).
@@ -71,6 +77,13 @@ pub fn module(data: &DataPayload, derives: &Derives) -> Module {
             "Records".to_string(),
             vec![("records".to_string(), records, None)],
         );
+        // Replaces struct_of's record fold: a list's route is its count and first record's.
+        let folds = generator.structs.last_mut().expect("just written");
+        let cut = folds.find("impl serbench::payload::fields::FieldValue").expect("struct_of writes folds");
+        folds.truncate(cut);
+        folds.push_str(&format!(
+            "impl serbench::payload::fields::Fields for Records {{\n    fn fold_all(&self, digest: &mut serbench::payload::fields::Digest) {{\n        serbench::payload::fields::FieldValue::fold(&self.records, digest);\n    }}\n\n    fn fold_route(&self, digest: &mut serbench::payload::fields::Digest) {{\n        digest.count(self.records.len());\n        if let Some(first) = self.records.first() {{\n            serbench::payload::fields::Fields::fold_route(first, digest);\n        }}\n    }}\n}}\n"
+        ));
         writeln!(
             source,
             "impl serbench::payload::Batch for Records {{\n    type Record = {root_type};\n\n    fn records(&self) -> &[{root_type}] {{\n        &self.records\n    }}\n\n    fn from_records(records: Vec<{root_type}>) -> Self {{\n        Records {{ records }}\n    }}\n}}\n"
@@ -83,23 +96,44 @@ pub fn module(data: &DataPayload, derives: &Derives) -> Module {
         )
         .expect("a String takes writes");
     }
+    let update = update_target(record, &generator.records);
+    if let Ok(target) = &update {
+        source.push_str(&update_impl(root, data.is_list(), target));
+    }
     let mut text = generator.structs.join("\n");
     text.push('\n');
     text.push_str(&source);
     Module {
         source: text,
         root,
-        types: generator.names,
+        structs: generator.names,
         records: generator.records,
+        update,
     }
+}
+
+/// The root type's `UpdateField`: the target in the document, or in a list's first record.
+fn update_impl(root: &str, list: bool, target: &UpdateTarget) -> String {
+    let place = format!(
+        "{}.{}",
+        if list { "self.records[0]" } else { "self" },
+        target.fields.join(".")
+    );
+    let updated = place.replacen("self", "updated", 1);
+    let scalar = target.scalar;
+    format!(
+        "/// `update` changes `{path}`{of}.\nimpl serbench::payload::fields::UpdateField for {root} {{\n    type Scalar = {scalar};\n\n    fn field(&self) -> {scalar} {{\n        {place}\n    }}\n\n    fn value_for_round(&self, round: u64) -> {scalar} {{\n        serbench::payload::fields::alternate(self.field(), round)\n    }}\n\n    fn with_field(&self, value: {scalar}) -> Self {{\n        let mut updated = self.clone();\n        {updated} = value;\n        updated\n    }}\n}}\n",
+        path = target.path,
+        of = if list { " of the first record" } else { "" },
+    )
 }
 
 struct Generator<'a> {
     derives: &'a Derives,
     types: Scope,
     structs: Vec<String>,
-    /// The name of each of `structs`.
-    names: Vec<String>,
+    /// The name and fields of each of `structs`.
+    names: Vec<TypedRecord>,
     /// The schema path of the value being generated (`$`, `$.user`, `$.items[]`), as the schema
     /// writers spell it.
     path: String,
@@ -187,7 +221,29 @@ impl Generator<'_> {
             writeln!(text, "    pub {ident}: {rust},").expect("a String takes writes");
         }
         text.push_str("}\n");
+        text.push_str(&folds(&name, members.iter().map(|(ident, ..)| ident.as_str())));
         self.structs.push(text);
-        self.names.push(name);
+        self.names.push(TypedRecord {
+            name,
+            fields: members.into_iter().map(|(ident, ..)| ident).collect(),
+        });
     }
+}
+
+/// The struct's folds ([`serbench::payload::fields::FieldValue`]'s rule): whole, every field in
+/// order; as a payload's route, every field's envelope; as a field of another record, no envelope.
+fn folds<'a>(name: &str, fields: impl Iterator<Item = &'a str> + Clone) -> String {
+    let each = |method: &str| -> String {
+        fields
+            .clone()
+            .map(|field| {
+                format!("        serbench::payload::fields::FieldValue::{method}(&self.{field}, digest);\n")
+            })
+            .collect()
+    };
+    format!(
+        "impl serbench::payload::fields::FieldValue for {name} {{\n    fn fold(&self, digest: &mut serbench::payload::fields::Digest) {{\n{all}    }}\n\n    fn fold_envelope(&self, _: &mut serbench::payload::fields::Digest) {{}}\n}}\n\nimpl serbench::payload::fields::Fields for {name} {{\n    fn fold_all(&self, digest: &mut serbench::payload::fields::Digest) {{\n        serbench::payload::fields::FieldValue::fold(self, digest);\n    }}\n\n    fn fold_route(&self, digest: &mut serbench::payload::fields::Digest) {{\n{route}    }}\n}}\n",
+        all = each("fold"),
+        route = each("fold_envelope"),
+    )
 }

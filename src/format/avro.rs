@@ -123,11 +123,9 @@ pub static FORMAT: Format = Format {
         );
     },
     typed: TypedSupport::Derive(&TypedDerive {
-        derives: &[],
-        crates: &[],
-        field_attribute: "",
         refuses: typed_refuses,
         items: typed_items,
+        ..TypedDerive::SERDE
     }),
     data: DataSupport::Arms(register_data),
 };

@@ -62,9 +62,7 @@ pub static FORMAT: Format = Format {
     typed: TypedSupport::Derive(&TypedDerive {
         derives: &["bincode::Encode", "bincode::Decode"],
         crates: &["bincode"],
-        field_attribute: "",
-        refuses: TypedDerive::any_schema,
-        items: TypedDerive::no_items,
+        ..TypedDerive::SERDE
     }),
     data: DataSupport::Unsupported(NEEDS_RUST_TYPES),
 };

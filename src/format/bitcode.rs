@@ -57,9 +57,7 @@ pub static FORMAT: Format = Format {
     typed: TypedSupport::Derive(&TypedDerive {
         derives: &["bitcode::Encode", "bitcode::Decode"],
         crates: &["bitcode"],
-        field_attribute: "",
-        refuses: TypedDerive::any_schema,
-        items: TypedDerive::no_items,
+        ..TypedDerive::SERDE
     }),
     data: DataSupport::Unsupported(NEEDS_RUST_TYPES),
 };

@@ -51,9 +51,7 @@ pub static FORMAT: Format = Format {
     typed: TypedSupport::Derive(&TypedDerive {
         derives: &["borsh::BorshSerialize", "borsh::BorshDeserialize"],
         crates: &["borsh"],
-        field_attribute: "",
-        refuses: TypedDerive::any_schema,
-        items: TypedDerive::no_items,
+        ..TypedDerive::SERDE
     }),
     data: DataSupport::Unsupported(NEEDS_RUST_TYPES),
 };

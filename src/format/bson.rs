@@ -50,13 +50,7 @@ pub static FORMAT: Format = Format {
         visit_borrowed(&mut Bson(registry));
         visit_corpora(&mut Bson(registry));
     },
-    typed: TypedSupport::Derive(&TypedDerive {
-        derives: &[],
-        crates: &[],
-        field_attribute: "",
-        refuses: TypedDerive::any_schema,
-        items: TypedDerive::no_items,
-    }),
+    typed: TypedSupport::Derive(&TypedDerive::SERDE),
     data: DataSupport::Arms(register_data),
 };
 

@@ -84,8 +84,7 @@ pub static FORMAT: Format = Format {
         derives: &["minicbor::Encode", "minicbor::Decode"],
         crates: &["minicbor"],
         field_attribute: "n({index})",
-        refuses: TypedDerive::any_schema,
-        items: TypedDerive::no_items,
+        ..TypedDerive::SERDE
     }),
     data: DataSupport::Arms(|registry, payload| {
         registry.data_tree(payload, CIBORIUM, ValueData, &Operation::CODEC);

@@ -52,13 +52,7 @@ pub static FORMAT: Format = Format {
             "csv deserializes `&str` only from the `StringRecord` it first copies each row into (reused row by row), so a record would borrow that copy, not the input, and could not outlive its row",
         );
     },
-    typed: TypedSupport::Derive(&TypedDerive {
-        derives: &[],
-        crates: &[],
-        field_attribute: "",
-        refuses: TypedDerive::any_schema,
-        items: TypedDerive::no_items,
-    }),
+    typed: TypedSupport::Derive(&TypedDerive::SERDE),
     data: DataSupport::Arms(|registry, payload| match flat_fields(payload) {
         Ok(()) => registry.data_tree(payload, Backend::new(BACKEND), DataRows, &Operation::CODEC),
         Err(reason) => registry.unsupported(payload.spec, "*", &reason),

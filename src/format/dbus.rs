@@ -59,9 +59,8 @@ pub static FORMAT: Format = Format {
     typed: TypedSupport::Derive(&TypedDerive {
         derives: &["zbus::Type"],
         crates: &["zbus"],
-        field_attribute: "",
         refuses: typed_refuses,
-        items: TypedDerive::no_items,
+        ..TypedDerive::SERDE
     }),
     data: DataSupport::Arms(|registry, payload| match data_signature(payload) {
         Ok(signature) => registry.data_tree(

@@ -90,9 +90,8 @@ pub static FORMAT: Format = Format {
     typed: TypedSupport::Derive(&TypedDerive {
         derives: &["fory::ForyStruct"],
         crates: &["fory"],
-        field_attribute: "",
-        refuses: TypedDerive::any_schema,
         items: typed_items,
+        ..TypedDerive::SERDE
     }),
     data: DataSupport::Unsupported(NEEDS_RUST_TYPES),
 };
@@ -141,8 +140,8 @@ pub fn register_typed<P: Model + Native + Registered>(registry: &mut Registry, p
 
 /// The generated root type's [`Registered`] impl: every struct by id, in the order written.
 fn typed_items(module: &TypedModule) -> TypedItems {
-    let registrations: String = (module.types.iter().enumerate())
-        .map(|(index, name)| format!("        fory.register::<{name}>({})?;\n", index + 1))
+    let registrations: String = (module.structs.iter().enumerate())
+        .map(|(index, record)| format!("        fory.register::<{}>({})?;\n", record.name, index + 1))
         .collect();
     TypedItems {
         rust: format!(

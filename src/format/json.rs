@@ -150,13 +150,7 @@ pub static FORMAT: Format = Format {
             }
         }
     },
-    typed: TypedSupport::Derive(&TypedDerive {
-        derives: &[],
-        crates: &[],
-        field_attribute: "",
-        refuses: TypedDerive::any_schema,
-        items: TypedDerive::no_items,
-    }),
+    typed: TypedSupport::Derive(&TypedDerive::SERDE),
     data: DataSupport::Arms(register_data),
 };
 

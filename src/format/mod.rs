@@ -110,6 +110,10 @@ pub struct TypedDerive {
     /// What the format adds to the generated crate for one data payload's module: called only
     /// where [`TypedDerive::refuses`] found nothing.
     pub items: fn(&TypedModule) -> TypedItems,
+    /// The format changes a scalar in place (`update`): its `register_typed_update` registers
+    /// that arm where the data has a scalar to change ([`crate::payload::data::update_target`]),
+    /// and the registry lists the reason where it has none.
+    pub in_place_update: bool,
 }
 
 /// The generated module of one data payload, as a format's [`TypedDerive::items`] sees it.
@@ -119,8 +123,10 @@ pub struct TypedModule<'a> {
     pub index: usize,
     /// The payload type: `Records` (a list's batch) or `Document`.
     pub root: &'a str,
-    /// Every struct of the module, the root among them.
-    pub types: &'a [String],
+    /// Every struct of the module and its fields, in order, the root last.
+    pub structs: &'a [TypedRecord],
+    /// The scalar the zero-copy formats' `update` arms change, or why there is none.
+    pub update: &'a Result<crate::payload::data::UpdateTarget, String>,
     /// The struct of each record, by its schema path (`$`, `$.user`, `$.items[]`, `$.m.*`, the
     /// schema writers' spelling).
     pub records: &'a BTreeMap<String, TypedRecord>,
@@ -138,6 +144,16 @@ pub struct TypedItems {
 }
 
 impl TypedDerive {
+    /// A serde format: serde's derives (on every struct) are all it needs, for every schema.
+    pub const SERDE: TypedDerive = TypedDerive {
+        derives: &[],
+        crates: &[],
+        field_attribute: "",
+        refuses: TypedDerive::any_schema,
+        items: TypedDerive::no_items,
+        in_place_update: false,
+    };
+
     /// The formats whose derives accept every schema.
     pub fn any_schema(_: &Schema) -> Option<String> {
         None

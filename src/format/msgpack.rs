@@ -62,13 +62,7 @@ pub static FORMAT: Format = Format {
         visit_borrowed(&mut Msgpack(registry));
         visit_corpora(&mut Msgpack(registry));
     },
-    typed: TypedSupport::Derive(&TypedDerive {
-        derives: &[],
-        crates: &[],
-        field_attribute: "",
-        refuses: TypedDerive::any_schema,
-        items: TypedDerive::no_items,
-    }),
+    typed: TypedSupport::Derive(&TypedDerive::SERDE),
     data: DataSupport::Arms(|registry, payload| {
         registry.data_tree(payload, RMP_SERDE, ValueData, &Operation::CODEC);
     }),

@@ -38,13 +38,7 @@ pub static FORMAT: Format = Format {
         visit_borrowed(&mut Postcard(registry));
         visit_corpora(&mut Postcard(registry));
     },
-    typed: TypedSupport::Derive(&TypedDerive {
-        derives: &[],
-        crates: &[],
-        field_attribute: "",
-        refuses: TypedDerive::any_schema,
-        items: TypedDerive::no_items,
-    }),
+    typed: TypedSupport::Derive(&TypedDerive::SERDE),
     data: DataSupport::Unsupported(
         "not self-describing (no type tags on the wire): it decodes only into compiled Rust types",
     ),

@@ -40,14 +40,16 @@
 //! have archived forms; lengths are 32-bit and relative pointers signed 32-bit, so an archive
 //! spans at most about 2 GiB.
 //!
-//! Typed data (`--typed`): the generated structs derive rkyv's three traits and get the encode
-//! and decode arms of both backends; the access and update arms need per-type in-place readers,
-//! which are not generated, and are listed with that reason.
+//! Typed data (`--typed`): the generated structs derive rkyv's three traits and get every arm of
+//! both backends. The generated crate implements [`InPlaceValue`] and [`InPlace`] on each
+//! archived struct (the fields of [`fields::FieldValue`]'s rule) and, where the data has a
+//! scalar to change, [`SetInPlace`] on the root (a `munge` down to it).
 //!
 //! Maintenance: rkyv is maintained; the RUSTSEC advisories on 0.8 (2026-0001, -0122, -0233,
 //! -0234, -0235: use-after-free and out-of-bounds reads on untrusted archives) are all fixed by
 //! 0.8.17, so Cargo.toml asks for 0.8.18 or later.
 
+use std::fmt::Write as _;
 use std::hint::black_box;
 use std::marker::PhantomData;
 use std::ops::ControlFlow;
@@ -66,13 +68,19 @@ use ::rkyv::{Archive, Archived, Deserialize, Serialize};
 use anyhow::{Context, Result, ensure};
 
 use super::{
-    BackendDoc, DataSupport, Fidelity, Format, NEEDS_RUST_TYPES, Registry, TypedDerive, TypedSupport,
+    BackendDoc, DataSupport, Fidelity, Format, NEEDS_RUST_TYPES, Registry, TypedDerive, TypedItems,
+    TypedModule, TypedSupport,
 };
 use crate::arm::{Access, Backend, Codec, Operation, Update};
+use crate::payload::archived::{
+    ArchivedAddress, ArchivedCheckoutRequest, ArchivedCheckoutResponse, ArchivedItem, ArchivedItems,
+    ArchivedKeyed, ArchivedLineItem, ArchivedMetricSample, ArchivedOrder, ArchivedOrderStatus,
+    ArchivedPaymentMethod, ArchivedReading, ArchivedReadings, ArchivedRequestMeta, ArchivedResponseMeta,
+    ArchivedServiceInfo, ArchivedShipment, ArchivedTelemetryEvent,
+};
 use crate::payload::fields::{self, Digest, Fields, UpdateField};
 use crate::payload::{
-    Address, CheckoutRequest, CheckoutResponse, Item, Items, Keyed, LineItem, MetricSample, Model, Order,
-    OrderStatus, Payload, PaymentMethod, Reading, Readings, RequestMeta, ResponseMeta, ServiceInfo, Shipment,
+    CheckoutRequest, CheckoutResponse, Items, Keyed, Model, Order, OrderStatus, Payload, Readings,
     TelemetryEvent, Visit, visit_all,
 };
 
@@ -115,9 +123,9 @@ pub static FORMAT: Format = Format {
     typed: TypedSupport::Derive(&TypedDerive {
         derives: &["rkyv::Archive", "rkyv::Serialize", "rkyv::Deserialize"],
         crates: &["rkyv"],
-        field_attribute: "",
-        refuses: TypedDerive::any_schema,
-        items: TypedDerive::no_items,
+        items: typed_items,
+        in_place_update: true,
+        ..TypedDerive::SERDE
     }),
     data: DataSupport::Unsupported(NEEDS_RUST_TYPES),
 };
@@ -150,34 +158,104 @@ impl<T> Archivable for T where
 
 /// What rkyv needs of every model type (payloads and records): [`Archivable`], and the in-place
 /// fold of its archived form.
-trait Native: Archivable + Fields + Archive<Archived: InPlace> {}
+pub trait Native: Archivable + Fields + Archive<Archived: InPlace> {}
 
 impl<T> Native for T where T: Archivable + Fields + Archive<Archived: InPlace> {}
 
-/// The typed arms of a generated payload type (`--typed`): encode and decode, validated and
-/// unchecked. Access and update read fields in place through code written per type, which is
-/// not generated: they are listed with that reason.
-pub fn register_typed<P: Archivable>(registry: &mut Registry, payload: &Payload<P>) {
-    registry.codec(payload, RKYV, RkyvCodec::checked);
-    // SAFETY: as in `Rkyv::payload`, the trusted decode only reads what its own codec wrote.
-    registry.trusted_decode(payload, UNCHECKED, || unsafe { RkyvCodec::unchecked() });
-    for operation in [Operation::AccessAll, Operation::AccessPartial, Operation::Update] {
-        registry.unsupported_operation(payload.spec, "*", operation, TYPED_IN_PLACE);
-    }
+/// The typed arms of a generated payload type (`--typed`): encode, decode and the two accesses,
+/// validated and unchecked, as for the built-in payloads. The generated crate implements
+/// [`InPlace`] and [`InPlaceValue`] on every archived struct, following
+/// [`fields::FieldValue`]'s rule.
+pub fn register_typed<P: Native>(registry: &mut Registry, payload: &Payload<P>) {
+    Rkyv(registry).reads(payload);
 }
 
-/// Why the generated types have no access or update arms.
-const TYPED_IN_PLACE: &str = "the in-place readers of the archived types are written per type, and serbench does not generate them yet";
+/// The update arm of a generated payload type whose data has a scalar to change
+/// ([`crate::payload::data::update_target`]).
+pub fn register_typed_update<P: Native + SetInPlace>(registry: &mut Registry, payload: &Payload<P>) {
+    registry.update(payload, RKYV, RkyvCodec::checked, || SealedUpdate);
+}
 
 /// The fields of an archived model type read in place, folded exactly as [`Fields`] folds the
 /// owned value (same fields, same order).
-trait InPlace {
+pub trait InPlace {
     fn fold_all(&self, digest: &mut Digest);
     fn fold_route(&self, digest: &mut Digest);
 }
 
+/// [`fields::FieldValue`] of the archived types: how a value of a generated record folds whole
+/// and into its record's envelope, read in place.
+pub trait InPlaceValue {
+    fn fold(&self, digest: &mut Digest);
+    fn fold_envelope(&self, digest: &mut Digest);
+}
+
+macro_rules! archived_scalar {
+    ($($type:ty => $method:ident($value:ident) $read:expr),* $(,)?) => {$(
+        impl InPlaceValue for $type {
+            fn fold(&self, digest: &mut Digest) {
+                let $value = self;
+                digest.$method($read);
+            }
+
+            fn fold_envelope(&self, digest: &mut Digest) {
+                self.fold(digest);
+            }
+        }
+    )*};
+}
+
+archived_scalar!(
+    ::rkyv::rend::i64_le => int(value) value.to_native(),
+    ::rkyv::rend::f64_le => float(value) value.to_native(),
+    bool => flag(value) *value,
+    ArchivedString => text(value) value.as_str(),
+);
+
+impl<T: InPlaceValue> InPlaceValue for ::rkyv::option::ArchivedOption<T> {
+    fn fold(&self, digest: &mut Digest) {
+        digest.flag(self.is_some());
+        if let Some(value) = self.as_ref() {
+            value.fold(digest);
+        }
+    }
+
+    fn fold_envelope(&self, digest: &mut Digest) {
+        digest.flag(self.is_some());
+        if let Some(value) = self.as_ref() {
+            value.fold_envelope(digest);
+        }
+    }
+}
+
+impl<T: InPlaceValue> InPlaceValue for ArchivedVec<T> {
+    fn fold(&self, digest: &mut Digest) {
+        digest.count(self.len());
+        self.iter().for_each(|item| item.fold(digest));
+    }
+
+    fn fold_envelope(&self, digest: &mut Digest) {
+        digest.count(self.len());
+    }
+}
+
+impl<T: InPlaceValue> InPlaceValue for ArchivedBTreeMap<ArchivedString, T> {
+    fn fold(&self, digest: &mut Digest) {
+        digest.count(self.len());
+        self.visit(|key, value| {
+            digest.text(key);
+            value.fold(digest);
+            ControlFlow::<()>::Continue(())
+        });
+    }
+
+    fn fold_envelope(&self, digest: &mut Digest) {
+        digest.count(self.len());
+    }
+}
+
 /// A payload's [`UpdateField`] written into its archived form through the sealed root.
-trait SetInPlace: UpdateField + Archive {
+pub trait SetInPlace: UpdateField + Archive {
     fn set(root: Seal<'_, Self::Archived>, value: Self::Scalar) -> Result<()>;
 }
 
@@ -185,6 +263,14 @@ struct Rkyv<'a>(&'a mut Registry);
 
 impl<P: Native + SetInPlace> Visit<P> for Rkyv<'_> {
     fn payload(&mut self, payload: &Payload<P>) {
+        self.reads(payload);
+        register_typed_update(self.0, payload);
+    }
+}
+
+impl Rkyv<'_> {
+    /// Every arm but the update: encode, decode and the accesses, validated and unchecked.
+    fn reads<P: Native>(&mut self, payload: &Payload<P>) {
         let registry = &mut *self.0;
         registry.codec(payload, RKYV, RkyvCodec::checked);
         registry.access(
@@ -201,7 +287,6 @@ impl<P: Native + SetInPlace> Visit<P> for Rkyv<'_> {
             RkyvCodec::checked,
             Read::<Route, Validated>::checked,
         );
-        registry.update(payload, RKYV, RkyvCodec::checked, || SealedUpdate);
         // SAFETY (of the three constructors below): the trusted arms only ever read the bytes
         // their own codec encoded (the registry proves the round trip on them, then times the
         // same bytes), and they get no decoder, so nothing else reaches them.
@@ -430,25 +515,6 @@ impl<P: Native + SetInPlace> Update<P> for SealedUpdate {
 }
 
 // --- folds over the archived types ------------------------------------------------------------
-
-type ArchivedReading = Archived<Reading>;
-type ArchivedReadings = Archived<Readings>;
-type ArchivedOrder = Archived<Order>;
-type ArchivedServiceInfo = Archived<ServiceInfo>;
-type ArchivedMetricSample = Archived<MetricSample>;
-type ArchivedTelemetryEvent = Archived<TelemetryEvent>;
-type ArchivedRequestMeta = Archived<RequestMeta>;
-type ArchivedLineItem = Archived<LineItem>;
-type ArchivedAddress = Archived<Address>;
-type ArchivedPaymentMethod = Archived<PaymentMethod>;
-type ArchivedCheckoutRequest = Archived<CheckoutRequest>;
-type ArchivedResponseMeta = Archived<ResponseMeta>;
-type ArchivedShipment = Archived<Shipment>;
-type ArchivedOrderStatus = Archived<OrderStatus>;
-type ArchivedCheckoutResponse = Archived<CheckoutResponse>;
-type ArchivedItem = Archived<Item>;
-type ArchivedItems = Archived<Items>;
-type ArchivedKeyed = Archived<Keyed>;
 
 fn strings(digest: &mut Digest, values: &ArchivedVec<ArchivedString>) {
     digest.texts(values.iter().map(ArchivedString::as_str));
@@ -815,6 +881,69 @@ impl SetInPlace for Keyed {
             ControlFlow::Break(())
         })
         .context("the archive holds no entry to update")
+    }
+}
+
+/// The generated crate's in-place folds of every archived struct and, where the data has a
+/// scalar to change, the root's [`SetInPlace`].
+fn typed_items(module: &TypedModule) -> TypedItems {
+    let mut rust = String::new();
+    for record in module.structs {
+        let each = |method: &str| -> String {
+            record
+                .fields
+                .iter()
+                .map(|field| {
+                    format!("        serbench::format::rkyv::InPlaceValue::{method}(&self.{field}, digest);\n")
+                })
+                .collect()
+        };
+        let name = &record.name;
+        let route = if name == module.root && module.data.is_list() {
+            "        digest.count(self.records.len());\n        if let Some(first) = self.records.first() {\n            serbench::format::rkyv::InPlace::fold_route(first, digest);\n        }\n".to_string()
+        } else {
+            each("fold_envelope")
+        };
+        write!(
+            rust,
+            "impl serbench::format::rkyv::InPlaceValue for Archived{name} {{\n    fn fold(&self, digest: &mut serbench::payload::fields::Digest) {{\n{all}    }}\n\n    fn fold_envelope(&self, _: &mut serbench::payload::fields::Digest) {{}}\n}}\n\nimpl serbench::format::rkyv::InPlace for Archived{name} {{\n    fn fold_all(&self, digest: &mut serbench::payload::fields::Digest) {{\n        serbench::format::rkyv::InPlaceValue::fold(self, digest);\n    }}\n\n    fn fold_route(&self, digest: &mut serbench::payload::fields::Digest) {{\n{route}    }}\n}}\n\n",
+            all = each("fold"),
+        )
+        .expect("a String takes writes");
+    }
+    if let Ok(target) = module.update {
+        // `Record { a: ArchivedA { mut b, .. }, .. }`: the munge pattern down to the scalar.
+        let last = target.fields.len() - 1;
+        let mut pattern = format!("mut {}", target.fields[last]);
+        for (depth, field) in target.fields.iter().enumerate().rev() {
+            let holder = &target.types[depth];
+            pattern = if depth == last {
+                format!("Archived{holder} {{ {pattern}, .. }}")
+            } else {
+                format!("Archived{holder} {{ {field}: {pattern}, .. }}")
+            };
+        }
+        let root = module.root;
+        let scalar = target.scalar;
+        let (reach, record) = if module.data.is_list() {
+            (
+                "        ::rkyv::munge::munge!(let ArchivedRecords { records } = root);\n        let records = ::rkyv::vec::ArchivedVec::as_slice_seal(records);\n        anyhow::ensure!(!records.is_empty(), \"the archive holds no record to update\");\n",
+                "records.index(0)",
+            )
+        } else {
+            ("", "root")
+        };
+        write!(
+            rust,
+            "/// `update` writes `{path}` into the archive.\nimpl serbench::format::rkyv::SetInPlace for {root} {{\n    fn set(root: ::rkyv::seal::Seal<'_, Archived{root}>, value: {scalar}) -> anyhow::Result<()> {{\n{reach}        ::rkyv::munge::munge!(let {pattern} = {record});\n        *{field} = value.into();\n        Ok(())\n    }}\n}}\n",
+            path = target.path,
+            field = target.fields[last],
+        )
+        .expect("a String takes writes");
+    }
+    TypedItems {
+        rust,
+        ..TypedItems::default()
     }
 }
 

@@ -37,6 +37,22 @@ pub use corpora::{CitmCatalog, Twitter};
 pub use order::{Order, OrderRef};
 pub use readings::{Reading, ReadingRef, Readings, ReadingsRef};
 pub use rng::SplitMix64;
+
+/// rkyv's archived forms of the model types, by the names its derive gives them: the in-place
+/// readers implement traits on these types, which another crate's impls must be able to tell
+/// apart from its own (a projection such as `Archived<Order>` cannot be).
+#[cfg(feature = "rkyv")]
+pub mod archived {
+    pub use super::checkout::{
+        ArchivedAddress, ArchivedCheckoutRequest, ArchivedCheckoutResponse, ArchivedLineItem,
+        ArchivedOrderStatus, ArchivedPaymentMethod, ArchivedRequestMeta, ArchivedResponseMeta,
+        ArchivedShipment,
+    };
+    pub use super::collections::{ArchivedItem, ArchivedItems, ArchivedKeyed};
+    pub use super::order::ArchivedOrder;
+    pub use super::readings::{ArchivedReading, ArchivedReadings};
+    pub use super::telemetry::{ArchivedMetricSample, ArchivedServiceInfo, ArchivedTelemetryEvent};
+}
 pub use telemetry::{MetricSample, ServiceInfo, ServiceInfoRef, TelemetryEvent, TelemetryEventRef};
 
 /// Everything every format may rely on: serde (the serde formats, the value-tree decodes) and

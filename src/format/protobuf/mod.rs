@@ -102,11 +102,10 @@ pub static FORMAT: Format = Format {
         );
     },
     typed: TypedSupport::Derive(&TypedDerive {
-        derives: &[],
         crates: &["prost"],
-        field_attribute: "",
         refuses: typed::refuses,
         items: typed::items,
+        ..TypedDerive::SERDE
     }),
     data: DataSupport::Arms(register_data),
 };

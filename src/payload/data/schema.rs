@@ -19,7 +19,11 @@
 //! format says what it does with it (Avro writes a union; formats without one are unsupported
 //! for the data, naming the path).
 
+use std::collections::BTreeMap;
+
 use serde_json::Value;
+
+use super::read::push_key;
 
 /// A record with more distinct keys than this is read as a map.
 pub const MAX_FIELDS: usize = 256;
@@ -153,6 +157,68 @@ pub struct TypedRecord {
     pub name: String,
     /// Its fields' names, in the schema's (key) order.
     pub fields: Vec<String>,
+}
+
+/// The scalar an `update` arm changes in place ([`update_target`]'s rule), within one record (the
+/// document, or the first record of a list).
+#[derive(Clone, Debug, PartialEq)]
+pub struct UpdateTarget {
+    /// The fields from the record down to the scalar, as the generated structs name them.
+    pub fields: Vec<String>,
+    /// The struct holding each of `fields` (the record's first).
+    pub types: Vec<String>,
+    /// The scalar's schema path (`$.meta.count`: from the record, `$` being the record).
+    pub path: String,
+    /// `i64` or `f64`.
+    pub scalar: &'static str,
+}
+
+/// The scalar an `update` changes: the first integer field met breadth-first through the
+/// record's required fields and required nested records (never inside a list, a map or an
+/// optional value), else the first such float.
+pub fn update_target(
+    record: &Type,
+    records: &BTreeMap<String, TypedRecord>,
+) -> Result<UpdateTarget, String> {
+    for (wanted, scalar) in [(Kind::Int, "i64"), (Kind::Float, "f64")] {
+        let mut level: Vec<(String, Vec<String>, Vec<String>, &Type)> =
+            vec![("$".to_string(), Vec::new(), Vec::new(), record)];
+        while !level.is_empty() {
+            let mut next = Vec::new();
+            for (path, fields, types, ty) in level {
+                let (Kind::Record(members), Some(named)) = (&ty.kind, records.get(&path)) else {
+                    continue;
+                };
+                for (field, rust) in members.iter().zip(&named.fields) {
+                    if field.ty.nullable() || field.optional_in(ty) {
+                        continue;
+                    }
+                    let mut at = path.clone();
+                    push_key(&mut at, &field.name);
+                    let mut fields = fields.clone();
+                    fields.push(rust.clone());
+                    let mut types = types.clone();
+                    types.push(named.name.clone());
+                    if field.ty.kind == wanted {
+                        return Ok(UpdateTarget {
+                            fields,
+                            types,
+                            path: at,
+                            scalar,
+                        });
+                    }
+                    if matches!(field.ty.kind, Kind::Record(_)) {
+                        next.push((at, fields, types, &field.ty));
+                    }
+                }
+            }
+            level = next;
+        }
+    }
+    Err(
+        "no required integer or float outside lists, maps and optional values to update in place"
+            .to_string(),
+    )
 }
 
 /// The inferred schema of a data file.
@@ -630,6 +696,64 @@ mod tests {
             .iter()
             .find(|field| field.name == name)
             .unwrap_or_else(|| panic!("no field {name}"))
+    }
+
+    /// The generated structs' names of every record of `schema`, as codegen names them: here,
+    /// each field as its key and each record `R` + its path.
+    fn structs(ty: &Type, path: &mut String, out: &mut BTreeMap<String, TypedRecord>) {
+        match &ty.kind {
+            Kind::Record(fields) => {
+                out.insert(
+                    path.clone(),
+                    TypedRecord {
+                        name: format!("R{path}"),
+                        fields: fields.iter().map(|field| field.name.clone()).collect(),
+                    },
+                );
+                for field in fields {
+                    let parent = path.len();
+                    push_key(path, &field.name);
+                    structs(&field.ty, path, out);
+                    path.truncate(parent);
+                }
+            }
+            Kind::Array(item) | Kind::Map(item) => {
+                let parent = path.len();
+                path.push_str("[]");
+                structs(item, path, out);
+                path.truncate(parent);
+            }
+            _ => {}
+        }
+    }
+
+    fn target(records: Value) -> Result<UpdateTarget, String> {
+        let schema = infer(records);
+        let mut named = BTreeMap::new();
+        structs(&schema.record, &mut String::from("$"), &mut named);
+        update_target(&schema.record, &named)
+    }
+
+    #[test]
+    fn the_update_target_is_the_first_required_integer_breadth_first_then_a_float() {
+        // `a` is optional, `b` a float, `c` nullable, `l` a list: the integer is `m.n`.
+        let found = target(json!([
+            {"a": 1, "b": 1.5, "c": 1, "l": [{"x": 1}], "m": {"k": "s", "n": 4}},
+            {"b": 2.5, "c": null, "l": [], "m": {"k": "t", "n": 5}}
+        ]))
+        .unwrap();
+        assert_eq!(found.path, "$.m.n");
+        assert_eq!(found.fields, ["m", "n"]);
+        assert_eq!(found.types, ["R$", "R$.m"]);
+        assert_eq!(found.scalar, "i64");
+        // A shallower integer wins over a deeper one, whatever the key order.
+        assert_eq!(target(json!([{"a": {"b": 1}, "z": 2}])).unwrap().path, "$.z");
+        // No integer anywhere: the first float.
+        let float = target(json!([{"a": "s", "b": 1.5}])).unwrap();
+        assert_eq!((float.path.as_str(), float.scalar), ("$.b", "f64"));
+        // Only strings, lists and optional numbers: none, with the rule as the reason.
+        let none = target(json!([{"a": "s", "l": [1], "o": 1}, {"a": "t", "l": []}])).unwrap_err();
+        assert!(none.contains("no required integer or float"), "{none}");
     }
 
     #[test]
