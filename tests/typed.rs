@@ -269,6 +269,33 @@ fn typed_data_is_generated_built_once_and_measured_beside_the_dynamic_arms() {
         }
     }
 
+    // The borrowed twins decode with every string pointing into the input (proven before timing).
+    let borrowed = |payload: &str, format: &str, backend: &str| {
+        rows.iter().any(|row| {
+            row["payload"] == payload
+                && row["format"] == format
+                && row["backend"] == backend
+                && row["mode"] == "borrowed"
+                && row["status"] == "ok"
+        })
+    };
+    for (format, backend) in [
+        ("json", "serde_json"),
+        ("json", "simd-json"),
+        ("bincode", "bincode"),
+        ("bitcode", "bitcode"),
+        ("postcard", "postcard"),
+        ("bson", "bson"),
+        ("msgpack", "rmp-serde"),
+        ("cbor", "minicbor"),
+    ] {
+        assert!(
+            borrowed("data:events", format, backend),
+            "no borrowed {format}/{backend} row"
+        );
+    }
+    assert!(borrowed("data:orders", "avro", "serde_avro_fast"));
+
     // The typed Avro bytes are the dynamic ones (a record of one array is written as the array),
     // but for the always-null fields `gone` and `ship.zip`: the generated `Option<String>` is a
     // union there, one byte per value, where the dynamic schema has `null`, no byte.

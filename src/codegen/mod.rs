@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 
 use crate::UsageError;
-use crate::format::{Format, TypedItems, TypedModule, TypedSupport, plan, typable};
+use crate::format::{Format, TypedBorrowed, TypedItems, TypedModule, TypedSupport, plan, typable};
 use crate::payload::data::{self, DataPayload};
 
 /// serbench's own manifest, lock file and toolchain: the generated crate depends on serbench's
@@ -47,6 +47,7 @@ pub fn types_key(payloads: &[&'static DataPayload]) -> String {
     let plain = rust::Derives {
         lines: Vec::new(),
         field_attributes: Vec::new(),
+        borrowed: None,
     };
     let sources: Vec<String> = payloads
         .iter()
@@ -109,6 +110,7 @@ pub fn generate(payloads: &[&'static DataPayload], selected: &[String], source: 
                     .to_string(),
             ],
             field_attributes: Vec::new(),
+            borrowed: None,
         };
         for format in &usable {
             if let TypedSupport::Derive(derive) = &format.typed {
@@ -121,6 +123,22 @@ pub fn generate(payloads: &[&'static DataPayload], selected: &[String], source: 
                     derives.field_attributes.push(derive.field_attribute.to_string());
                 }
                 crates.extend(derive.crates.iter().copied());
+                if let TypedBorrowed::Arms {
+                    derives: twin_derives,
+                    field_attribute,
+                } = &derive.borrowed
+                {
+                    let twin = derives.borrowed.get_or_insert_with(|| rust::BorrowedDerives {
+                        lines: Vec::new(),
+                        field_attributes: Vec::new(),
+                    });
+                    if !twin_derives.is_empty() {
+                        twin.lines.push(format!("#[derive({})]", twin_derives.join(", ")));
+                    }
+                    if !field_attribute.is_empty() {
+                        twin.field_attributes.push(field_attribute.to_string());
+                    }
+                }
             }
         }
         let module = rust::module(data, &derives);
@@ -158,7 +176,7 @@ pub fn generate(payloads: &[&'static DataPayload], selected: &[String], source: 
             root = module.root,
             matches = usable
                 .iter()
-                .map(|format| registration(format, &module.update))
+                .map(|format| registration(format, &module))
                 .collect::<String>(),
         )
         .expect("a String takes writes");
@@ -224,21 +242,42 @@ pub fn generate(payloads: &[&'static DataPayload], selected: &[String], source: 
     }
 }
 
-/// The generated `register`'s match arm of `format`: its typed arms, and its update arm or the
-/// reason it has none.
-fn registration(format: &Format, update: &Result<crate::payload::data::UpdateTarget, String>) -> String {
+/// The generated `register`'s match arm of `format`: its typed arms, then its update arm and its
+/// borrowed decodes, or the reason it has none.
+fn registration(format: &Format, module: &rust::Module) -> String {
     let name = format.name;
-    let arms = format!("serbench::format::{name}::register_typed(registry, &payload)");
-    let in_place_update = matches!(&format.typed, TypedSupport::Derive(derive) if derive.in_place_update);
-    match update {
-        _ if !in_place_update => format!("            {name:?} => {arms},\n"),
-        Ok(_) => format!(
-            "            {name:?} => {{\n                {arms};\n                serbench::format::{name}::register_typed_update(registry, &payload);\n            }}\n"
-        ),
-        Err(reason) => format!(
-            "            {name:?} => {{\n                {arms};\n                registry.unsupported_operation(payload.spec, \"*\", serbench::arm::Operation::Update, {reason:?});\n            }}\n"
-        ),
+    let TypedSupport::Derive(derive) = &format.typed else {
+        unreachable!("plan() accepts only formats with typed support")
+    };
+    let mut calls = vec![format!(
+        "serbench::format::{name}::register_typed(registry, &payload);"
+    )];
+    let unsupported = |operation: &str, reason: &str| {
+        format!(
+            "registry.unsupported_operation(payload.spec, \"*\", serbench::arm::Operation::{operation}, {reason:?});"
+        )
+    };
+    if derive.in_place_update {
+        calls.push(match &module.update {
+            Ok(_) => format!("serbench::format::{name}::register_typed_update(registry, &payload);"),
+            Err(reason) => unsupported("Update", reason),
+        });
     }
+    let not_borrowed = |reason: &str| {
+        format!("registry.unsupported_mode(payload.spec, \"*\", serbench::arm::Mode::Borrowed, {reason:?});")
+    };
+    calls.push(match &derive.borrowed {
+        TypedBorrowed::Arms { .. } if module.borrowed => {
+            format!("serbench::format::{name}::register_typed_borrowed(registry, &payload);")
+        }
+        TypedBorrowed::Arms { .. } => not_borrowed("the data holds no string: nothing to borrow"),
+        TypedBorrowed::Not(reason) => not_borrowed(reason),
+    });
+    let body: String = calls
+        .iter()
+        .map(|call| format!("                {call}\n"))
+        .collect();
+    format!("            {name:?} => {{\n{body}            }}\n")
 }
 
 /// serbench's own line for the dependency `name` of its `[section]`, as a plain (not optional)
@@ -415,11 +454,32 @@ mod tests {
             "    pub user: User,",
             "pub struct Records {",
             "    pub records: Vec<Record>,",
+            // The borrowed twins, serde borrowing what is not a bare `&str`.
+            "pub struct RecordRef<'a> {",
+            "    pub content_type: &'a str,",
+            "    #[serde(borrow)]\n        #[b(5)]\n        pub tags: Vec<&'a str>,",
+            "    pub user: UserRef<'a>,",
+            "impl serbench::payload::Borrowed for Records {",
         ] {
             assert!(main.contains(expected), "{expected:?} missing from:\n{main}");
         }
         let manifest = &generated.files[0].1;
         assert!(manifest.contains("serbench = { path = \"/src\""), "{manifest}");
+    }
+
+    #[test]
+    fn data_without_strings_has_no_borrowed_twin_and_says_why() {
+        let numbers = data("{\"a\": 1, \"b\": [2.5]}\n{\"a\": 2, \"b\": []}\n");
+        let generated = generate(&[numbers], &[], Path::new("/src"));
+        let main = &generated.files[3].1;
+        assert!(!main.contains("Ref<'a>"), "{main}");
+        assert!(
+            main.contains("Mode::Borrowed, \"the data holds no string: nothing to borrow\")"),
+            "{main}"
+        );
+        // The update arms change the required integer `a` of the first record.
+        assert!(main.contains("serbench::format::rkyv::register_typed_update(registry, &payload);"));
+        assert!(main.contains("        self.records[0].a\n"), "{main}");
     }
 
     #[test]

@@ -10,9 +10,12 @@
 //!
 //! Every struct also gets the folds the zero-copy formats' access arms are proven against
 //! ([`crate::payload::fields::FieldValue`] states the rule), and the root type the scalar its
-//! `update` arms change ([`crate::payload::data::update_target`]), where the data has one.
+//! `update` arms change ([`crate::payload::data::update_target`]), where the data has one. A
+//! struct that holds a string gets a borrowed twin (`RecordRef<'a>`: `&'a str` for `String`,
+//! `&'a str` map keys) with the derives of the formats that decode borrowing, and the root its
+//! `Borrowed` impl: the borrowed mode on the user's data.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
 use super::names::{self, Scope};
@@ -29,6 +32,18 @@ pub struct Derives {
     pub lines: Vec<String>,
     /// Attributes on every field, `{index}` standing for its position.
     pub field_attributes: Vec<String>,
+    /// The borrowed twins' derives, when a format carried decodes borrowing.
+    pub borrowed: Option<BorrowedDerives>,
+}
+
+/// What the borrowed twin of a struct that holds strings gets (`RecordRef<'a>`, every `String`
+/// a `&'a str` into the decoded bytes).
+pub struct BorrowedDerives {
+    /// `#[derive(...)]` lines beside `Debug` and serde's `Deserialize`.
+    pub lines: Vec<String>,
+    /// Attributes on a field that borrows, in place of [`Derives::field_attributes`] (minicbor's
+    /// `b({index})`).
+    pub field_attributes: Vec<String>,
 }
 
 /// The module of one data payload: its types, its root type's name.
@@ -42,6 +57,8 @@ pub struct Module {
     pub records: BTreeMap<String, TypedRecord>,
     /// The scalar the zero-copy formats' `update` arms change, or why there is none.
     pub update: Result<UpdateTarget, String>,
+    /// The root has a borrowed twin (the data holds a string, and a format borrows).
+    pub borrowed: bool,
 }
 
 /// The types of `data`. The schema has no conflict ([`super::plan`] refuses those first).
@@ -53,6 +70,7 @@ pub fn module(data: &DataPayload, derives: &Derives) -> Module {
         names: Vec::new(),
         path: String::from("$"),
         records: BTreeMap::new(),
+        borrowing: BTreeSet::new(),
     };
     let root = if data.is_list() { "Records" } else { "Document" };
     let mut source = String::new();
@@ -64,26 +82,21 @@ pub fn module(data: &DataPayload, derives: &Derives) -> Module {
             // A list of scalars or arrays, or a document that is not an object: one field.
             let name = generator.types.claim(record_name.to_string());
             let inner = generator.rust_type(record, "Value");
-            generator.struct_of(name.clone(), vec![("value".to_string(), inner, None)]);
-            // serde sees the value itself, as the file holds it.
-            let text = generator.structs.last_mut().expect("just written");
-            *text = text.replacen("pub struct", "#[serde(transparent)]\npub struct", 1);
+            generator.struct_of(
+                name.clone(),
+                vec![Member::new("value", inner)],
+                Shape::Transparent,
+            );
             name
         }
     };
     if data.is_list() {
-        let records = format!("Vec<{root_type}>");
+        let records = RustType::List(Box::new(RustType::Struct(root_type.clone())));
         generator.struct_of(
             "Records".to_string(),
-            vec![("records".to_string(), records, None)],
+            vec![Member::new("records", records)],
+            Shape::Batch,
         );
-        // Replaces struct_of's record fold: a list's route is its count and first record's.
-        let folds = generator.structs.last_mut().expect("just written");
-        let cut = folds.find("impl serbench::payload::fields::FieldValue").expect("struct_of writes folds");
-        folds.truncate(cut);
-        folds.push_str(&format!(
-            "impl serbench::payload::fields::Fields for Records {{\n    fn fold_all(&self, digest: &mut serbench::payload::fields::Digest) {{\n        serbench::payload::fields::FieldValue::fold(&self.records, digest);\n    }}\n\n    fn fold_route(&self, digest: &mut serbench::payload::fields::Digest) {{\n        digest.count(self.records.len());\n        if let Some(first) = self.records.first() {{\n            serbench::payload::fields::Fields::fold_route(first, digest);\n        }}\n    }}\n}}\n"
-        ));
         writeln!(
             source,
             "impl serbench::payload::Batch for Records {{\n    type Record = {root_type};\n\n    fn records(&self) -> &[{root_type}] {{\n        &self.records\n    }}\n\n    fn from_records(records: Vec<{root_type}>) -> Self {{\n        Records {{ records }}\n    }}\n}}\n"
@@ -100,6 +113,14 @@ pub fn module(data: &DataPayload, derives: &Derives) -> Module {
     if let Ok(target) = &update {
         source.push_str(&update_impl(root, data.is_list(), target));
     }
+    let borrowed = generator.borrowing.contains(root);
+    if borrowed {
+        writeln!(
+            source,
+            "/// The borrowed mode's twin: every string a `&str` into the decoded bytes.\nimpl serbench::payload::Borrowed for {root} {{\n    type Ref<'a> = {root}Ref<'a>;\n\n    fn to_owned_model(value: &{root}Ref<'_>) -> {root} {{\n        serbench::payload::BorrowedValue::to_owned_value(value)\n    }}\n\n    fn strings<'s>(value: &'s {root}Ref<'_>) -> Vec<&'s str> {{\n        let mut strings = Vec::new();\n        serbench::payload::BorrowedValue::strings(value, &mut strings);\n        strings\n    }}\n}}\n"
+        )
+        .expect("a String takes writes");
+    }
     let mut text = generator.structs.join("\n");
     text.push('\n');
     text.push_str(&source);
@@ -109,6 +130,7 @@ pub fn module(data: &DataPayload, derives: &Derives) -> Module {
         structs: generator.names,
         records: generator.records,
         update,
+        borrowed,
     }
 }
 
@@ -138,6 +160,84 @@ struct Generator<'a> {
     /// writers spell it.
     path: String,
     records: BTreeMap<String, TypedRecord>,
+    /// The structs that hold a string, so have a borrowed twin.
+    borrowing: BTreeSet<String>,
+}
+
+/// A generated field's Rust type, written owned or borrowed.
+#[derive(Clone, Debug)]
+enum RustType {
+    Bool,
+    Int,
+    Float,
+    Text,
+    List(Box<RustType>),
+    Map(Box<RustType>),
+    Optional(Box<RustType>),
+    Struct(String),
+}
+
+impl RustType {
+    fn owned(&self) -> String {
+        match self {
+            RustType::Bool => "bool".to_string(),
+            RustType::Int => "i64".to_string(),
+            RustType::Float => "f64".to_string(),
+            RustType::Text => "String".to_string(),
+            RustType::List(item) => format!("Vec<{}>", item.owned()),
+            RustType::Map(value) => format!("BTreeMap<String, {}>", value.owned()),
+            RustType::Optional(value) => format!("Option<{}>", value.owned()),
+            RustType::Struct(name) => name.clone(),
+        }
+    }
+
+    /// The type in a borrowed twin: `&'a str` for `String`, the twin of a struct that borrows.
+    fn borrowed(&self, borrowing: &BTreeSet<String>) -> String {
+        match self {
+            RustType::Text => "&'a str".to_string(),
+            RustType::List(item) => format!("Vec<{}>", item.borrowed(borrowing)),
+            RustType::Map(value) => format!("BTreeMap<&'a str, {}>", value.borrowed(borrowing)),
+            RustType::Optional(value) => format!("Option<{}>", value.borrowed(borrowing)),
+            RustType::Struct(name) if borrowing.contains(name) => format!("{name}Ref<'a>"),
+            other => other.owned(),
+        }
+    }
+
+    fn borrows(&self, borrowing: &BTreeSet<String>) -> bool {
+        match self {
+            RustType::Text | RustType::Map(_) => true,
+            RustType::List(inner) | RustType::Optional(inner) => inner.borrows(borrowing),
+            RustType::Struct(name) => borrowing.contains(name),
+            RustType::Bool | RustType::Int | RustType::Float => false,
+        }
+    }
+}
+
+/// One field of a generated struct.
+struct Member {
+    ident: String,
+    ty: RustType,
+    /// The key, where it differs from the field's name.
+    rename: Option<String>,
+}
+
+impl Member {
+    fn new(ident: &str, ty: RustType) -> Member {
+        Member {
+            ident: ident.to_string(),
+            ty,
+            rename: None,
+        }
+    }
+}
+
+/// What a generated struct is: a record, the wrapper of a value that is not one (serde sees the
+/// value itself, as the file holds it), or a list's batch (its route is its first record's).
+#[derive(Clone, Copy, PartialEq)]
+enum Shape {
+    Record,
+    Transparent,
+    Batch,
 }
 
 impl Generator<'_> {
@@ -149,31 +249,35 @@ impl Generator<'_> {
         let name = self.types.claim(name);
         let mut scope = Scope::fields();
         let parent = self.path.len();
-        let members: Vec<(String, String, Option<String>)> = fields
+        let members: Vec<Member> = fields
             .iter()
             .map(|field| {
                 let ident = scope.claim(names::field(&field.name));
                 push_key(&mut self.path, &field.name);
                 let mut rust = self.rust_type(&field.ty, &field.name);
                 self.path.truncate(parent);
-                if field.optional_in(ty) && !rust.starts_with("Option<") {
-                    rust = format!("Option<{rust}>");
+                if field.optional_in(ty) && !matches!(rust, RustType::Optional(_)) {
+                    rust = RustType::Optional(Box::new(rust));
                 }
                 let rename = (ident != field.name).then(|| field.name.clone());
-                (ident, rust, rename)
+                Member {
+                    ident,
+                    ty: rust,
+                    rename,
+                }
             })
             .collect();
         let record = TypedRecord {
             name: name.clone(),
-            fields: members.iter().map(|(ident, ..)| ident.clone()).collect(),
+            fields: members.iter().map(|member| member.ident.clone()).collect(),
         };
         self.records.insert(self.path.clone(), record);
-        self.struct_of(name.clone(), members);
+        self.struct_of(name.clone(), members, Shape::Record);
         name
     }
 
     /// [`Self::rust_type`] of the values one `step` (`[]`, `.*`) below the current path.
-    fn below(&mut self, step: &str, ty: &Type, key: &str) -> String {
+    fn below(&mut self, step: &str, ty: &Type, key: &str) -> RustType {
         let parent = self.path.len();
         self.path.push_str(step);
         let rust = self.rust_type(ty, key);
@@ -182,68 +286,151 @@ impl Generator<'_> {
     }
 
     /// The Rust type of the values of `ty`, a record among them named after `key`.
-    fn rust_type(&mut self, ty: &Type, key: &str) -> String {
+    fn rust_type(&mut self, ty: &Type, key: &str) -> RustType {
         let inner = match &ty.kind {
-            Kind::Null => return "Option<String>".to_string(),
-            Kind::Bool => "bool".to_string(),
-            Kind::Int => "i64".to_string(),
-            Kind::Float => "f64".to_string(),
-            Kind::String => "String".to_string(),
-            Kind::Array(item) => format!("Vec<{}>", self.below("[]", item, key)),
-            Kind::Map(value) => format!("BTreeMap<String, {}>", self.below(".*", value, key)),
-            Kind::Record(_) => self.record(ty, names::type_name(key)),
+            Kind::Null => return RustType::Optional(Box::new(RustType::Text)),
+            Kind::Bool => RustType::Bool,
+            Kind::Int => RustType::Int,
+            Kind::Float => RustType::Float,
+            Kind::String => RustType::Text,
+            Kind::Array(item) => RustType::List(Box::new(self.below("[]", item, key))),
+            Kind::Map(value) => RustType::Map(Box::new(self.below(".*", value, key))),
+            Kind::Record(_) => RustType::Struct(self.record(ty, names::type_name(key))),
             Kind::Union(_) => unreachable!("plan() refuses conflicts before anything is generated"),
         };
         if ty.nullable() {
-            format!("Option<{inner}>")
+            RustType::Optional(Box::new(inner))
         } else {
             inner
         }
     }
 
-    /// Writes one struct: `(field, type, the key when it differs from the field)`.
-    fn struct_of(&mut self, name: String, members: Vec<(String, String, Option<String>)>) {
+    /// Writes one struct, its folds, and its borrowed twin (or, holding no string, its own).
+    fn struct_of(&mut self, name: String, members: Vec<Member>, shape: Shape) {
         let mut text = String::new();
         for line in &self.derives.lines {
             text.push_str(line);
             text.push('\n');
         }
+        let fields: Vec<(String, String)> = members
+            .iter()
+            .map(|member| (member.ident.clone(), member.ty.owned()))
+            .collect();
+        text.push_str(&self.struct_text(&name, &members, shape, &fields, |_| {
+            self.derives.field_attributes.clone()
+        }));
+        let idents: Vec<&str> = members.iter().map(|member| member.ident.as_str()).collect();
+        text.push_str(&folds(&name, &idents, shape));
+        if let Some(borrowed) = &self.derives.borrowed {
+            text.push('\n');
+            text.push_str(&self.twin(&name, &members, shape, borrowed));
+        }
+        self.structs.push(text);
+        self.names.push(TypedRecord {
+            name,
+            fields: members.into_iter().map(|member| member.ident).collect(),
+        });
+    }
+
+    /// `pub struct name { fields }` with each field's key and attributes; `attributes` gives a
+    /// field's attributes by its position.
+    fn struct_text(
+        &self,
+        name: &str,
+        members: &[Member],
+        shape: Shape,
+        fields: &[(String, String)],
+        attributes: impl Fn(usize) -> Vec<String>,
+    ) -> String {
+        let mut text = String::new();
+        if shape == Shape::Transparent {
+            text.push_str("#[serde(transparent)]\n");
+        }
         writeln!(text, "pub struct {name} {{").expect("a String takes writes");
-        for (index, (ident, rust, rename)) in members.iter().enumerate() {
-            if let Some(key) = rename {
+        for (index, (member, (ident, rust))) in members.iter().zip(fields).enumerate() {
+            if let Some(key) = &member.rename {
                 writeln!(text, "    /// The key {key:?}.").expect("a String takes writes");
                 writeln!(text, "    #[serde(rename = {key:?})]").expect("a String takes writes");
             }
-            for attribute in &self.derives.field_attributes {
+            for attribute in attributes(index) {
                 let attribute = attribute.replace("{index}", &index.to_string());
                 writeln!(text, "    #[{attribute}]").expect("a String takes writes");
             }
             writeln!(text, "    pub {ident}: {rust},").expect("a String takes writes");
         }
         text.push_str("}\n");
-        text.push_str(&folds(&name, members.iter().map(|(ident, ..)| ident.as_str())));
-        self.structs.push(text);
-        self.names.push(TypedRecord {
-            name,
-            fields: members.into_iter().map(|(ident, ..)| ident).collect(),
-        });
+        text
+    }
+
+    /// The borrowed twin `{name}Ref<'a>` of a struct that holds a string, with the
+    /// [`crate::payload::BorrowedValue`] impl that makes it owned; a struct without strings is its
+    /// own twin.
+    fn twin(&mut self, name: &str, members: &[Member], shape: Shape, derives: &BorrowedDerives) -> String {
+        let value = "serbench::payload::BorrowedValue";
+        if !members.iter().any(|member| member.ty.borrows(&self.borrowing)) {
+            return format!(
+                "impl {value} for {name} {{\n    type Owned = {name};\n\n    fn to_owned_value(&self) -> {name} {{\n        self.clone()\n    }}\n\n    fn strings<'s>(&'s self, _: &mut Vec<&'s str>) {{}}\n}}\n"
+            );
+        }
+        let mut text = String::from("#[derive(Debug, serde::Deserialize)]\n");
+        for line in &derives.lines {
+            text.push_str(line);
+            text.push('\n');
+        }
+        let fields: Vec<(String, String)> = members
+            .iter()
+            .map(|member| (member.ident.clone(), member.ty.borrowed(&self.borrowing)))
+            .collect();
+        let borrows: Vec<bool> = members
+            .iter()
+            .map(|member| member.ty.borrows(&self.borrowing))
+            .collect();
+        let twin = format!("{name}Ref<'a>");
+        text.push_str(&self.struct_text(&twin, members, shape, &fields, |index| {
+            if !borrows[index] {
+                return self.derives.field_attributes.clone();
+            }
+            // serde borrows a bare `&str` by itself; anything around one needs `borrow`.
+            let mut attributes = derives.field_attributes.clone();
+            if !matches!(members[index].ty, RustType::Text) {
+                attributes.insert(0, "serde(borrow)".to_string());
+            }
+            attributes
+        }));
+        let each = |body: &dyn Fn(&str) -> String| -> String {
+            members.iter().map(|member| body(&member.ident)).collect()
+        };
+        write!(
+            text,
+            "\nimpl {value} for {name}Ref<'_> {{\n    type Owned = {name};\n\n    fn to_owned_value(&self) -> {name} {{\n        {name} {{\n{owned}        }}\n    }}\n\n    fn strings<'s>(&'s self, strings: &mut Vec<&'s str>) {{\n{strings}    }}\n}}\n",
+            owned = each(&|field| format!("            {field}: {value}::to_owned_value(&self.{field}),\n")),
+            strings = each(&|field| format!("        {value}::strings(&self.{field}, strings);\n")),
+        )
+        .expect("a String takes writes");
+        self.borrowing.insert(name.to_string());
+        text
     }
 }
 
 /// The struct's folds ([`serbench::payload::fields::FieldValue`]'s rule): whole, every field in
-/// order; as a payload's route, every field's envelope; as a field of another record, no envelope.
-fn folds<'a>(name: &str, fields: impl Iterator<Item = &'a str> + Clone) -> String {
+/// order; as a payload's route, every field's envelope (a list's batch: its count and its first
+/// record's route); as a field of another record, no envelope.
+fn folds(name: &str, fields: &[&str], shape: Shape) -> String {
     let each = |method: &str| -> String {
         fields
-            .clone()
+            .iter()
             .map(|field| {
                 format!("        serbench::payload::fields::FieldValue::{method}(&self.{field}, digest);\n")
             })
             .collect()
     };
+    let route = if shape == Shape::Batch {
+        "        digest.count(self.records.len());\n        if let Some(first) = self.records.first() {\n            serbench::payload::fields::Fields::fold_route(first, digest);\n        }\n".to_string()
+    } else {
+        each("fold_envelope")
+    };
     format!(
         "impl serbench::payload::fields::FieldValue for {name} {{\n    fn fold(&self, digest: &mut serbench::payload::fields::Digest) {{\n{all}    }}\n\n    fn fold_envelope(&self, _: &mut serbench::payload::fields::Digest) {{}}\n}}\n\nimpl serbench::payload::fields::Fields for {name} {{\n    fn fold_all(&self, digest: &mut serbench::payload::fields::Digest) {{\n        serbench::payload::fields::FieldValue::fold(self, digest);\n    }}\n\n    fn fold_route(&self, digest: &mut serbench::payload::fields::Digest) {{\n{route}    }}\n}}\n",
         all = each("fold"),
-        route = each("fold_envelope"),
     )
 }

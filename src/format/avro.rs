@@ -209,6 +209,15 @@ pub fn register_typed<P: Model + Native>(registry: &mut Registry, payload: &Payl
     Avro(registry).payload(payload);
 }
 
+/// The borrowed decode of a generated payload's twin type (`--typed`): serde_avro_fast's;
+/// apache-avro's reason.
+pub fn register_typed_borrowed<B: Borrowed + Native>(registry: &mut Registry, payload: &Payload<B>)
+where
+    for<'a> B::Ref<'a>: serde::Deserialize<'a>,
+{
+    Avro(registry).borrowed(payload);
+}
+
 fn typed_refuses(schema: &data::Schema) -> Option<String> {
     data::avsc::typed(schema, true, &BTreeMap::new())
         .err()

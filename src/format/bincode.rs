@@ -18,7 +18,8 @@ use anyhow::Result;
 use std::hint::black_box;
 
 use super::{
-    BackendDoc, DataSupport, Fidelity, Format, NEEDS_RUST_TYPES, Registry, TypedDerive, TypedSupport,
+    BackendDoc, DataSupport, Fidelity, Format, NEEDS_RUST_TYPES, Registry, TypedBorrowed, TypedDerive,
+    TypedSupport,
 };
 use crate::arm::{Backend, BorrowedDecode, Codec, Operation};
 use crate::payload::{
@@ -62,6 +63,10 @@ pub static FORMAT: Format = Format {
     typed: TypedSupport::Derive(&TypedDerive {
         derives: &["bincode::Encode", "bincode::Decode"],
         crates: &["bincode"],
+        borrowed: TypedBorrowed::Arms {
+            derives: &["bincode::BorrowDecode"],
+            field_attribute: "",
+        },
         ..TypedDerive::SERDE
     }),
     data: DataSupport::Unsupported(NEEDS_RUST_TYPES),
@@ -70,6 +75,14 @@ pub static FORMAT: Format = Format {
 /// The typed arms of a generated payload type (`--typed`, [`super::typed`]).
 pub fn register_typed<P: Model + Native>(registry: &mut Registry, payload: &Payload<P>) {
     Bincode(registry).payload(payload);
+}
+
+/// The borrowed decodes of a generated payload's twin type (`--typed`).
+pub fn register_typed_borrowed<B: Borrowed + Native>(registry: &mut Registry, payload: &Payload<B>)
+where
+    for<'a> B::Ref<'a>: ::bincode::BorrowDecode<'a, ()>,
+{
+    Bincode(registry).borrowed(payload);
 }
 
 /// The hardened decode budget: 4 MiB of claimed bytes (roughly the decoded in-memory size),

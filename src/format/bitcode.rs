@@ -13,7 +13,8 @@ use anyhow::Result;
 use std::hint::black_box;
 
 use super::{
-    BackendDoc, DataSupport, Fidelity, Format, NEEDS_RUST_TYPES, Registry, TypedDerive, TypedSupport,
+    BackendDoc, DataSupport, Fidelity, Format, NEEDS_RUST_TYPES, Registry, TypedBorrowed, TypedDerive,
+    TypedSupport,
 };
 use crate::arm::{Backend, BorrowedDecode, Codec, Operation};
 use crate::payload::{
@@ -57,6 +58,10 @@ pub static FORMAT: Format = Format {
     typed: TypedSupport::Derive(&TypedDerive {
         derives: &["bitcode::Encode", "bitcode::Decode"],
         crates: &["bitcode"],
+        borrowed: TypedBorrowed::Arms {
+            derives: &["bitcode::Decode"],
+            field_attribute: "",
+        },
         ..TypedDerive::SERDE
     }),
     data: DataSupport::Unsupported(NEEDS_RUST_TYPES),
@@ -65,6 +70,14 @@ pub static FORMAT: Format = Format {
 /// The typed arms of a generated payload type (`--typed`, [`super::typed`]).
 pub fn register_typed<P: Model + Native>(registry: &mut Registry, payload: &Payload<P>) {
     Bitcode(registry).payload(payload);
+}
+
+/// The borrowed decodes of a generated payload's twin type (`--typed`).
+pub fn register_typed_borrowed<B: Borrowed + Native>(registry: &mut Registry, payload: &Payload<B>)
+where
+    for<'a> B::Ref<'a>: ::bitcode::Decode<'a> + serde::Deserialize<'a>,
+{
+    Bitcode(registry).borrowed(payload);
 }
 
 /// What bitcode's native path needs of a model type.

@@ -17,10 +17,14 @@ use std::hint::black_box;
 use anyhow::Result;
 
 use super::{
-    BackendDoc, DataSupport, Fidelity, Format, NEEDS_RUST_TYPES, Registry, TypedDerive, TypedSupport,
+    BackendDoc, DataSupport, Fidelity, Format, NEEDS_RUST_TYPES, Registry, TypedBorrowed, TypedDerive,
+    TypedSupport,
 };
 use crate::arm::{Backend, Codec, Operation};
 use crate::payload::{Model, Payload, TelemetryEvent, Visit, visit_all, visit_corpora};
+
+/// Why no backend decodes borrowing.
+const NO_BORROWED: &str = "`BorshDeserialize` reads from an `io::Read` into owned values and has no lifetime: no `&str` can point into the input";
 
 pub static FORMAT: Format = Format {
     name: "borsh",
@@ -43,14 +47,13 @@ pub static FORMAT: Format = Format {
     }],
     register: |registry| {
         visit_all(&mut Borsh(registry));
-        registry.unsupported_borrowed(
-            "`BorshDeserialize` reads from an `io::Read` into owned values and has no lifetime: no `&str` can point into the input",
-        );
+        registry.unsupported_borrowed(NO_BORROWED);
         visit_corpora(&mut Borsh(registry));
     },
     typed: TypedSupport::Derive(&TypedDerive {
         derives: &["borsh::BorshSerialize", "borsh::BorshDeserialize"],
         crates: &["borsh"],
+        borrowed: TypedBorrowed::Not(NO_BORROWED),
         ..TypedDerive::SERDE
     }),
     data: DataSupport::Unsupported(NEEDS_RUST_TYPES),

@@ -59,6 +59,14 @@ pub fn register_typed<P: Model>(registry: &mut Registry, payload: &Payload<P>) {
     Bson(registry).payload(payload);
 }
 
+/// The borrowed decode of a generated payload's twin type (`--typed`).
+pub fn register_typed_borrowed<B: Borrowed>(registry: &mut Registry, payload: &Payload<B>)
+where
+    for<'a> B::Ref<'a>: serde::Deserialize<'a>,
+{
+    Bson(registry).borrowed(payload);
+}
+
 struct Bson<'a>(&'a mut Registry);
 
 impl<P: Model> Visit<P> for Bson<'_> {

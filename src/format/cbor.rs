@@ -27,7 +27,7 @@ use std::hint::black_box;
 
 use anyhow::Result;
 
-use super::{BackendDoc, DataSupport, Fidelity, Format, Registry, TypedDerive, TypedSupport};
+use super::{BackendDoc, DataSupport, Fidelity, Format, Registry, TypedBorrowed, TypedDerive, TypedSupport};
 use crate::arm::{Backend, BorrowedDecode, Codec, DataTree, Dynamic, Mode, Operation};
 use crate::payload::data::{DataPayload, Difference, Equivalence};
 use crate::payload::{
@@ -84,6 +84,10 @@ pub static FORMAT: Format = Format {
         derives: &["minicbor::Encode", "minicbor::Decode"],
         crates: &["minicbor"],
         field_attribute: "n({index})",
+        borrowed: TypedBorrowed::Arms {
+            derives: &["minicbor::Decode"],
+            field_attribute: "b({index})",
+        },
         ..TypedDerive::SERDE
     }),
     data: DataSupport::Arms(|registry, payload| {
@@ -100,6 +104,16 @@ pub static FORMAT: Format = Format {
 pub fn register_typed<P: Model + Native>(registry: &mut Registry, payload: &Payload<P>) {
     Ciboriums(registry).payload(payload);
     Minicbors(registry).payload(payload);
+}
+
+/// The borrowed decode of a generated payload's twin type (`--typed`): minicbor's; ciborium's
+/// reason.
+pub fn register_typed_borrowed<B: Borrowed + Native>(registry: &mut Registry, payload: &Payload<B>)
+where
+    for<'b> B::Ref<'b>: minicbor::Decode<'b, ()>,
+{
+    Minicbors(registry).borrowed(payload);
+    registry.unsupported_mode(payload.spec, CIBORIUM.name, Mode::Borrowed, CIBORIUM_COPIES);
 }
 
 const CIBORIUM: Backend = Backend::new("ciborium");

@@ -18,12 +18,15 @@
 use anyhow::{Context, Result, bail};
 use std::hint::black_box;
 
-use super::{BackendDoc, DataSupport, Fidelity, Format, Registry, TypedDerive, TypedSupport};
+use super::{BackendDoc, DataSupport, Fidelity, Format, Registry, TypedBorrowed, TypedDerive, TypedSupport};
 use crate::arm::{Backend, Codec, DataTree, Dynamic, Operation};
 use crate::payload::data::{DataPayload, Difference, Equivalence, Kind};
 use crate::payload::{
     Batch, Item, Items, Model, Payload, Shape, Visit, VisitBatch, visit_all, visit_batches, visit_corpora,
 };
+
+/// Why no backend decodes borrowing.
+const NO_BORROWED: &str = "csv deserializes `&str` only from the `StringRecord` it first copies each row into (reused row by row), so a record would borrow that copy, not the input, and could not outlive its row";
 
 pub static FORMAT: Format = Format {
     name: "csv",
@@ -48,11 +51,12 @@ pub static FORMAT: Format = Format {
         visit_all(&mut Csv(registry));
         visit_batches(&mut Csv(registry));
         visit_corpora(&mut Csv(registry));
-        registry.unsupported_borrowed(
-            "csv deserializes `&str` only from the `StringRecord` it first copies each row into (reused row by row), so a record would borrow that copy, not the input, and could not outlive its row",
-        );
+        registry.unsupported_borrowed(NO_BORROWED);
     },
-    typed: TypedSupport::Derive(&TypedDerive::SERDE),
+    typed: TypedSupport::Derive(&TypedDerive {
+        borrowed: TypedBorrowed::Not(NO_BORROWED),
+        ..TypedDerive::SERDE
+    }),
     data: DataSupport::Arms(|registry, payload| match flat_fields(payload) {
         Ok(()) => registry.data_tree(payload, Backend::new(BACKEND), DataRows, &Operation::CODEC),
         Err(reason) => registry.unsupported(payload.spec, "*", &reason),

@@ -23,10 +23,13 @@ use zbus::OwnedStructure;
 use zbus::wire::serialized::{Context, Data};
 use zbus::wire::{Array, Dict, LE, Signature, StructureBuilder, Variant};
 
-use super::{BackendDoc, DataSupport, Fidelity, Format, Registry, TypedDerive, TypedSupport};
+use super::{BackendDoc, DataSupport, Fidelity, Format, Registry, TypedBorrowed, TypedDerive, TypedSupport};
 use crate::arm::{Backend, Codec, DataTree, Dynamic, Operation};
 use crate::payload::data::{DataPayload, Difference, Equivalence, Kind, Type};
 use crate::payload::{Model, Order, Payload, Visit, visit_all};
+
+/// Why no backend decodes borrowing.
+const NO_BORROWED: &str = "zvariant lends strings only for the life of its `Data` wrapper (`Data::deserialize(&'d self)`), which a decode call builds around the input, so no borrowed value can be returned from the call";
 
 pub static FORMAT: Format = Format {
     name: "dbus",
@@ -49,9 +52,7 @@ pub static FORMAT: Format = Format {
     }],
     register: |registry| {
         visit_all(&mut Dbus(registry));
-        registry.unsupported_borrowed(
-            "zvariant lends strings only for the life of its `Data` wrapper (`Data::deserialize(&'d self)`), which a decode call builds around the input, so no borrowed value can be returned from the call",
-        );
+        registry.unsupported_borrowed(NO_BORROWED);
         registry.unsupported_corpora(
             "D-Bus has no null, and these documents have null fields (their data: payloads say where)",
         );
@@ -60,6 +61,7 @@ pub static FORMAT: Format = Format {
         derives: &["zbus::Type"],
         crates: &["zbus"],
         refuses: typed_refuses,
+        borrowed: TypedBorrowed::Not(NO_BORROWED),
         ..TypedDerive::SERDE
     }),
     data: DataSupport::Arms(|registry, payload| match data_signature(payload) {

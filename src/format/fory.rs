@@ -40,8 +40,8 @@ use fory::Fory;
 use std::hint::black_box;
 
 use super::{
-    BackendDoc, DataSupport, Fidelity, Format, NEEDS_RUST_TYPES, Registry, TypedDerive, TypedItems,
-    TypedModule, TypedSupport,
+    BackendDoc, DataSupport, Fidelity, Format, NEEDS_RUST_TYPES, Registry, TypedBorrowed, TypedDerive,
+    TypedItems, TypedModule, TypedSupport,
 };
 use crate::arm::{Backend, Codec, Operation};
 use crate::payload::{
@@ -49,6 +49,9 @@ use crate::payload::{
     OrderStatus, Payload, PaymentMethod, Reading, Readings, RequestMeta, ResponseMeta, ServiceInfo, Shipment,
     TelemetryEvent, Visit, visit_all,
 };
+
+/// Why no backend decodes borrowing.
+const NO_BORROWED: &str = "fory's `Serializer` is `'static` and reads strings into owned `String`s: no type of its derive can borrow the input";
 
 pub static FORMAT: Format = Format {
     name: "fory",
@@ -81,9 +84,7 @@ pub static FORMAT: Format = Format {
     }],
     register: |registry| {
         visit_all(&mut ForyFormat(registry));
-        registry.unsupported_borrowed(
-            "fory's `Serializer` is `'static` and reads strings into owned `String`s: no type of its derive can borrow the input",
-        );
+        registry.unsupported_borrowed(NO_BORROWED);
         registry
             .unsupported_corpora("serbench has no Fory derive and type registration for the corpus types");
     },
@@ -91,6 +92,7 @@ pub static FORMAT: Format = Format {
         derives: &["fory::ForyStruct"],
         crates: &["fory"],
         items: typed_items,
+        borrowed: TypedBorrowed::Not(NO_BORROWED),
         ..TypedDerive::SERDE
     }),
     data: DataSupport::Unsupported(NEEDS_RUST_TYPES),

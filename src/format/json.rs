@@ -59,7 +59,7 @@ use sonic_rs::{ArrayJsonIter, JsonValueTrait, LazyValue, ObjectJsonIter, Pointer
 
 use super::{BackendDoc, DataSupport, Fidelity, Format, Registry, TypedDerive, TypedSupport};
 use crate::arm::{
-    Access, Backend, BorrowedDecode, Codec, DataTree, Dynamic, Framing, Operation, Value, address_range,
+    Access, Backend, BorrowedDecode, Codec, DataTree, Dynamic, Framing, Mode, Operation, Value, address_range,
 };
 use crate::payload::data::{DataPayload, Difference, Equivalence};
 use crate::payload::fields::{self, Digest, Fields};
@@ -162,6 +162,33 @@ pub fn register_typed<P: Batch>(registry: &mut Registry, payload: &Payload<P>) {
         Json(registry).batch(payload);
     }
 }
+
+/// The borrowed decodes of a generated payload's twin type (`--typed`). serde_json and sonic-rs
+/// unescape a string into a copy, so where the data has a string JSON writes with an escape (a
+/// quote, a backslash, a control character) they cannot borrow it and are listed with that
+/// reason; simd-json unescapes in its own reused buffer and borrows from there.
+pub fn register_typed_borrowed<B: Borrowed>(registry: &mut Registry, payload: &Payload<B>)
+where
+    for<'a> B::Ref<'a>: Deserialize<'a>,
+{
+    let escaped = serde_json::to_vec((payload.value)()).map_or(true, |bytes| bytes.contains(&b'\\'));
+    if !escaped {
+        Json(registry).borrowed(payload);
+        return;
+    }
+    registry.borrowed(
+        payload,
+        SIMD_JSON,
+        Document::<SimdJson>::default,
+        Document::<SimdJson>::default,
+    );
+    for backend in [SERDE_JSON, SONIC_RS] {
+        registry.unsupported_mode(payload.spec, backend.name, Mode::Borrowed, ESCAPED);
+    }
+}
+
+/// Why serde_json and sonic-rs have no borrowed decode of data with an escaped string.
+const ESCAPED: &str = "a string of the data is written with an escape (a quote, a backslash or a control character), which this library unescapes into a copy: a `&str` cannot borrow it";
 
 const SERDE_JSON: Backend = Backend::new("serde_json");
 const SIMD_JSON: Backend = Backend::new("simd-json");

@@ -114,6 +114,22 @@ pub struct TypedDerive {
     /// that arm where the data has a scalar to change ([`crate::payload::data::update_target`]),
     /// and the registry lists the reason where it has none.
     pub in_place_update: bool,
+    /// Whether the format decodes the data's borrowed twin types (the borrowed mode).
+    pub borrowed: TypedBorrowed,
+}
+
+/// What a format's borrowed mode needs of the generated types.
+pub enum TypedBorrowed {
+    /// Its `register_typed_borrowed` registers the borrowed decodes of the twin types (`RecordRef<'a>`),
+    /// which get these derives (by path, beside serde's `Deserialize`) and, on each field that
+    /// borrows, this attribute (`{index}` standing for its position) in place of
+    /// [`TypedDerive::field_attribute`].
+    Arms {
+        derives: &'static [&'static str],
+        field_attribute: &'static str,
+    },
+    /// No backend of the format decodes borrowing: the one-line reason.
+    Not(&'static str),
 }
 
 /// The generated module of one data payload, as a format's [`TypedDerive::items`] sees it.
@@ -152,6 +168,10 @@ impl TypedDerive {
         refuses: TypedDerive::any_schema,
         items: TypedDerive::no_items,
         in_place_update: false,
+        borrowed: TypedBorrowed::Arms {
+            derives: &[],
+            field_attribute: "",
+        },
     };
 
     /// The formats whose derives accept every schema.

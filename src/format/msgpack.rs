@@ -73,6 +73,14 @@ pub fn register_typed<P: Model>(registry: &mut Registry, payload: &Payload<P>) {
     Msgpack(registry).payload(payload);
 }
 
+/// The borrowed decode of a generated payload's twin type (`--typed`).
+pub fn register_typed_borrowed<B: Borrowed>(registry: &mut Registry, payload: &Payload<B>)
+where
+    for<'a> B::Ref<'a>: serde::Deserialize<'a>,
+{
+    Msgpack(registry).borrowed(payload);
+}
+
 const RMP_SERDE: Backend = Backend::new("rmp-serde");
 const NAMED: Backend = RMP_SERDE.variant("named");
 

@@ -49,6 +49,14 @@ pub fn register_typed<P: Model>(registry: &mut Registry, payload: &Payload<P>) {
     Postcard(registry).payload(payload);
 }
 
+/// The borrowed decode of a generated payload's twin type (`--typed`).
+pub fn register_typed_borrowed<B: Borrowed>(registry: &mut Registry, payload: &Payload<B>)
+where
+    for<'a> B::Ref<'a>: serde::Deserialize<'a>,
+{
+    Postcard(registry).borrowed(payload);
+}
+
 struct Postcard<'a>(&'a mut Registry);
 
 impl<P: Model> Visit<P> for Postcard<'_> {

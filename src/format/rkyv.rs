@@ -68,8 +68,8 @@ use ::rkyv::{Archive, Archived, Deserialize, Serialize};
 use anyhow::{Context, Result, ensure};
 
 use super::{
-    BackendDoc, DataSupport, Fidelity, Format, NEEDS_RUST_TYPES, Registry, TypedDerive, TypedItems,
-    TypedModule, TypedSupport,
+    BackendDoc, DataSupport, Fidelity, Format, NEEDS_RUST_TYPES, Registry, TypedBorrowed, TypedDerive,
+    TypedItems, TypedModule, TypedSupport,
 };
 use crate::arm::{Access, Backend, Codec, Operation, Update};
 use crate::payload::archived::{
@@ -125,6 +125,7 @@ pub static FORMAT: Format = Format {
         crates: &["rkyv"],
         items: typed_items,
         in_place_update: true,
+        borrowed: TypedBorrowed::Not(super::READS_IN_PLACE),
         ..TypedDerive::SERDE
     }),
     data: DataSupport::Unsupported(NEEDS_RUST_TYPES),
@@ -894,7 +895,9 @@ fn typed_items(module: &TypedModule) -> TypedItems {
                 .fields
                 .iter()
                 .map(|field| {
-                    format!("        serbench::format::rkyv::InPlaceValue::{method}(&self.{field}, digest);\n")
+                    format!(
+                        "        serbench::format::rkyv::InPlaceValue::{method}(&self.{field}, digest);\n"
+                    )
                 })
                 .collect()
         };

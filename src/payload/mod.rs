@@ -38,6 +38,8 @@ pub use order::{Order, OrderRef};
 pub use readings::{Reading, ReadingRef, Readings, ReadingsRef};
 pub use rng::SplitMix64;
 
+pub use telemetry::{MetricSample, ServiceInfo, ServiceInfoRef, TelemetryEvent, TelemetryEventRef};
+
 /// rkyv's archived forms of the model types, by the names its derive gives them: the in-place
 /// readers implement traits on these types, which another crate's impls must be able to tell
 /// apart from its own (a projection such as `Archived<Order>` cannot be).
@@ -53,7 +55,6 @@ pub mod archived {
     pub use super::readings::{ArchivedReading, ArchivedReadings};
     pub use super::telemetry::{ArchivedMetricSample, ArchivedServiceInfo, ArchivedTelemetryEvent};
 }
-pub use telemetry::{MetricSample, ServiceInfo, ServiceInfoRef, TelemetryEvent, TelemetryEventRef};
 
 /// Everything every format may rely on: serde (the serde formats, the value-tree decodes) and
 /// equality (the round-trip proof).
@@ -82,6 +83,85 @@ pub trait Borrowed: Model {
     /// Every string of the borrowed value: the proof checks that they point into the bytes the
     /// value was decoded from.
     fn strings<'s>(value: &'s Self::Ref<'_>) -> Vec<&'s str>;
+}
+
+/// A value of a generated borrowed twin (`--typed`): the owned value it holds the same data as,
+/// and every string it borrows, so a generated root's [`Borrowed`] impl is a call of each.
+pub trait BorrowedValue {
+    type Owned;
+    fn to_owned_value(&self) -> Self::Owned;
+    fn strings<'s>(&'s self, out: &mut Vec<&'s str>);
+}
+
+macro_rules! copied_borrowed_value {
+    ($($type:ty),*) => {$(
+        impl BorrowedValue for $type {
+            type Owned = $type;
+
+            fn to_owned_value(&self) -> $type {
+                *self
+            }
+
+            fn strings<'s>(&'s self, _: &mut Vec<&'s str>) {}
+        }
+    )*};
+}
+
+copied_borrowed_value!(i64, f64, bool);
+
+impl BorrowedValue for &str {
+    type Owned = String;
+
+    fn to_owned_value(&self) -> String {
+        (*self).to_string()
+    }
+
+    fn strings<'s>(&'s self, out: &mut Vec<&'s str>) {
+        out.push(self);
+    }
+}
+
+impl<T: BorrowedValue> BorrowedValue for Option<T> {
+    type Owned = Option<T::Owned>;
+
+    fn to_owned_value(&self) -> Option<T::Owned> {
+        self.as_ref().map(T::to_owned_value)
+    }
+
+    fn strings<'s>(&'s self, out: &mut Vec<&'s str>) {
+        if let Some(value) = self {
+            value.strings(out);
+        }
+    }
+}
+
+impl<T: BorrowedValue> BorrowedValue for Vec<T> {
+    type Owned = Vec<T::Owned>;
+
+    fn to_owned_value(&self) -> Vec<T::Owned> {
+        self.iter().map(T::to_owned_value).collect()
+    }
+
+    fn strings<'s>(&'s self, out: &mut Vec<&'s str>) {
+        self.iter().for_each(|value| value.strings(out));
+    }
+}
+
+impl<T: BorrowedValue> BorrowedValue for std::collections::BTreeMap<&str, T> {
+    type Owned = std::collections::BTreeMap<String, T::Owned>;
+
+    fn to_owned_value(&self) -> Self::Owned {
+        self.iter()
+            .map(|(key, value)| (key.to_string(), value.to_owned_value()))
+            .collect()
+    }
+
+    fn strings<'s>(&'s self, out: &mut Vec<&'s str>) {
+        for (key, value) in self {
+            out.push(key);
+            value.strings(out);
+        }
+    }
 }
 
 /// Receives the payloads that have a borrowed type, for the formats that decode borrowing.

@@ -150,8 +150,20 @@ pub fn headline(rows: &[ResultRow], samples: Option<&[SampleRow]>) -> Vec<Ratio>
     };
     let typed =
         |format, backend, payload, operation, framing| arm(format, backend, "", payload, operation, framing);
-    let payloads = crate::payload::specs().into_iter().map(|spec| spec.name);
-    for payload in payloads.filter(|&name| rows.iter().any(|row| row.arm.codec.payload == name)) {
+    // The built-in payloads in their order, then the data payloads (`data:<stem>`) as they come.
+    let mut payloads: Vec<&str> = crate::payload::specs()
+        .into_iter()
+        .map(|spec| spec.name)
+        .collect();
+    for row in rows {
+        if !payloads.contains(&row.arm.codec.payload.as_str()) {
+            payloads.push(&row.arm.codec.payload);
+        }
+    }
+    for payload in payloads
+        .into_iter()
+        .filter(|&name| rows.iter().any(|row| row.arm.codec.payload == name))
+    {
         for operation in [Operation::Decode, Operation::Encode] {
             push(
                 "Avro (serde_avro_fast) vs JSON NDJSON (serde_json)",
@@ -227,14 +239,15 @@ pub fn headline(rows: &[ResultRow], samples: Option<&[SampleRow]>) -> Vec<Ratio>
                 typed("rkyv", "rkyv", payload, operation, Framing::Document),
             );
         }
-        // Every dynamic and every borrowed decode against the typed (owned) decode of the same
-        // backend and variant.
+        // Every dynamic and every borrowed arm against the typed (owned) arm of the same backend,
+        // variant and operation (a data payload's value tree also encodes).
         for row in rows.iter().filter(|row| row.arm.codec.payload == payload) {
             let comparison = match row.arm.mode {
                 Mode::Typed => continue,
-                Mode::Dynamic => "dynamic vs typed decode",
-                Mode::Borrowed => "borrowed vs owned decode",
+                Mode::Dynamic => format!("dynamic vs typed {}", row.arm.operation.name()),
+                Mode::Borrowed => "borrowed vs owned decode".to_string(),
             };
+            let comparison = comparison.as_str();
             let typed = ArmId {
                 mode: Mode::Typed,
                 ..row.arm.clone()
@@ -350,5 +363,49 @@ mod tests {
         assert_eq!(ratios[1].numerator, "bincode/bincode[hardened] borrowed");
         assert_eq!(ratios[1].denominator, "bincode/bincode[hardened]");
         assert_eq!(ratios[1].ratio, 0.25);
+    }
+
+    #[test]
+    fn a_data_payloads_dynamic_arms_are_paired_with_its_typed_arms_per_operation() {
+        let on_data = |mut row: ResultRow, mode, operation| {
+            row.arm.codec.payload = "data:events".to_string();
+            row.arm.mode = mode;
+            row.arm.operation = operation;
+            row
+        };
+        let rows = vec![
+            on_data(
+                row("bson", "bson", "document", 300.0, 3.0, 10),
+                Mode::Dynamic,
+                Operation::Decode,
+            ),
+            on_data(
+                row("bson", "bson", "document", 100.0, 1.0, 10),
+                Mode::Typed,
+                Operation::Decode,
+            ),
+            on_data(
+                row("bson", "bson", "document", 150.0, 1.0, 10),
+                Mode::Dynamic,
+                Operation::Encode,
+            ),
+            on_data(
+                row("bson", "bson", "document", 100.0, 1.0, 10),
+                Mode::Typed,
+                Operation::Encode,
+            ),
+        ];
+        let ratios = headline(&rows, None);
+        let found: Vec<(&str, &str, f64)> = ratios
+            .iter()
+            .map(|ratio| (ratio.comparison.as_str(), ratio.payload.as_str(), ratio.ratio))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                ("dynamic vs typed decode", "data:events", 3.0),
+                ("dynamic vs typed encode", "data:events", 1.5)
+            ]
+        );
     }
 }

@@ -48,7 +48,7 @@ use anyhow::{Context, Result, bail};
 use prost::{Message, Name};
 use prost_reflect::{DescriptorPool, DynamicMessage, MessageDescriptor};
 
-use super::{BackendDoc, DataSupport, Fidelity, Format, Registry, TypedDerive, TypedSupport};
+use super::{BackendDoc, DataSupport, Fidelity, Format, Registry, TypedBorrowed, TypedDerive, TypedSupport};
 use crate::arm::{Backend, Codec, DataTree, Dynamic, Operation, Value};
 use crate::payload::data::proto::{Label, Plan, ProtoField, ProtoType, Role};
 use crate::payload::data::{DataPayload, Difference, Equivalence, Kind};
@@ -62,6 +62,9 @@ use crate::payload::{
 pub mod proto {
     include!(concat!(env!("OUT_DIR"), "/serbench.rs"));
 }
+
+/// Why no backend decodes borrowing.
+const NO_BORROWED: &str = "prost's generated messages own their fields (`String`; `Bytes` only for bytes fields) and `Message::decode` reads a `Buf`: no message borrows the input";
 
 pub static FORMAT: Format = Format {
     name: "protobuf",
@@ -94,9 +97,7 @@ pub static FORMAT: Format = Format {
     }],
     register: |registry| {
         visit_all(&mut Protobuf(registry));
-        registry.unsupported_borrowed(
-            "prost's generated messages own their fields (`String`; `Bytes` only for bytes fields) and `Message::decode` reads a `Buf`: no message borrows the input",
-        );
+        registry.unsupported_borrowed(NO_BORROWED);
         registry.unsupported_corpora(
             "no hand-written .proto for the corpus types; data:<name> measures them on the inferred schema",
         );
@@ -105,6 +106,7 @@ pub static FORMAT: Format = Format {
         crates: &["prost"],
         refuses: typed::refuses,
         items: typed::items,
+        borrowed: TypedBorrowed::Not(NO_BORROWED),
         ..TypedDerive::SERDE
     }),
     data: DataSupport::Arms(register_data),
