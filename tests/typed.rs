@@ -9,7 +9,8 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 use common::stderr;
 
@@ -338,5 +339,160 @@ fn typed_data_is_generated_built_once_and_measured_beside_the_dynamic_arms() {
         if payload == "data:orders" {
             assert_eq!(prost_bytes("typed"), prost_bytes("dynamic"), "{payload}");
         }
+    }
+}
+
+/// `CARGO` replaced by a script: the typed build's failures without a real build.
+fn fake_cargo(dir: &Path, body: &str) -> String {
+    let path = dir.join("fake-cargo");
+    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+    let mut permissions = std::fs::metadata(&path).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
+    std::fs::set_permissions(&path, permissions).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+#[test]
+fn an_empty_file_is_one_line_and_a_failed_build_names_its_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let empty = dir.path().join("empty.json");
+    std::fs::write(&empty, "").unwrap();
+    let refused = serbench(&cache, &["list", "--typed", "--data", empty.to_str().unwrap()]);
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    assert_eq!(stderr(&refused).trim().lines().count(), 1, "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains("holds no JSON value"),
+        "{}",
+        stderr(&refused)
+    );
+
+    // cargo failing: one line naming the log (which holds cargo's words), exit 1.
+    let file = dir.path().join("orders.ndjson");
+    std::fs::write(&file, orders()).unwrap();
+    let failing = fake_cargo(dir.path(), "echo 'error: the compiler said no' >&2; exit 101");
+    let failed = Command::new(env!("CARGO_BIN_EXE_serbench"))
+        .args(["list", "--typed", "--data", file.to_str().unwrap()])
+        .env("SERBENCH_CACHE", &cache)
+        .env("CARGO", &failing)
+        .output()
+        .unwrap();
+    assert_eq!(failed.status.code(), Some(1), "{}", stderr(&failed));
+    let last = stderr(&failed)
+        .trim()
+        .lines()
+        .last()
+        .unwrap_or_default()
+        .to_string();
+    assert!(last.contains("the typed build failed"), "{last}");
+    let log = last.rsplit("see ").next().unwrap().trim();
+    assert!(log.ends_with("build.log"), "{last}");
+    let logged = std::fs::read_to_string(log).unwrap();
+    assert!(logged.contains("the compiler said no"), "{logged}");
+}
+
+/// A document that is a map of ids, one with 10,000 keys, and one nested 126 deep: each carried
+/// typed by the formats that can, with the reason of each other one.
+#[test]
+fn hard_schemas_are_carried_or_given_a_reason() {
+    if std::env::var_os("SERBENCH_TYPED_BUILD").is_none() {
+        eprintln!("skipped: set SERBENCH_TYPED_BUILD=1 to build a generated crate (a minute or two)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let ids: String = (0..20)
+        .map(|id| format!(r#""{id}": {{"name": "n{id}", "score": {id}.5}}"#))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let wide: String = (0..10_000)
+        .map(|key| format!(r#""k{key}": {key}"#))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let deep = (0..126).fold("1".to_string(), |inner, level| {
+        format!(r#"{{"a{level}": {inner}}}"#)
+    });
+    let mut data: Vec<String> = Vec::new();
+    for (name, text) in [
+        ("ids", format!("{{{ids}}}")),
+        ("wide", format!("{{{wide}}}")),
+        ("deep", deep),
+    ] {
+        let path = dir.path().join(format!("{name}.json"));
+        std::fs::write(&path, text).unwrap();
+        data.extend(["--data".to_string(), path.to_str().unwrap().to_string()]);
+    }
+    let data: Vec<&str> = data.iter().map(String::as_str).collect();
+
+    // An interrupted build (killed while cargo runs) leaves a cache the next command builds in.
+    let sleeping = fake_cargo(dir.path(), "sleep 30");
+    let mut interrupted = Command::new(env!("CARGO_BIN_EXE_serbench"))
+        .args([&["list", "--typed"], &data[..]].concat())
+        .env("SERBENCH_CACHE", &cache)
+        .env("CARGO", &sleeping)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while !std::fs::read_dir(cache.join("typed"))
+        .map(|mut entries| entries.any(|entry| entry.unwrap().path().join("crate/src/main.rs").is_file()))
+        .unwrap_or(false)
+    {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the crate was never written"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    interrupted.kill().unwrap();
+    interrupted.wait().unwrap();
+
+    let list = serbench(&cache, &[&["list", "--typed"], &data[..]].concat());
+    assert!(list.status.success(), "{}", stderr(&list));
+    let listing = String::from_utf8_lossy(&list.stdout).into_owned();
+    let reason = |format: &str, payload: &str, words: &str| {
+        listing.lines().any(|line| {
+            line.split_whitespace().next() == Some(format)
+                && line.contains(payload)
+                && line.contains("typed")
+                && line.contains(words)
+        })
+    };
+    // D-Bus signs structs only, and prost stops at 100 nested messages.
+    assert!(reason("dbus", "data:ids", "transparent wrapper"), "{listing}");
+    assert!(
+        reason("protobuf", "data:deep", "prost's decode limit"),
+        "{listing}"
+    );
+    assert!(reason("dbus", "data:deep", "nested"), "{listing}");
+
+    let results = dir.path().join("results");
+    let run = serbench(
+        &cache,
+        &[
+            &[
+                "run",
+                "--profile",
+                "smoke",
+                "--typed",
+                "--out",
+                results.to_str().unwrap(),
+            ],
+            &data[..],
+        ]
+        .concat(),
+    );
+    assert!(run.status.success(), "{}", stderr(&run));
+    let rows = rows(&results.join("results.csv"));
+    for payload in ["data:ids", "data:wide", "data:deep"] {
+        let typed: Vec<&BTreeMap<String, String>> = rows
+            .iter()
+            .filter(|row| row["payload"] == payload && row["mode"] == "typed")
+            .collect();
+        assert!(typed.len() >= 20, "{payload}: {} typed rows", typed.len());
+        assert!(
+            typed.iter().all(|row| row["status"] == "ok"),
+            "{payload}: {typed:?}"
+        );
     }
 }

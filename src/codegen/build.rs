@@ -71,7 +71,7 @@ pub fn typed_binary(request: &Request, formats: &[String]) -> Result<PathBuf> {
         folder.display()
     );
     let started = Instant::now();
-    let built = cargo_build(&crate_dir, &folder.join("build.log"))?;
+    let built = cargo_build(&crate_dir, &generated.binary, &folder.join("build.log"))?;
     let partial = folder.join(format!("{BINARY}.partial"));
     std::fs::copy(&built, &partial).with_context(|| format!("cannot copy {}", built.display()))?;
     std::fs::rename(&partial, &binary).with_context(|| format!("cannot write {}", binary.display()))?;
@@ -152,7 +152,7 @@ fn built_in() -> BuiltIn {
 
 /// Runs `cargo build` on the crate in `crate_dir`, its output to `log` (and cargo's progress lines
 /// to stderr); returns the binary built.
-fn cargo_build(crate_dir: &Path, log: &Path) -> Result<PathBuf> {
+fn cargo_build(crate_dir: &Path, name: &str, log: &Path) -> Result<PathBuf> {
     let built_in = built_in();
     let target_dir = built_in.target_dir.clone().unwrap_or_else(|| {
         crate_dir
@@ -164,7 +164,7 @@ fn cargo_build(crate_dir: &Path, log: &Path) -> Result<PathBuf> {
     let mut command = Command::new(&cargo);
     command
         .current_dir(crate_dir)
-        .args(["build", "--offline", "--bin", "serbench-typed", "--manifest-path"])
+        .args(["build", "--offline", "--bin", name, "--manifest-path"])
         .arg(crate_dir.join("Cargo.toml"))
         .env("CARGO_TARGET_DIR", &target_dir)
         .stdout(Stdio::null())
@@ -209,7 +209,7 @@ fn cargo_build(crate_dir: &Path, log: &Path) -> Result<PathBuf> {
         binary.push(triple);
     }
     binary.push(profile_dir);
-    binary.push(BINARY);
+    binary.push(format!("{name}{}", std::env::consts::EXE_SUFFIX));
     Ok(binary)
 }
 
