@@ -1,8 +1,9 @@
 //! Records the compiler, the source commit and the CPU the code is compiled for (portable or
 //! native, src/report/codegen.rs) into the binary, so every result row says which build
-//! produced it. A Nix build has no `.git` and compiles in `unknown`: the flake's wrapper
-//! sets SERBENCH_COMMIT at run time instead (src/report/host.rs), so a commit that changes no
-//! source does not rebuild the binary.
+//! produced it, and the hash of its sources (src/report/stamp.rs), by which the binary takes the
+//! commit from git at run time. A Nix build has no `.git` and compiles in `unknown`: the flake's
+//! wrapper sets SERBENCH_COMMIT at run time instead (src/report/host.rs). Either way a commit
+//! that changes no source does not rebuild the binary.
 //!
 //! It also writes the locked version of every direct dependency (`$OUT_DIR/crate_versions.rs`),
 //! so the formats table names the crate versions actually built, and with the `protobuf`
@@ -13,6 +14,9 @@ use std::process::Command;
 // The one reading of the compiler flags, shared with the library (and tested there).
 #[path = "src/report/codegen.rs"]
 mod codegen;
+// The one hash of the package's sources, shared with the library.
+#[path = "src/report/stamp.rs"]
+mod stamp;
 
 fn output(program: &str, args: &[&str]) -> Option<String> {
     let output = Command::new(program).args(args).output().ok()?;
@@ -53,7 +57,10 @@ fn main() {
     println!("cargo:rustc-env=SERBENCH_FEATURES={}", features.join(","));
 
     // One commit id everywhere (nix/commit.nix computes the same for a flake build): the first
-    // 12 hex digits of HEAD, `-dirty` when tracked files have uncommitted changes.
+    // 12 hex digits of HEAD, `-dirty` when tracked files have uncommitted changes. Compiled in as
+    // a fallback: the binary takes the commit from git at run time while the checkout still holds
+    // the sources it was compiled from (their hash, below), so only a changed source reruns this
+    // script and recompiles: not a commit, a checkout of the same sources or a `git status`.
     println!("cargo:rerun-if-env-changed=SERBENCH_COMMIT");
     let commit = std::env::var("SERBENCH_COMMIT").ok().or_else(|| {
         let head = output("git", &["rev-parse", "HEAD"])?;
@@ -69,24 +76,14 @@ fn main() {
         "cargo:rustc-env=SERBENCH_COMMIT={}",
         commit.unwrap_or_else(|| "unknown".to_string())
     );
-    // Re-run when HEAD moves (HEAD itself, or the branch it names: a commit rewrites the branch's
-    // ref, not HEAD), the index changes or a source file is edited (the dirty flag). git names
-    // the files, so a worktree, whose `.git` is a file, is followed too.
-    let branch = output("git", &["symbolic-ref", "-q", "HEAD"]);
-    let git_files = ["HEAD", "index", "packed-refs"]
-        .into_iter()
-        .map(str::to_string)
-        .chain(branch);
-    for git_file in git_files {
-        if let Some(path) = output("git", &["rev-parse", "--git-path", &git_file]) {
-            rerun_if_exists(&path);
-        }
-    }
-    rerun_if_exists("src");
-    // By absolute path too: another copy of the package built in the same target dir (the
-    // offline flake test's stub build shares ./target) must not pass for this one, commit and all.
+    // By absolute path: another copy of the package built in the same target dir (the offline
+    // flake test's stub build shares ./target) must not pass for this one.
     let manifest_dir = std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
-    rerun_if_exists(&format!("{manifest_dir}/build.rs"));
+    for source in stamp::SOURCES {
+        rerun_if_exists(&format!("{manifest_dir}/{source}"));
+    }
+    let hash = stamp::source_hash(std::path::Path::new(&manifest_dir)).expect("the sources are readable");
+    println!("cargo:rustc-env=SERBENCH_SOURCE_HASH={hash}");
 
     crate_versions();
     format_list();

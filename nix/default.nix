@@ -33,14 +33,21 @@ let
 
   # The binary depends on the sources only; the wrapper stamps the commit on it.
   unwrapped = callPackage ./package.nix { inherit rustPlatform source; };
-  serbench = callPackage ./stamped.nix { inherit unwrapped commit; };
+  serbench = callPackage ./stamped.nix {
+    inherit
+      unwrapped
+      commit
+      toolchain
+      flatcVersion
+      ;
+  };
   # The same binary compiled for the build machine's CPU (`nix run .#bench-native`).
   serbench-native = callPackage ./stamped.nix {
     unwrapped = callPackage ./package.nix {
       inherit rustPlatform source;
       native = true;
     };
-    inherit commit;
+    inherit commit toolchain flatcVersion;
   };
   # sizes.csv records no commit, so it is not rebuilt for a commit that changes no source.
   sizes = callPackage ./sizes.nix { serbench = unwrapped; };

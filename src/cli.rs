@@ -25,7 +25,7 @@ use crate::run::{RunOptions, Selection};
     name = "serbench",
     // The commit and the build too: a run checks that its other layouts (`--layout`) are
     // builds of itself.
-    version = crate::report::host::VERSION,
+    version = crate::report::host::version(),
     about = "Which serialization format is cheapest for my data?"
 )]
 struct Cli {

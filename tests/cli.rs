@@ -221,7 +221,7 @@ fn the_version_names_the_commit_and_the_build() {
     assert!(version.contains(&format!(", {build} build)")), "{version}");
     assert_eq!(
         version.trim(),
-        format!("serbench {}", serbench::report::host::VERSION)
+        format!("serbench {}", serbench::report::host::version())
     );
 }
 

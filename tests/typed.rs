@@ -31,13 +31,14 @@ fn events() -> String {
 }
 
 /// Keys every schema language can name: nested records and lists, a null-only field, floats
-/// some of which are whole, an optional list. Avro carries this one typed (not `events`).
+/// some of which are whole, an optional list, a string JSON writes with escapes. Avro carries this
+/// one typed (not `events`).
 fn orders() -> String {
     (0..25)
         .map(|index| {
             let notes = if index % 5 == 0 { r#","notes":["gift"]"# } else { "" };
             format!(
-                r#"{{"order_id":{index},"total":{}.{},"paid":{},"gone":null,"lines":[{{"sku":"s{index}","qty":{index}}}],"ship":{{"city":"c{index}","zip":null}}{notes}}}"#,
+                r#"{{"order_id":{index},"total":{}.{},"paid":{},"gone":null,"memo":"a \"quoted\" {index}","lines":[{{"sku":"s{index}","qty":{index}}}],"ship":{{"city":"c{index}","zip":null}}{notes}}}"#,
                 index * 7,
                 if index % 2 == 0 { "0" } else { "5" },
                 index % 3 == 0
@@ -296,6 +297,20 @@ fn typed_data_is_generated_built_once_and_measured_beside_the_dynamic_arms() {
         );
     }
     assert!(borrowed("data:orders", "avro", "serde_avro_fast"));
+    // `memo` has escaped quotes: simd-json unescapes in its own buffer and borrows from there;
+    // serde_json and sonic-rs unescape into a copy and say so.
+    assert!(borrowed("data:orders", "json", "simd-json"));
+    assert!(!borrowed("data:orders", "json", "serde_json"));
+    for backend in ["serde_json", "sonic-rs"] {
+        let listed = listing.lines().any(|line| {
+            line.split_whitespace()
+                .collect::<Vec<_>>()
+                .starts_with(&["json", backend, "data:orders"])
+                && line.contains("borrowed")
+                && line.contains("written with an escape")
+        });
+        assert!(listed, "no escape reason for json/{backend} in:\n{listing}");
+    }
 
     // The typed Avro bytes are the dynamic ones (a record of one array is written as the array),
     // but for the always-null fields `gone` and `ship.zip`: the generated `Option<String>` is a

@@ -15,7 +15,8 @@
 #    changes no source rebuilds no binary;
 # 3. builds through the stub rust-overlay (the host's rustup toolchain): results-smoke (every arm
 #    once, numbers meaningless) into one results.csv row per arm, each saying it ran inside a Nix
-#    build; `nix run .#bench-postcard` (a direct run, a portable build); `nix run .#bench-native`
+#    build; `nix run .#bench-postcard` (a direct run, a portable build; with --typed, a generated
+#    crate built through the wrapper's toolchain and source); `nix run .#bench-native`
 #    (built with -C target-cpu=native, its rows say native); a bad format exits 2; `nix develop` (its
 #    rustc, valgrind and setarch; a run there is direct); `nix fmt` leaves a clean checkout
 #    unchanged and checks.formatting fails on a misformatted one (with the host's formatters).
@@ -177,7 +178,7 @@ host_tool() {
   if [[ $path == */shims/* ]] && command -v pyenv >/dev/null; then path=$(pyenv which "$1"); fi
   readlink -f "$path"
 }
-tools_json=$(for tool in treefmt taplo prettier nixfmt valgrind setarch; do
+tools_json=$(for tool in treefmt taplo prettier nixfmt valgrind setarch cc capnp; do
   printf '%s\t%s\n' "$tool" "$(host_tool "$tool")"
 done | python3 -c 'import json, sys
 print(json.dumps({name: path for name, path in (line.rstrip("\n").split("\t") for line in sys.stdin) if path}))')
@@ -393,6 +394,25 @@ build_of() { python3 -c 'import csv, sys; print(" ".join(sorted({r["build"] for 
 [[ $(build_of "$work/bench-postcard/results.csv") == portable ]] ||
   fail "nix run .#bench-postcard wrote build $(build_of "$work/bench-postcard/results.csv"), want portable"
 echo "its rows: environment direct, build portable"
+
+step "nix run .#bench-postcard -- run --typed: the app builds the data's types with the flake's toolchain"
+# The binary sits in the store, not in a target folder, so the typed crate builds in the cache's
+# shared target folder: linked to the stub build's, so the dependencies cargo test compiled serve.
+mkdir -p "$work/typed-cache/typed"
+ln -s "${SERBENCH_NIX_TARGET_DIR:-$repo/target}" "$work/typed-cache/typed/target"
+printf '{"id": 1, "name": "a"}\n{"id": 2, "name": "b"}\n' >"$work/typed.ndjson"
+SERBENCH_CACHE="$work/typed-cache" nixq run "${build[@]}" .#bench-postcard -- \
+  --profile smoke --typed --data "$work/typed.ndjson" --payload data:typed --out "$work/bench-typed" \
+  >"$work/bench-typed.log" 2>&1 || fail "bench-postcard --typed: $(tail -n 5 "$work/bench-typed.log")"
+grep -q 'building the typed crate' "$work/bench-typed.log" || fail "no typed build in $work/bench-typed.log"
+python3 - "$work/bench-typed/results.csv" <<'PY' || fail "the typed run's rows"
+import csv, sys
+rows = [row for row in csv.DictReader(open(sys.argv[1])) if row["mode"] == "typed"]
+if not rows or any(row["status"] != "ok" or row["payload"] != "data:typed" for row in rows):
+    sys.exit(f"typed rows: {rows}")
+print(f"{len(rows)} typed postcard rows of data:typed, all ok, built against the store's source")
+PY
+real+=("--typed from nix run: the wrapper's SERBENCH_SOURCE (the store's filtered source), CARGO and PATH built and ran a generated crate")
 
 step "nix run .#bench-native: compiled with -C target-cpu=native, its rows say so, in their own default folder"
 native_flags=$(nixq eval --raw "${evaluate[@]}" .#packages.x86_64-linux.serbench-native.unwrapped.RUSTFLAGS) ||

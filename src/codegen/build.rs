@@ -9,8 +9,11 @@
 //!
 //! Build: cargo (`$CARGO`, else `cargo` on the path), offline, with serbench's own toolchain
 //! file, lock file and profiles, into the target folder serbench itself was built in when this
-//! binary sits in one (so nothing serbench already compiled is compiled again), in the same
-//! profile as this binary (`--release` for a release build).
+//! binary sits in one (so nothing serbench already compiled is compiled again), else into one
+//! folder of the cache shared by every typed crate, in the same profile as this binary
+//! (`--release` for a release build). `$SERBENCH_VENDOR` names a folder of vendored crates to
+//! build from instead of cargo's registry (the Nix app sets it, with `SERBENCH_SOURCE` and the
+//! toolchain on `PATH`).
 
 use std::ffi::OsString;
 use std::io::{BufRead, BufReader, Write};
@@ -154,12 +157,12 @@ fn built_in() -> BuiltIn {
 /// to stderr); returns the binary built.
 fn cargo_build(crate_dir: &Path, name: &str, log: &Path) -> Result<PathBuf> {
     let built_in = built_in();
-    let target_dir = built_in.target_dir.clone().unwrap_or_else(|| {
-        crate_dir
-            .parent()
-            .expect("the crate is in its cache folder")
-            .join("target")
-    });
+    // Outside a cargo target folder (an installed or Nix-built serbench), one folder for every
+    // typed crate, so serbench's dependencies are compiled once, not once per schema.
+    let target_dir = built_in
+        .target_dir
+        .clone()
+        .unwrap_or_else(|| cache_dir().join("typed").join("target"));
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut command = Command::new(&cargo);
     command
@@ -182,6 +185,16 @@ fn cargo_build(crate_dir: &Path, name: &str, log: &Path) -> Result<PathBuf> {
     };
     if let Some(triple) = &built_in.triple {
         command.args(["--target", triple]);
+    }
+    // The crates serbench was built from, where it says (the Nix app: its vendored Cargo.lock).
+    if let Some(vendor) = std::env::var_os("SERBENCH_VENDOR") {
+        let vendor = Path::new(&vendor).display().to_string();
+        command.args([
+            "--config",
+            "source.crates-io.replace-with=\"serbench-vendor\"",
+            "--config",
+            &format!("source.serbench-vendor.directory={vendor:?}"),
+        ]);
     }
     let mut child = command.spawn().with_context(|| {
         format!(

@@ -2,7 +2,9 @@
 //! recorded in every row so results from several hosts and builds can be put side by side, and
 //! whether the run was measured inside a Nix build.
 
+use std::path::Path;
 use std::process::Command;
+use std::sync::OnceLock;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Host and build metadata.
@@ -37,7 +39,7 @@ impl Host {
             cpu: cpu_model(),
             cores: std::thread::available_parallelism().map_or(1, |cores| cores.get()),
             rustc: env!("SERBENCH_RUSTC").to_string(),
-            commit: commit(std::env::var(COMMIT_VARIABLE).ok(), env!("SERBENCH_COMMIT")),
+            commit: commit_id().to_string(),
             build: build().to_string(),
             environment: environment(|name| std::env::var(name).ok(), std::env::consts::OS),
         }
@@ -47,26 +49,75 @@ impl Host {
 /// What `serbench --version` prints: the commit and the build it was compiled from, so a run
 /// can tell that a `--layout` is a build of the same code for the same CPU (a native build of
 /// this commit is not a layout of a portable one: its rows would be recorded as portable).
-pub const VERSION: &str = concat!(
-    env!("CARGO_PKG_VERSION"),
-    " (",
-    env!("SERBENCH_COMMIT"),
-    ", ",
-    env!("SERBENCH_BUILD"),
-    " build)"
-);
+pub fn version() -> &'static str {
+    static VERSION: OnceLock<String> = OnceLock::new();
+    VERSION.get_or_init(|| {
+        format!(
+            "{} ({}, {} build)",
+            env!("CARGO_PKG_VERSION"),
+            commit_id(),
+            build()
+        )
+    })
+}
 
 /// The CPU this binary's code was compiled for: `portable`, `native` or the options given.
 pub fn build() -> &'static str {
     env!("SERBENCH_BUILD")
 }
 
-/// The commit of the running binary: the run-time value when one is set (one line, not empty),
-/// else the one compiled in.
-fn commit(run_time: Option<String>, compiled: &str) -> String {
+/// The commit of the running binary's sources, once per process: SERBENCH_COMMIT when set (the
+/// flake's wrapper); else, while the checkout it was compiled in still holds its sources (the
+/// hash build.rs stamped, [`super::stamp`]), git's HEAD there now (a commit since the build that
+/// changed no source is this binary's commit too); else the commit compiled in.
+pub fn commit_id() -> &'static str {
+    static COMMIT: OnceLock<String> = OnceLock::new();
+    COMMIT.get_or_init(|| {
+        let checkout = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let from_git = || {
+            let same = super::stamp::source_hash(checkout).ok()? == env!("SERBENCH_SOURCE_HASH");
+            same.then(|| git_commit(checkout)).flatten()
+        };
+        commit(
+            std::env::var(COMMIT_VARIABLE).ok(),
+            checkout.join(".git").exists().then(from_git).flatten(),
+            env!("SERBENCH_COMMIT"),
+        )
+    })
+}
+
+/// HEAD's first 12 hex digits in `checkout`, `-dirty` when a tracked file has changes, as
+/// build.rs and nix/commit.nix spell it.
+fn git_commit(checkout: &Path) -> Option<String> {
+    let git = |args: &[&str]| -> Option<String> {
+        let output = Command::new("git")
+            .arg("-C")
+            .arg(checkout)
+            .args(args)
+            .output()
+            .ok()?;
+        output
+            .status
+            .success()
+            .then(|| String::from_utf8_lossy(&output.stdout).trim().to_string())
+    };
+    let head = git(&["rev-parse", "HEAD"])?;
+    let dirty = !git(&["status", "--porcelain", "--untracked-files=no"])?.is_empty();
+    let short = head.get(..12)?;
+    Some(if dirty {
+        format!("{short}-dirty")
+    } else {
+        short.to_string()
+    })
+}
+
+/// The commit of the running binary: the run-time variable when set (one line, not empty), else
+/// what git says of the sources it was compiled from, else the one compiled in.
+fn commit(run_time: Option<String>, checkout: Option<String>, compiled: &str) -> String {
     run_time
         .map(|commit| commit.trim().to_string())
         .filter(|commit| !commit.is_empty() && !commit.contains(['\n', '\r']))
+        .or(checkout)
         .unwrap_or_else(|| compiled.to_string())
 }
 
@@ -222,15 +273,32 @@ mod tests {
     }
 
     #[test]
-    fn the_run_time_commit_wins_over_the_compiled_one_unless_it_is_unusable() {
+    fn the_run_time_commit_wins_then_the_checkouts_then_the_compiled_one() {
         let compiled = "0123456789ab";
+        let checkout = || Some("aaaabbbbcccc".to_string());
         assert_eq!(
-            commit(Some("fedcba987654-dirty".into()), compiled),
+            commit(Some("fedcba987654-dirty".into()), checkout(), compiled),
             "fedcba987654-dirty"
         );
-        assert_eq!(commit(None, compiled), compiled);
-        assert_eq!(commit(Some(" ".into()), compiled), compiled);
-        assert_eq!(commit(Some("a\nb".into()), compiled), compiled);
+        assert_eq!(commit(None, checkout(), compiled), "aaaabbbbcccc");
+        assert_eq!(commit(None, None, compiled), compiled);
+        assert_eq!(commit(Some(" ".into()), None, compiled), compiled);
+        assert_eq!(commit(Some("a\nb".into()), checkout(), compiled), "aaaabbbbcccc");
+    }
+
+    #[test]
+    fn the_source_hash_is_the_one_build_rs_stamped_and_follows_a_changed_file() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let now = super::super::stamp::source_hash(root).unwrap();
+        // The test binary was compiled from this checkout (cargo rebuilds it when a source changes).
+        assert_eq!(now, env!("SERBENCH_SOURCE_HASH"));
+        let copy = tempfile::tempdir().unwrap();
+        for file in ["build.rs", "Cargo.toml"] {
+            std::fs::copy(root.join(file), copy.path().join(file)).unwrap();
+        }
+        let before = super::super::stamp::source_hash(copy.path()).unwrap();
+        std::fs::write(copy.path().join("build.rs"), "fn main() {}\n").unwrap();
+        assert_ne!(super::super::stamp::source_hash(copy.path()).unwrap(), before);
     }
 
     #[test]

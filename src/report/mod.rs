@@ -18,6 +18,7 @@ pub mod results;
 pub mod samples;
 pub mod schema;
 pub mod sizes;
+pub mod stamp;
 pub mod table;
 
 /// The version of the results.csv and sizes.csv schemas. A folder holding files of another

