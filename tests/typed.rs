@@ -189,6 +189,19 @@ fn typed_data_is_generated_built_once_and_measured_beside_the_dynamic_arms() {
     let cached = serbench(&cache, &[&["list", "--typed"], &data[..]].concat());
     assert!(cached.status.success(), "{}", stderr(&cached));
     assert!(!stderr(&cached).contains("building"), "{}", stderr(&cached));
+    // So does the same schema in a file of another name (another day's events, say).
+    let renamed = dir.path().join("events-tuesday.ndjson");
+    std::fs::copy(file, &renamed).unwrap();
+    let mut other = data;
+    other[1] = renamed.to_str().unwrap();
+    let same_schema = serbench(&cache, &[&["list", "--typed"], &other[..]].concat());
+    assert!(same_schema.status.success(), "{}", stderr(&same_schema));
+    assert!(
+        !stderr(&same_schema).contains("building"),
+        "{}",
+        stderr(&same_schema)
+    );
+    assert!(String::from_utf8_lossy(&same_schema.stdout).contains("data:events-tuesday"));
 
     // dump and check through the typed arms: protobuf carries `events` only typed (no .proto can
     // name its keys), so these bytes come from the generated prost messages; a cut copy is refused.
