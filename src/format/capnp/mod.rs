@@ -58,6 +58,13 @@
 //! the segment into the harness's reused output buffer. Decode reads the borrowed bytes in place
 //! (`read_message_from_flat_slice_no_alloc`) into owned model values; packed decode unpacks into
 //! a fresh owned segment (`serialize_packed::read_message`).
+//!
+//! Typed data (`--typed`, [`typed`] states the rules): the generated crate's
+//! `capnp/data_<n>.capnp`, one struct per generated Rust struct (a map a sorted list of entry
+//! structs, an `Option` a null pointer or, for a scalar, a `none`/`value` union), compiled by
+//! capnpc in its build script. The generated structs implement [`StructModel`], the root
+//! [`Routed`] and, where the data has a scalar to change, [`Native`]: the same arms as the
+//! built-in payloads, under the same buffer policy and limits.
 
 #[allow(
     clippy::all,
@@ -91,7 +98,9 @@ use ::capnp::traits::{FromPointerBuilder, FromPointerReader, OwnedStruct};
 use ::capnp::{Word, serialize_packed, struct_list, text, text_list};
 use anyhow::{Context, Result, bail, ensure};
 
-use super::{BackendDoc, DataSupport, Fidelity, Format, NEEDS_RUST_TYPES, Registry, TypedSupport};
+use super::{
+    BackendDoc, DataSupport, Fidelity, Format, NEEDS_RUST_TYPES, Registry, TypedDerive, TypedSupport,
+};
 use crate::arm::{Access, Backend, Codec, Operation, Update};
 use crate::payload::fields::{self, Digest, Fields, UpdateField};
 use crate::payload::{
@@ -140,9 +149,13 @@ pub static FORMAT: Format = Format {
         registry.unsupported_borrowed(super::READS_IN_PLACE);
         registry.unsupported_corpora("no .capnp schema written for the corpus types");
     },
-    typed: TypedSupport::Unsupported(
-        "capnpc on a generated .capnp and the conversion to the generated types are not generated yet",
-    ),
+    typed: TypedSupport::Derive(&TypedDerive {
+        crates: &["capnp"],
+        refuses: typed::refuses,
+        items: typed::items,
+        in_place_update: true,
+        ..TypedDerive::SERDE
+    }),
     data: DataSupport::Unsupported(NEEDS_RUST_TYPES),
 };
 
@@ -151,7 +164,9 @@ const PACKED: Backend = BACKEND.variant("packed");
 /// Why the packed variant has no in-place arms (see the module doc).
 const PACKED_NOT_IN_PLACE: &str = "packed bytes are not the in-memory layout: every in-place read or write must unpack the whole message first, which is a decode";
 
-/// The typed arms of a generated payload type (`--typed`): encode, decode and the two
+mod typed;
+
+/// The typed arms of a generated payload type (`--typed`, [`typed`]): encode, decode and the two
 /// accesses unpacked, encode and decode packed, as for the built-in payloads.
 pub fn register_typed<P: Model + Routed>(registry: &mut Registry, payload: &Payload<P>) {
     registry.codec(payload, BACKEND, Unpacked::new);
@@ -201,7 +216,7 @@ pub trait StructModel: Sized {
 }
 
 /// What the access arms need of a payload type: its struct and its routing fields read in place.
-/// A generated root type of `--typed` implements it.
+/// A generated root type of `--typed` implements it ([`typed`]).
 pub trait Routed: StructModel + Fields + 'static {
     /// Reads only the routing fields in place, as [`Fields::fold_route`] folds the owned value.
     fn route(reader: Reader<'_, Self>, digest: &mut Digest) -> Result<()>;
