@@ -454,7 +454,8 @@ mod tests {
     #[test]
     fn one_build_script_runs_each_formats_step_once() {
         let payloads = [data("{\"a\": 1}\n"), data("{\"b\": \"x\"}\n")];
-        let generated = generate(&payloads, &["protobuf".to_string()], Path::new("/src"));
+        let formats = ["protobuf", "capnp"].map(String::from);
+        let generated = generate(&payloads, &formats, Path::new("/src"));
         let file = |path: &str| {
             generated
                 .files
@@ -470,6 +471,14 @@ mod tests {
         assert_eq!(script.matches("protobuf::run();").count(), 1, "{script}");
         assert!(file("build/protobuf.rs").is_some_and(|step| step.contains("pub fn run()")));
         assert!(file("protos/data_0.proto").is_some() && file("protos/data_1.proto").is_some());
+        // Cap'n Proto's step too, where the capnp tool is there to run it.
+        if generated.formats[0].contains(&"capnp") {
+            assert!(
+                script.ends_with("fn main() {\n    capnp::run();\n    protobuf::run();\n}\n"),
+                "{script}"
+            );
+            assert!(file("build/capnp.rs").is_some() && file("capnp/data_1.capnp").is_some());
+        }
         let plain = generate(&payloads, &["json".to_string()], Path::new("/src"));
         assert!(
             !plain.files.iter().any(|(path, _)| path.starts_with("build")),
