@@ -119,6 +119,13 @@ fn typed_data_is_generated_built_once_and_measured_beside_the_dynamic_arms() {
     ] {
         assert!(main.contains(expected), "{expected:?} not in:\n{main}");
     }
+    // One build script runs both formats' steps: prost-build's and capnpc's.
+    let script = std::fs::read_to_string(out.join("build.rs")).unwrap();
+    for step in ["capnp::run();", "protobuf::run();"] {
+        assert!(script.contains(step), "{step:?} not in:\n{script}");
+    }
+    let schema = std::fs::read_to_string(out.join("capnp/data_0.capnp")).unwrap();
+    assert!(schema.contains("  n3ds @0 :Bool;"), "{schema}");
     let again = serbench(
         &cache,
         &[&["gen", "--out", out.to_str().unwrap()], &data[..]].concat(),
@@ -167,6 +174,7 @@ fn typed_data_is_generated_built_once_and_measured_beside_the_dynamic_arms() {
         ("protobuf", "prost"),
         ("fory", "fory"),
         ("rkyv", "rkyv"),
+        ("capnp", "capnp"),
     ] {
         assert!(
             typed_arm(format, backend),
@@ -323,6 +331,29 @@ fn typed_data_is_generated_built_once_and_measured_beside_the_dynamic_arms() {
                 && line.contains("written with an escape")
         });
         assert!(listed, "no escape reason for json/{backend} in:\n{listing}");
+    }
+
+    // Cap'n Proto through the generated .capnp: every arm unpacked, the update in place in the
+    // received bytes, and the codec packed.
+    for payload in ["data:events", "data:orders"] {
+        for (variant, operation) in [
+            ("", "encode"),
+            ("", "decode"),
+            ("", "access-all"),
+            ("", "access-partial"),
+            ("", "update"),
+            ("packed", "encode"),
+            ("packed", "decode"),
+            ("packed", "roundtrip"),
+        ] {
+            assert!(
+                typed.iter().any(|row| row["payload"] == payload
+                    && row["format"] == "capnp"
+                    && row["variant"] == variant
+                    && row["operation"] == operation),
+                "no typed capnp[{variant}] {operation} row of {payload}"
+            );
+        }
     }
 
     // The typed Avro bytes are the dynamic ones (a record of one array is written as the array),

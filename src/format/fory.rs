@@ -150,8 +150,7 @@ fn typed_items(module: &TypedModule) -> TypedItems {
             "/// Fory's registration of every type of this payload, by id.\nimpl serbench::format::fory::Registered for {root} {{\n    fn register(fory: &mut fory::Fory) -> Result<(), fory::Error> {{\n{registrations}        Ok(())\n    }}\n}}\n",
             root = module.root,
         ),
-        files: Vec::new(),
-        build_crates: Vec::new(),
+        ..TypedItems::default()
     }
 }
 

@@ -157,6 +157,19 @@ pub struct TypedItems {
     pub rust: String,
     /// Crates the crate's build script needs (`[build-dependencies]`, as serbench's).
     pub build_crates: Vec<&'static str>,
+    /// The format's step of the crate's build script, if it needs one.
+    pub build_step: Option<BuildStep>,
+}
+
+/// A format's step of the generated crate's one build script: the module `build/{name}.rs`, whose
+/// `pub fn run()` the script's `main` calls once, however many payloads need it, so several
+/// formats can each generate code at build time.
+#[derive(Clone, Copy, Debug)]
+pub struct BuildStep {
+    /// The module's name: the format's.
+    pub name: &'static str,
+    /// The module's source.
+    pub source: &'static str,
 }
 
 impl TypedDerive {

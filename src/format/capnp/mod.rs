@@ -58,6 +58,13 @@
 //! the segment into the harness's reused output buffer. Decode reads the borrowed bytes in place
 //! (`read_message_from_flat_slice_no_alloc`) into owned model values; packed decode unpacks into
 //! a fresh owned segment (`serialize_packed::read_message`).
+//!
+//! Typed data (`--typed`, [`typed`] states the rules): the generated crate's
+//! `capnp/data_<n>.capnp`, one struct per generated Rust struct (a map a sorted list of entry
+//! structs, an `Option` a null pointer or, for a scalar, a `none`/`value` union), compiled by
+//! capnpc in its build script. The generated structs implement [`StructModel`], the root
+//! [`Routed`] and, where the data has a scalar to change, [`Native`]: the same arms as the
+//! built-in payloads, under the same buffer policy and limits.
 
 #[allow(
     clippy::all,
@@ -91,7 +98,10 @@ use ::capnp::traits::{FromPointerBuilder, FromPointerReader, OwnedStruct};
 use ::capnp::{Word, serialize_packed, struct_list, text, text_list};
 use anyhow::{Context, Result, bail, ensure};
 
-use super::{BackendDoc, DataSupport, Fidelity, Format, NEEDS_RUST_TYPES, Registry, TypedSupport};
+use super::{
+    BackendDoc, DataSupport, Fidelity, Format, NEEDS_RUST_TYPES, Registry, TypedBorrowed, TypedDerive,
+    TypedSupport,
+};
 use crate::arm::{Access, Backend, Codec, Operation, Update};
 use crate::payload::fields::{self, Digest, Fields, UpdateField};
 use crate::payload::{
@@ -140,9 +150,14 @@ pub static FORMAT: Format = Format {
         registry.unsupported_borrowed(super::READS_IN_PLACE);
         registry.unsupported_corpora("no .capnp schema written for the corpus types");
     },
-    typed: TypedSupport::Unsupported(
-        "capnpc on a generated .capnp and the conversion to the generated types are not generated yet",
-    ),
+    typed: TypedSupport::Derive(&TypedDerive {
+        crates: &["capnp"],
+        refuses: typed::refuses,
+        items: typed::items,
+        in_place_update: true,
+        borrowed: TypedBorrowed::Not(super::READS_IN_PLACE),
+        ..TypedDerive::SERDE
+    }),
     data: DataSupport::Unsupported(NEEDS_RUST_TYPES),
 };
 
@@ -151,30 +166,43 @@ const PACKED: Backend = BACKEND.variant("packed");
 /// Why the packed variant has no in-place arms (see the module doc).
 const PACKED_NOT_IN_PLACE: &str = "packed bytes are not the in-memory layout: every in-place read or write must unpack the whole message first, which is a decode";
 
+mod typed;
+
+/// The typed arms of a generated payload type (`--typed`, [`typed`]): encode, decode and the two
+/// accesses unpacked, encode and decode packed, as for the built-in payloads.
+pub fn register_typed<P: Model + Routed>(registry: &mut Registry, payload: &Payload<P>) {
+    registry.codec(payload, BACKEND, Unpacked::new);
+    registry.access(payload, BACKEND, Operation::AccessAll, Unpacked::new, || ReadAll);
+    registry.access(payload, BACKEND, Operation::AccessPartial, Unpacked::new, || {
+        ReadRoute
+    });
+    registry.codec(payload, PACKED, Packed::new);
+    for operation in [Operation::AccessAll, Operation::AccessPartial, Operation::Update] {
+        registry.unsupported_operation(payload.spec, PACKED.name, operation, PACKED_NOT_IN_PLACE);
+    }
+}
+
+/// The update arm of a generated payload type whose data has a scalar to change
+/// ([`crate::payload::data::update_target`]).
+pub fn register_typed_update<P: Model + Native>(registry: &mut Registry, payload: &Payload<P>) {
+    registry.update(payload, BACKEND, Unpacked::new, InPlace::<P>::new);
+}
+
 struct Capnp<'a>(&'a mut Registry);
 
 impl<P: Model + Native> Visit<P> for Capnp<'_> {
     fn payload(&mut self, payload: &Payload<P>) {
-        let registry = &mut *self.0;
-        registry.codec(payload, BACKEND, Unpacked::new);
-        registry.access(payload, BACKEND, Operation::AccessAll, Unpacked::new, || ReadAll);
-        registry.access(payload, BACKEND, Operation::AccessPartial, Unpacked::new, || {
-            ReadRoute
-        });
-        registry.update(payload, BACKEND, Unpacked::new, InPlace::<P>::new);
-        registry.codec(payload, PACKED, Packed::new);
-        for operation in [Operation::AccessAll, Operation::AccessPartial, Operation::Update] {
-            registry.unsupported_operation(payload.spec, PACKED.name, operation, PACKED_NOT_IN_PLACE);
-        }
+        register_typed(self.0, payload);
+        register_typed_update(self.0, payload);
     }
 }
 
 /// The generated reader of a model type's struct, borrowing the message.
-type Reader<'a, T> = <<T as StructModel>::Owned as OwnedStruct>::Reader<'a>;
+pub type Reader<'a, T> = <<T as StructModel>::Owned as OwnedStruct>::Reader<'a>;
 /// The generated builder of a model type's struct, borrowing the message being built.
-type Builder<'a, T> = <<T as StructModel>::Owned as OwnedStruct>::Builder<'a>;
+pub type Builder<'a, T> = <<T as StructModel>::Owned as OwnedStruct>::Builder<'a>;
 /// The generated reader of the struct that holds a payload's update field.
-type UpdateReader<'a, T> = <<T as Native>::UpdateStruct as OwnedStruct>::Reader<'a>;
+pub type UpdateReader<'a, T> = <<T as Native>::UpdateStruct as OwnedStruct>::Reader<'a>;
 
 /// A model type stored as a struct of the generated code: how to build it, read it back into an
 /// owned value, and fold every field in place.
@@ -189,16 +217,20 @@ pub trait StructModel: Sized {
     fn fold(reader: Reader<'_, Self>, digest: &mut Digest) -> Result<()>;
 }
 
-/// What Cap'n Proto needs of every payload type: its struct, its routing fields, and where its
-/// [`UpdateField`] lives.
-pub trait Native: StructModel + Fields + UpdateField<Scalar: WireScalar> + 'static {
+/// What the access arms need of a payload type: its struct and its routing fields read in place.
+/// A generated root type of `--typed` implements it ([`typed`]).
+pub trait Routed: StructModel + Fields + 'static {
+    /// Reads only the routing fields in place, as [`Fields::fold_route`] folds the owned value.
+    fn route(reader: Reader<'_, Self>, digest: &mut Digest) -> Result<()>;
+}
+
+/// What the update arm needs of a payload type: where its [`UpdateField`] lives.
+pub trait Native: Routed + UpdateField<Scalar: WireScalar> {
     /// The generated struct that holds the update field.
     type UpdateStruct: OwnedStruct;
     /// The update field's name in the schema.
     const UPDATE_FIELD: &'static str;
 
-    /// Reads only the routing fields in place, as [`Fields::fold_route`] folds the owned value.
-    fn route(reader: Reader<'_, Self>, digest: &mut Digest) -> Result<()>;
     /// Follows the (checked) pointers from the root to the struct that holds the update field.
     fn update_struct(reader: Reader<'_, Self>) -> Result<UpdateReader<'_, Self>>;
 }
@@ -230,16 +262,19 @@ impl WireScalar for f64 {
     }
 }
 
-/// A list length as Cap'n Proto counts it.
-fn length(len: usize) -> Result<u32> {
+/// A list length as Cap'n Proto counts it (public for the generated code of `--typed`, as are
+/// [`text`] and [`string`]).
+pub fn length(len: usize) -> Result<u32> {
     u32::try_from(len).context("a list longer than Cap'n Proto can hold")
 }
 
-fn text(reader: ::capnp::Result<text::Reader<'_>>) -> Result<&str> {
+/// A text read in place, checked to be UTF-8.
+pub fn text(reader: ::capnp::Result<text::Reader<'_>>) -> Result<&str> {
     Ok(reader?.to_str()?)
 }
 
-fn string(reader: ::capnp::Result<text::Reader<'_>>) -> Result<String> {
+/// A text read into an owned `String`.
+pub fn string(reader: ::capnp::Result<text::Reader<'_>>) -> Result<String> {
     Ok(text(reader)?.to_string())
 }
 
@@ -454,7 +489,7 @@ impl<P: StructModel> Codec<P> for Packed {
 /// `access-all`: read every field in place.
 pub struct ReadAll;
 
-impl<P: Native> Access<P> for ReadAll {
+impl<P: StructModel + Fields> Access<P> for ReadAll {
     fn expected(value: &P) -> u64 {
         fields::digest_all(value)
     }
@@ -469,7 +504,7 @@ impl<P: Native> Access<P> for ReadAll {
 /// `access-partial`: read only the routing fields in place.
 pub struct ReadRoute;
 
-impl<P: Native> Access<P> for ReadRoute {
+impl<P: Routed> Access<P> for ReadRoute {
     fn expected(value: &P) -> u64 {
         fields::digest_route(value)
     }
@@ -606,10 +641,7 @@ impl StructModel for Readings {
     }
 }
 
-impl Native for Readings {
-    type UpdateStruct = readings::reading::Owned;
-    const UPDATE_FIELD: &'static str = "value";
-
+impl Routed for Readings {
     fn route(reader: readings::readings::Reader<'_>, digest: &mut Digest) -> Result<()> {
         let readings = reader.get_readings()?;
         digest.count(readings.len() as usize);
@@ -618,6 +650,11 @@ impl Native for Readings {
         }
         Ok(())
     }
+}
+
+impl Native for Readings {
+    type UpdateStruct = readings::reading::Owned;
+    const UPDATE_FIELD: &'static str = "value";
 
     fn update_struct(reader: Reader<'_, Self>) -> Result<UpdateReader<'_, Self>> {
         first::<Reading>(reader.get_readings(), "reading")
@@ -688,15 +725,17 @@ impl StructModel for Order {
     }
 }
 
-impl Native for Order {
-    type UpdateStruct = order::order::Owned;
-    const UPDATE_FIELD: &'static str = "quantity";
-
+impl Routed for Order {
     fn route(reader: order::order::Reader<'_>, digest: &mut Digest) -> Result<()> {
         digest.int(reader.get_order_id());
         digest.int(reader.get_customer_id());
         Ok(())
     }
+}
+
+impl Native for Order {
+    type UpdateStruct = order::order::Owned;
+    const UPDATE_FIELD: &'static str = "quantity";
 
     fn update_struct(reader: Reader<'_, Self>) -> Result<UpdateReader<'_, Self>> {
         Ok(reader)
@@ -801,10 +840,7 @@ impl StructModel for TelemetryEvent {
     }
 }
 
-impl Native for TelemetryEvent {
-    type UpdateStruct = telemetry::telemetry_event::Owned;
-    const UPDATE_FIELD: &'static str = "timestampMs";
-
+impl Routed for TelemetryEvent {
     fn route(reader: telemetry::telemetry_event::Reader<'_>, digest: &mut Digest) -> Result<()> {
         let service = reader.get_service()?;
         digest.text(text(service.get_name())?);
@@ -821,6 +857,11 @@ impl Native for TelemetryEvent {
         }
         Ok(())
     }
+}
+
+impl Native for TelemetryEvent {
+    type UpdateStruct = telemetry::telemetry_event::Owned;
+    const UPDATE_FIELD: &'static str = "timestampMs";
 
     fn update_struct(reader: Reader<'_, Self>) -> Result<UpdateReader<'_, Self>> {
         Ok(reader)
@@ -1024,15 +1065,17 @@ impl StructModel for CheckoutRequest {
     }
 }
 
-impl Native for CheckoutRequest {
-    type UpdateStruct = checkout::request_meta::Owned;
-    const UPDATE_FIELD: &'static str = "timestampMs";
-
+impl Routed for CheckoutRequest {
     fn route(reader: checkout::checkout_request::Reader<'_>, digest: &mut Digest) -> Result<()> {
         digest.text(text(reader.get_meta()?.get_request_id())?);
         digest.text(text(reader.get_customer_id())?);
         Ok(())
     }
+}
+
+impl Native for CheckoutRequest {
+    type UpdateStruct = checkout::request_meta::Owned;
+    const UPDATE_FIELD: &'static str = "timestampMs";
 
     fn update_struct(reader: Reader<'_, Self>) -> Result<UpdateReader<'_, Self>> {
         Ok(reader.get_meta()?)
@@ -1163,15 +1206,17 @@ impl StructModel for CheckoutResponse {
     }
 }
 
-impl Native for CheckoutResponse {
-    type UpdateStruct = checkout::checkout_response::Owned;
-    const UPDATE_FIELD: &'static str = "totalCents";
-
+impl Routed for CheckoutResponse {
     fn route(reader: checkout::checkout_response::Reader<'_>, digest: &mut Digest) -> Result<()> {
         digest.text(text(reader.get_meta()?.get_request_id())?);
         digest.text(text(reader.get_order_id())?);
         Ok(())
     }
+}
+
+impl Native for CheckoutResponse {
+    type UpdateStruct = checkout::checkout_response::Owned;
+    const UPDATE_FIELD: &'static str = "totalCents";
 
     fn update_struct(reader: Reader<'_, Self>) -> Result<UpdateReader<'_, Self>> {
         Ok(reader)
@@ -1233,10 +1278,7 @@ impl StructModel for Items {
     }
 }
 
-impl Native for Items {
-    type UpdateStruct = collections::item::Owned;
-    const UPDATE_FIELD: &'static str = "stock";
-
+impl Routed for Items {
     fn route(reader: collections::items::Reader<'_>, digest: &mut Digest) -> Result<()> {
         let items = reader.get_items()?;
         digest.count(items.len() as usize);
@@ -1245,6 +1287,11 @@ impl Native for Items {
         }
         Ok(())
     }
+}
+
+impl Native for Items {
+    type UpdateStruct = collections::item::Owned;
+    const UPDATE_FIELD: &'static str = "stock";
 
     fn update_struct(reader: Reader<'_, Self>) -> Result<UpdateReader<'_, Self>> {
         first::<Item>(reader.get_items(), "item")
@@ -1285,10 +1332,7 @@ impl StructModel for Keyed {
     }
 }
 
-impl Native for Keyed {
-    type UpdateStruct = collections::item::Owned;
-    const UPDATE_FIELD: &'static str = "stock";
-
+impl Routed for Keyed {
     fn route(reader: collections::keyed::Reader<'_>, digest: &mut Digest) -> Result<()> {
         let entries = reader.get_entries()?;
         digest.count(entries.len() as usize);
@@ -1298,6 +1342,11 @@ impl Native for Keyed {
         }
         Ok(())
     }
+}
+
+impl Native for Keyed {
+    type UpdateStruct = collections::item::Owned;
+    const UPDATE_FIELD: &'static str = "stock";
 
     fn update_struct(reader: Reader<'_, Self>) -> Result<UpdateReader<'_, Self>> {
         let entries = reader.get_entries()?;
