@@ -243,7 +243,7 @@ impl serbench::format::avro::Native for {root} {{
             file,
             serde_json::to_string_pretty(&schema).expect("JSON prints") + "\n",
         )],
-        build_crates: Vec::new(),
+        ..TypedItems::default()
     }
 }
 

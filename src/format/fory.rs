@@ -149,7 +149,7 @@ fn typed_items(module: &TypedModule) -> TypedItems {
             root = module.root,
         ),
         files: Vec::new(),
-        build_crates: Vec::new(),
+        ..TypedItems::default()
     }
 }
 

@@ -135,12 +135,28 @@ pub struct TypedModule<'a> {
 /// Files and Rust items a format adds to the generated crate beyond its derives.
 #[derive(Debug, Default)]
 pub struct TypedItems {
-    /// Files of the crate (a path relative to it, the text): a schema file, say.
+    /// Files of the crate (a path relative to it, the text): a schema file, say. Never
+    /// `build.rs`, which is made of every format's [`BuildStep`].
     pub files: Vec<(String, String)>,
     /// Rust items in the data payload's module, beside its types.
     pub rust: String,
+    /// The format's step of the crate's build script (code generation from its schema files),
+    /// if it has one: the same for every payload, so written once.
+    pub build_step: Option<BuildStep>,
     /// Crates the crate's build script needs (`[build-dependencies]`, as serbench's).
     pub build_crates: Vec<&'static str>,
+}
+
+/// One format's part of the generated crate's build script: a function the script's `main`
+/// calls, so that several formats can each generate code from their schema files in one script.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BuildStep {
+    /// The function's name: the format's, unique in the script.
+    pub name: &'static str,
+    /// Its doc comment's text (without the `///`), one line per line.
+    pub doc: &'static str,
+    /// Its body, indented by four spaces; it reads and writes only its own folders.
+    pub body: &'static str,
 }
 
 impl TypedDerive {
