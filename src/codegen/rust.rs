@@ -79,7 +79,9 @@ pub fn module(data: &DataPayload, derives: &Derives) -> Module {
         );
         // Replaces struct_of's record fold: a list's route is its count and first record's.
         let folds = generator.structs.last_mut().expect("just written");
-        let cut = folds.find("impl serbench::payload::fields::FieldValue").expect("struct_of writes folds");
+        let cut = folds
+            .find("impl serbench::payload::fields::FieldValue")
+            .expect("struct_of writes folds");
         folds.truncate(cut);
         folds.push_str(&format!(
             "impl serbench::payload::fields::Fields for Records {{\n    fn fold_all(&self, digest: &mut serbench::payload::fields::Digest) {{\n        serbench::payload::fields::FieldValue::fold(&self.records, digest);\n    }}\n\n    fn fold_route(&self, digest: &mut serbench::payload::fields::Digest) {{\n        digest.count(self.records.len());\n        if let Some(first) = self.records.first() {{\n            serbench::payload::fields::Fields::fold_route(first, digest);\n        }}\n    }}\n}}\n"

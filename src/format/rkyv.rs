@@ -894,7 +894,9 @@ fn typed_items(module: &TypedModule) -> TypedItems {
                 .fields
                 .iter()
                 .map(|field| {
-                    format!("        serbench::format::rkyv::InPlaceValue::{method}(&self.{field}, digest);\n")
+                    format!(
+                        "        serbench::format::rkyv::InPlaceValue::{method}(&self.{field}, digest);\n"
+                    )
                 })
                 .collect()
         };

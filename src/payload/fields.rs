@@ -214,7 +214,11 @@ impl<T: FieldValue> FieldValue for BTreeMap<String, T> {
 /// integer xor 1, a float negated, as the built-in payloads' updates do; see
 /// [`UpdateField::value_for_round`]).
 pub fn alternate<T: Alternate>(value: T, round: u64) -> T {
-    if round.is_multiple_of(2) { value } else { value.other() }
+    if round.is_multiple_of(2) {
+        value
+    } else {
+        value.other()
+    }
 }
 
 /// A scalar an update alternates.

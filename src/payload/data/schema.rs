@@ -176,10 +176,7 @@ pub struct UpdateTarget {
 /// The scalar an `update` changes: the first integer field met breadth-first through the
 /// record's required fields and required nested records (never inside a list, a map or an
 /// optional value), else the first such float.
-pub fn update_target(
-    record: &Type,
-    records: &BTreeMap<String, TypedRecord>,
-) -> Result<UpdateTarget, String> {
+pub fn update_target(record: &Type, records: &BTreeMap<String, TypedRecord>) -> Result<UpdateTarget, String> {
     for (wanted, scalar) in [(Kind::Int, "i64"), (Kind::Float, "f64")] {
         let mut level: Vec<(String, Vec<String>, Vec<String>, &Type)> =
             vec![("$".to_string(), Vec::new(), Vec::new(), record)];
@@ -215,10 +212,7 @@ pub fn update_target(
             level = next;
         }
     }
-    Err(
-        "no required integer or float outside lists, maps and optional values to update in place"
-            .to_string(),
-    )
+    Err("no required integer or float outside lists, maps and optional values to update in place".to_string())
 }
 
 /// The inferred schema of a data file.
