@@ -455,6 +455,16 @@ mod tests {
     }
 
     #[test]
+    fn no_struct_takes_a_name_flatcs_code_uses() {
+        let payload = data("{\"a\": {\"x\": 1}, \"result\": {\"y\": 2}, \"default\": {\"z\": 3}}\n");
+        let generated = generate(&[payload], &["json".to_string()], Path::new("/src"));
+        let main = &generated.files[3].1;
+        for expected in ["pub struct A2 {", "pub struct Result2 {", "pub struct Default2 {"] {
+            assert!(main.contains(expected), "{expected:?} missing from:\n{main}");
+        }
+    }
+
+    #[test]
     fn the_build_script_runs_each_formats_step_once() {
         let payloads = [data("{\"a\": 1}\n"), data("{\"b\": [1.5]}\n")];
         let generated = generate(&payloads, &["protobuf".to_string()], Path::new("/src"));
