@@ -58,10 +58,10 @@ use std::hint::black_box;
 
 use anyhow::{Context, Result, bail};
 use flatbuffers::{
-    FlatBufferBuilder, Follow, ForwardsUOffset, UnionWIPOffset, Vector, Verifiable, WIPOffset,
+    FlatBufferBuilder, Follow, ForwardsUOffset, Push, UnionWIPOffset, Vector, Verifiable, WIPOffset,
 };
 
-use super::{BackendDoc, DataSupport, Fidelity, Format, Registry, TypedSupport};
+use super::{BackendDoc, DataSupport, Fidelity, Format, Registry, TypedDerive, TypedSupport};
 use crate::arm::{Access, Backend, Codec, Operation};
 use crate::payload::fields::{self, Digest, Fields};
 use crate::payload::{
@@ -105,13 +105,25 @@ pub static FORMAT: Format = Format {
         registry.unsupported_borrowed(super::READS_IN_PLACE);
         registry.unsupported_corpora("no .fbs schema written for the corpus types");
     },
-    typed: TypedSupport::Unsupported(
-        "flatc on a generated .fbs and the conversion to the generated types are not generated yet",
-    ),
+    typed: TypedSupport::Derive(&TypedDerive {
+        crates: &["flatbuffers"],
+        refuses: typed::refuses,
+        items: typed::items,
+        ..TypedDerive::SERDE
+    }),
     data: DataSupport::Unsupported(
-        "needs a .fbs schema compiled into Rust by flatc; serbench writes no FlatBuffers schema for data",
+        "no value tree: it reads only through Rust code flatc generated from a .fbs (--typed writes one for the data)",
     ),
 };
+
+mod typed;
+
+/// The typed arms of a generated payload type (`--typed`, [`typed`]): encode, decode, round-trip
+/// and the two accesses through the flatc-generated tables of its `.fbs`, as for the model's
+/// payloads, and no update ([`NO_UPDATE`]).
+pub fn register_typed<P: Model + Native>(registry: &mut Registry, payload: &Payload<P>) {
+    Flatbuffers(registry).payload(payload);
+}
 
 const BACKEND: Backend = Backend::new("flatbuffers");
 /// Why FlatBuffers has no update arm (see the module doc).
@@ -173,7 +185,7 @@ fn fold_tables<'buf, T: TableModel>(
 }
 
 /// A vector of offsets to tables (or strings) being built.
-type VectorOffset<T> = WIPOffset<Vector<'static, ForwardsUOffset<T>>>;
+pub type VectorOffset<T> = WIPOffset<Vector<'static, ForwardsUOffset<T>>>;
 
 /// The codec's reused builder, and a stack for the element offsets of the vectors being built
 /// (children are written before their vector, so their offsets must wait somewhere).
@@ -198,13 +210,34 @@ impl Builder {
         self.fbb.finished_data()
     }
 
-    fn string(&mut self, value: &str) -> WIPOffset<&'static str> {
+    /// The builder itself, for a generated table's `create`.
+    pub fn fbb(&mut self) -> &mut FlatBufferBuilder<'static> {
+        &mut self.fbb
+    }
+
+    /// Creates a table with `create`, writing even the scalars equal to their defaults when
+    /// `keep_defaults` (see [`has_negative_zero`]).
+    pub fn table<T>(
+        &mut self,
+        keep_defaults: bool,
+        create: impl FnOnce(&mut FlatBufferBuilder<'static>) -> WIPOffset<T>,
+    ) -> WIPOffset<T> {
+        if !keep_defaults {
+            return create(&mut self.fbb);
+        }
+        self.fbb.force_defaults(true);
+        let table = create(&mut self.fbb);
+        self.fbb.force_defaults(false);
+        table
+    }
+
+    pub fn string(&mut self, value: &str) -> WIPOffset<&'static str> {
         self.fbb.create_string(value)
     }
 
     /// Builds each element with `build`, then the vector of their offsets. The stack is shared
     /// by nested vectors: each uses the part above where it started and pops it when done.
-    fn vector<E, T>(
+    pub fn vector<E, T>(
         &mut self,
         elements: impl IntoIterator<Item = E>,
         mut build: impl FnMut(&mut Builder, E) -> WIPOffset<T>,
@@ -220,12 +253,17 @@ impl Builder {
         WIPOffset::new(vector.value())
     }
 
-    fn strings(&mut self, values: &[String]) -> VectorOffset<&'static str> {
+    pub fn strings(&mut self, values: &[String]) -> VectorOffset<&'static str> {
         self.vector(values, |builder, value| builder.string(value))
     }
 
-    fn tables<T: TableModel>(&mut self, records: &[T]) -> VectorOffset<T::Table<'static>> {
+    pub fn tables<T: TableModel>(&mut self, records: &[T]) -> VectorOffset<T::Table<'static>> {
         self.vector(records, |builder, record| record.build(builder))
+    }
+
+    /// A vector of scalars (`long`, `double`, `bool`), written as they are.
+    pub fn scalars<T: Push + Copy>(&mut self, values: &[T]) -> WIPOffset<Vector<'static, T::Output>> {
+        self.fbb.create_vector(values)
     }
 
     fn attributes(&mut self, attributes: &BTreeMap<String, String>) -> VectorOffset<fb::Attribute<'static>> {
@@ -237,6 +275,15 @@ impl Builder {
             fb::Attribute::create(&mut builder.fbb, &args)
         })
     }
+}
+
+/// Whether one of `values` is -0.0: the builder leaves out a scalar equal to its default (0.0
+/// for a `double`), -0.0 among them, and it would read back as 0.0, a value of other bits. A
+/// generated table with floats keeps its defaults where this holds ([`Builder::table`]).
+pub fn has_negative_zero(values: &[f64]) -> bool {
+    values
+        .iter()
+        .any(|value| *value == 0.0 && value.is_sign_negative())
 }
 
 fn read_strings(values: Vector<'_, ForwardsUOffset<&str>>) -> Vec<String> {
