@@ -87,9 +87,9 @@ pub fn module(data: &DataPayload, derives: &Derives) -> Module {
             .find("impl serbench::payload::fields::FieldValue")
             .expect("struct_of writes folds");
         folds.truncate(cut);
-        folds.push_str(&format!(
-            "impl serbench::payload::fields::Fields for Records {{\n    fn fold_all(&self, digest: &mut serbench::payload::fields::Digest) {{\n        serbench::payload::fields::FieldValue::fold(&self.records, digest);\n    }}\n\n    fn fold_route(&self, digest: &mut serbench::payload::fields::Digest) {{\n        digest.count(self.records.len());\n        if let Some(first) = self.records.first() {{\n            serbench::payload::fields::Fields::fold_route(first, digest);\n        }}\n    }}\n}}\n"
-        ));
+        folds.push_str(
+            "impl serbench::payload::fields::Fields for Records {\n    fn fold_all(&self, digest: &mut serbench::payload::fields::Digest) {\n        serbench::payload::fields::FieldValue::fold(&self.records, digest);\n    }\n\n    fn fold_route(&self, digest: &mut serbench::payload::fields::Digest) {\n        digest.count(self.records.len());\n        if let Some(first) = self.records.first() {\n            serbench::payload::fields::Fields::fold_route(first, digest);\n        }\n    }\n}\n",
+        );
         writeln!(
             source,
             "impl serbench::payload::Batch for Records {{\n    type Record = {root_type};\n\n    fn records(&self) -> &[{root_type}] {{\n        &self.records\n    }}\n\n    fn from_records(records: Vec<{root_type}>) -> Self {{\n        Records {{ records }}\n    }}\n}}\n"
