@@ -1,22 +1,27 @@
 //! FlatBuffers for typed data (`--typed`): the generated crate's `fbs/data_<index>.fbs` per data
-//! payload, a build step that runs flatc on it, and the code between the data's structs and
-//! flatc's tables: each struct's [`super::TableModel`] (build, `From` the table, the in-place
-//! fold of [`crate::payload::fields::FieldValue`]'s rule) and [`super::Native`] (the route).
+//! payload ([`Plan`]), a build step running `flatc --rust` on it, and each generated struct's
+//! [`super::TableModel`] (build, `From` its table, the in-place fold of
+//! [`crate::payload::fields::FieldValue`]'s rule) and [`super::Native`] (the route).
 //!
-//! The schema ([`Plan`]): one table per generated struct, named as the struct, its fields named
-//! as the struct's; integers `long`, floats `double`; an optional or nullable scalar `= null`
-//! (flatc's `Option`), an optional string, table or vector an absent field, every other
-//! non-scalar `(required)`, so the verifier enforces it. A vector holds no vector and no null,
-//! so a list of lists, of maps or of nullable values is a vector of one-field wrapper tables; a
-//! map is a vector of `{key: string (key); value}` entry tables sorted by key, as the built-in
-//! schemas have it.
+//! The schema: one table per generated struct, named as the struct and its fields; integers
+//! `long`, floats `double`; an optional or nullable scalar `= null` (flatc's `Option`), an
+//! optional string, table or vector an absent field, every other non-scalar `(required)`, so the
+//! verifier enforces it. A vector holds no vector and no null: a list of lists, of maps or of
+//! nullable values is a vector of one-field wrapper tables. A map is a vector of
+//! `{key: string (key); value}` entry tables sorted by key, as the built-in schemas have it. A
+//! table whose float is -0.0 is written with its defaults ([`super::has_negative_zero`]).
 //!
-//! flatc keeps a field's name as its Rust name but appends `_` to the words of its keyword list
-//! (Rust's keywords, which the generated names never are, and `std`, `u8`, `follow`, ...):
+//! Names: flatc keeps a field's name as its Rust name but appends `_` to the words of its keyword
+//! list (Rust's keywords, which the generated names never are, and `std`, `u8`, `follow`, ...):
 //! [`field_ident`] does the same. `create` and `init_from_table` would meet the table's own
-//! functions, so their `.fbs` field is `create_` ([`fbs_field`]). Neither rule can make two
-//! fields meet: a generated name ends in `_` only after one of Rust's keywords. Tables keep
-//! the struct's name; codegen gives no struct a name flatc's code takes ([`crate::codegen::names`]).
+//! functions, so their `.fbs` field is `create_` ([`fbs_field`]). Neither rule makes two fields
+//! meet: a generated name ends in `_` only after one of Rust's keywords. Tables keep the struct's
+//! name: codegen gives no struct a name flatc's code makes or uses ([`crate::codegen::names`]).
+//!
+//! Refused ([`refuses`]): a record that is null in the file; more than 64 nested tables (the
+//! verifier's default depth: 64 verify, 65 do not; one is counted for a list's batch, which a
+//! single document does not have); a table too wide for 16-bit offsets; a flatc missing from PATH
+//! or not of the flatbuffers crate's version.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -241,7 +246,9 @@ impl Shape {
 /// What a table stands for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Role {
-    /// A generated struct (a record, the batch of records, a value that is not a record).
+    /// The generated `Records`: the records of a list, in order.
+    Batch,
+    /// Any other generated struct: a record, or the one around a value that is not a record.
     Struct,
     /// The one field around an element a vector cannot hold.
     Wrapper,
@@ -283,6 +290,11 @@ impl Column {
     fn ident(&self) -> String {
         field_ident(&self.name)
     }
+
+    /// The call of its accessor on `table`.
+    fn accessor(&self, table: &str) -> String {
+        format!("{table}.{}()", self.ident())
+    }
 }
 
 /// The tables of one data payload, its root first.
@@ -308,7 +320,7 @@ impl Plan {
         let record = &schema.record;
         let path = &mut String::from("$");
         if list {
-            let root = planner.push("Records".to_string(), Role::Struct, path);
+            let root = planner.push("Records".to_string(), Role::Batch, path);
             let item = planner.record_or_value(record, "Record", path);
             planner.tables[root].columns = vec![Column {
                 rust: "records".to_string(),
@@ -374,6 +386,7 @@ impl Plan {
         );
         for table in &self.tables {
             let about = match table.role {
+                Role::Batch => "The records, in order.".to_string(),
                 Role::Struct => table.path.clone(),
                 Role::Wrapper => format!("One element of {}.", table.path),
                 Role::Entry => format!(
@@ -549,13 +562,17 @@ pub fn items(module: &TypedModule) -> TypedItems {
     let mut rust = format!(
         "/// The tables of `fbs/data_{index}.fbs`, generated by flatc (build.rs).\n#[allow(\n    clippy::all,\n    clippy::pedantic,\n    dead_code,\n    deprecated,\n    non_camel_case_types,\n    non_snake_case,\n    non_upper_case_globals,\n    unsafe_op_in_unsafe_fn,\n    unused_imports\n)]\npub mod fb {{\n    include!(concat!(env!(\"OUT_DIR\"), \"/fbs/data_{index}_generated.rs\"));\n}}\n\n"
     );
-    for table in plan.tables.iter().filter(|table| table.role == Role::Struct) {
+    for table in plan
+        .tables
+        .iter()
+        .filter(|table| table.role != Role::Wrapper && table.role != Role::Entry)
+    {
         debug_assert!(
             module.structs.iter().any(|record| record.name == table.name),
             "{}: a table named as no struct",
             table.name
         );
-        rust.push_str(&writer.impls(table, table.name == module.root && data.is_list()));
+        rust.push_str(&writer.impls(table));
     }
     TypedItems {
         files: vec![(format!("fbs/data_{index}.fbs"), plan.text(&data.origin))],
@@ -600,7 +617,7 @@ struct Writer<'a> {
 
 impl Writer<'_> {
     /// The struct's [`super::TableModel`], [`super::Native`] and `From` its table.
-    fn impls(&self, table: &Table, list_root: bool) -> String {
+    fn impls(&self, table: &Table) -> String {
         let name = &table.name;
         let fold: String = (table.columns.iter())
             .map(|column| {
@@ -610,7 +627,7 @@ impl Writer<'_> {
                 )
             })
             .collect();
-        let route = if list_root {
+        let route = if table.role == Role::Batch {
             let Shape::List(item, None) = &table.columns[0].shape else {
                 unreachable!("a batch is a vector of records")
             };
@@ -805,13 +822,6 @@ impl Writer<'_> {
     }
 }
 
-impl Column {
-    /// The call of its accessor on `table`.
-    fn accessor(&self, table: &str) -> String {
-        format!("{table}.{}()", self.ident())
-    }
-}
-
 /// The parameters of a fold of the table `name`, unnamed when the fold reads nothing.
 fn params(name: &str, unused: bool) -> String {
     if unused {
@@ -858,5 +868,288 @@ fn create(name: &str, floats: &[String]) -> String {
             "builder.table(serbench::format::flatbuffers::has_negative_zero(&[{}]), |fbb| fb::{name}::create(fbb, &args))",
             floats.join(", ")
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::process::Command;
+
+    use super::*;
+    use crate::codegen::rust::{Derives, module};
+    use crate::payload::data::{DataPayload, Overrides, Request};
+
+    fn data(text: &str, maps: &[&str]) -> &'static DataPayload {
+        let request = Request {
+            overrides: Overrides {
+                maps: maps.iter().map(|path| path.to_string()).collect(),
+                records: Vec::new(),
+            },
+            ..Request::default()
+        };
+        DataPayload::from_bytes("t.ndjson".into(), "t", text.as_bytes().to_vec(), &request).unwrap()
+    }
+
+    /// The crate's items for `data`, as codegen asks for them.
+    fn items_of(data: &'static DataPayload) -> TypedItems {
+        let plain = Derives {
+            lines: Vec::new(),
+            field_attributes: Vec::new(),
+        };
+        let module = module(data, &plain);
+        items(&TypedModule {
+            data,
+            index: 0,
+            root: module.root,
+            structs: &module.structs,
+            update: &module.update,
+            records: &module.records,
+        })
+    }
+
+    /// Records nested `depth` deep: `{"a<depth - 1>": {... {"a0": 1}}}`.
+    fn nested(depth: usize) -> &'static DataPayload {
+        let text = (0..depth).fold("1".to_string(), |inner, level| {
+            format!("{{\"a{level}\": {inner}}}")
+        });
+        data(&text, &[])
+    }
+
+    #[test]
+    fn the_schema_has_a_table_per_struct_and_wrappers_where_vectors_cannot_hold_a_value() {
+        let data = data(
+            concat!(
+                r#"{"id": 1, "type": "a", "std": 1.5, "tags": ["x", null], "m": {"k": [1]}, "u": {"n": null}}"#,
+                "\n",
+                r#"{"id": 2, "type": "b", "std": 2.5, "tags": [], "m": {}, "u": {"n": 3}, "opt": true}"#,
+                "\n"
+            ),
+            &["$.m"],
+        );
+        let items = items_of(data);
+        let [(path, text)] = &items.files[..] else {
+            panic!("one file, not {:?}", items.files)
+        };
+        assert_eq!(path, "fbs/data_0.fbs");
+        let tables = text.split_once("\n\n").unwrap().1;
+        assert_eq!(
+            tables,
+            "/// The records, in order.
+table Records {
+  records: [Record] (required);
+}
+
+/// $
+table Record {
+  id: long;
+  m: [RecordMEntry] (required);
+  opt: bool = null;
+  std: double;
+  tags: [RecordTagsItem] (required);
+  /// The key \"type\".
+  type_: string (required);
+  u: U (required);
+}
+
+/// One entry of the map $.m; the entries are sorted by key.
+table RecordMEntry {
+  key: string (key);
+  value: [long] (required);
+}
+
+/// One element of $.tags[].
+table RecordTagsItem {
+  value: string;
+}
+
+/// $.u
+table U {
+  n: long = null;
+}
+
+root_type Records;
+"
+        );
+        assert_eq!(items.build_step, Some(BUILD_STEP));
+        for expected in [
+            // flatc's names of `std` (escaped) and `type_` (kept).
+            "            std_: self.std,\n",
+            "            type_: Some(f5),\n",
+            "builder.table(serbench::format::flatbuffers::has_negative_zero(&[self.std]), |fbb| fb::Record::create(fbb, &args))",
+            "opt: table.opt(),",
+            "tags: table.tags().iter().map(|item| item.value().map(str::to_string)).collect(),",
+            "if let Some(value) = table.opt() { digest.flag(true); digest.flag(value); } else { digest.flag(false); }",
+            "{ let map = table.m(); digest.count(map.len()); for entry in map.iter() { digest.text(entry.key()); { let list = entry.value(); digest.count(list.len()); for item in list.iter() { digest.int(item); } } } }",
+            "<Record as serbench::format::flatbuffers::Native>::route_table(first, digest);",
+        ] {
+            assert!(
+                items.rust.contains(expected),
+                "{expected:?} not in:\n{}",
+                items.rust
+            );
+        }
+    }
+
+    #[test]
+    fn field_names_are_flatcs_and_never_meet() {
+        for (rust, fbs, ident) in [
+            ("id", "id", "id"),
+            ("type_", "type_", "type_"),
+            ("_3ds", "_3ds", "_3ds"),
+            ("u00fc_ber", "u00fc_ber", "u00fc_ber"),
+            ("user_id_2", "user_id_2", "user_id_2"),
+            ("std", "std", "std_"),
+            ("u8", "u8", "u8_"),
+            ("follow", "follow", "follow_"),
+            ("create", "create_", "create_"),
+            ("init_from_table", "init_from_table_", "init_from_table_"),
+            ("async_", "async_", "async_"),
+            ("table", "table", "table"),
+        ] {
+            assert_eq!(fbs_field(rust), fbs, "{rust}");
+            assert_eq!(field_ident(&fbs_field(rust)), ident, "{rust}");
+        }
+        // Every key flatc or the table would rename, beside the key it would be renamed to.
+        let mut keys: Vec<String> = FLATC_KEYWORDS
+            .iter()
+            .chain(&TABLE_FUNCTIONS)
+            .map(|key| key.to_string())
+            .collect();
+        keys.extend(keys.clone().iter().map(|key| format!("{key}_")));
+        let record: String = keys.iter().map(|key| format!("\"{key}\": 1, ")).collect();
+        let items = items_of(data(&format!("{{{record}\"x\": 1}}\n"), &[]));
+        let idents: Vec<&str> = items
+            .rust
+            .lines()
+            .filter_map(|line| {
+                line.strip_prefix("            ")?
+                    .split_once(": self.")
+                    .map(|(ident, _)| ident)
+            })
+            .collect();
+        let unique: std::collections::BTreeSet<&str> = idents.iter().copied().collect();
+        assert_eq!(idents.len(), keys.len() + 1, "{idents:?}");
+        assert_eq!(unique.len(), idents.len(), "{idents:?}");
+    }
+
+    /// flatc itself names the fields as [`field_ident`] says. Skipped without flatc 25.12.19;
+    /// SERBENCH_REQUIRE_FLATC=1 turns the skip into a failure.
+    #[test]
+    fn flatc_names_the_fields_as_predicted() {
+        if let Some(reason) = flatc_reason() {
+            assert!(std::env::var_os("SERBENCH_REQUIRE_FLATC").is_none(), "{reason}");
+            println!("skipped: {reason}");
+            return;
+        }
+        let names: Vec<String> = (FLATC_KEYWORDS
+            .iter()
+            .filter(|name| name.starts_with(|c: char| c.is_lowercase())))
+        .chain(&[
+            "id",
+            "type_",
+            "_3ds",
+            "u00fc_ber",
+            "table",
+            "namespace",
+            "async_",
+            "create_",
+            "init_from_table_",
+        ])
+        .map(|name| name.to_string())
+        .collect();
+        let fields: String = names.iter().map(|name| format!("  {name}: long;\n")).collect();
+        let dir = tempfile::tempdir().unwrap();
+        let schema = dir.path().join("names.fbs");
+        std::fs::write(&schema, format!("table Names {{\n{fields}}}\n")).unwrap();
+        let status = Command::new("flatc")
+            .args(["--rust", "-o"])
+            .arg(dir.path())
+            .arg(&schema)
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let rust = std::fs::read_to_string(dir.path().join("names_generated.rs")).unwrap();
+        for name in &names {
+            let accessor = format!("  pub fn {}(&self) -> i64 {{", field_ident(name));
+            assert!(rust.contains(&accessor), "{accessor:?} not in flatc's output");
+        }
+    }
+
+    #[test]
+    fn nesting_past_the_verifiers_depth_is_a_reason() {
+        // 63 records and the batch: 64 tables, as deep as the verifier goes.
+        assert_eq!(schema_reason(&nested(63).typed_schema), None);
+        let reason = schema_reason(&nested(64).typed_schema).unwrap();
+        assert!(reason.starts_with("$.a63.a62."), "{reason}");
+        assert!(
+            reason.contains(".a2.a1: nested more than 64 tables deep"),
+            "{reason}"
+        );
+        // A list of lists is a table per inner list: the batch, the record and 62 wrappers of
+        // 63 nested lists are 64 tables.
+        let lists = |depth: usize| {
+            let lists = (0..depth).fold("1".to_string(), |inner, _| format!("[{inner}]"));
+            schema_reason(&data(&format!("{{\"l\": {lists}}}\n"), &[]).typed_schema)
+        };
+        assert_eq!(lists(63), None);
+        assert!(lists(64).is_some_and(|reason| reason.starts_with("$.l[][][]")));
+        assert_eq!(
+            schema_reason(
+                &data(
+                    "{\"l\": [[[1]]], \"m\": {\"k\": {\"j\": 1}}}\n",
+                    &["$.m", "$.m.*"]
+                )
+                .typed_schema
+            ),
+            None
+        );
+    }
+
+    #[test]
+    fn null_records_and_tables_past_16_bit_offsets_are_reasons() {
+        let null_record = data("{\"a\": 1}\nnull\n", &[]);
+        assert_eq!(
+            schema_reason(&null_record.typed_schema).as_deref(),
+            Some("$: a record that is null in the file has no generated struct to hold it")
+        );
+        // Values that are not records may be null: the generated `Record { value }` holds them.
+        assert_eq!(schema_reason(&data("[1]\nnull\n", &[]).typed_schema), None);
+        let wide = |fields: usize| {
+            let keys: Vec<String> = (0..fields).map(|index| format!("\"k{index}\": 1.5")).collect();
+            let request = Request {
+                overrides: Overrides {
+                    maps: Vec::new(),
+                    records: vec!["$".to_string()],
+                },
+                ..Request::default()
+            };
+            let text = format!("{{{}}}\n", keys.join(", "));
+            let data = DataPayload::from_bytes("w.ndjson".into(), "w", text.into_bytes(), &request).unwrap();
+            schema_reason(&data.typed_schema)
+        };
+        assert_eq!(wide(8190), None);
+        assert_eq!(
+            wide(8192).as_deref(),
+            Some("$: 8192 fields, more than a FlatBuffers table addresses with 16-bit offsets")
+        );
+    }
+
+    #[test]
+    fn flatc_must_be_runnable_and_of_the_crates_version() {
+        assert_eq!(
+            flatc_mismatch(Ok("flatc version 25.12.19".into()), "25.12.19"),
+            None
+        );
+        let other = flatc_mismatch(Ok("flatc version 24.3.25".into()), "25.12.19").unwrap();
+        assert_eq!(
+            other,
+            "flatc on PATH says \"flatc version 24.3.25\": its Rust code must be of the flatbuffers crate's version, 25.12.19"
+        );
+        let missing = flatc_mismatch(Err("No such file or directory".into()), "25.12.19").unwrap();
+        assert!(
+            missing.starts_with("flatc is not runnable (No such file"),
+            "{missing}"
+        );
+        assert!(missing.contains("runs flatc 25.12.19"), "{missing}");
     }
 }
