@@ -40,81 +40,21 @@ const MAX_DEPTH: usize = 64;
 const MAX_TABLE_BYTES: usize = 0xFFFF;
 
 /// Field names flatc's Rust generator escapes with a trailing `_` (`RustKeywords()` in
-/// idl_gen_rust.cpp of flatc 25.12.19, checked against its output); the upper-case ones no
-/// generated field can spell are left out.
-const FLATC_KEYWORDS: [&str; 71] = [
-    "as",
-    "break",
-    "const",
-    "continue",
-    "crate",
-    "else",
-    "enum",
-    "extern",
-    "false",
-    "fn",
-    "for",
-    "if",
-    "impl",
-    "in",
-    "let",
-    "loop",
-    "match",
-    "mod",
-    "move",
-    "mut",
-    "pub",
-    "ref",
-    "return",
-    "Self",
-    "self",
-    "static",
-    "struct",
-    "super",
-    "trait",
-    "true",
-    "type",
-    "unsafe",
-    "use",
-    "where",
-    "while",
-    "abstract",
-    "alignof",
-    "become",
-    "box",
-    "do",
-    "final",
-    "macro",
-    "offsetof",
-    "override",
-    "priv",
-    "proc",
-    "pure",
-    "sizeof",
-    "typeof",
-    "unsized",
-    "virtual",
-    "yield",
-    "std",
-    "usize",
-    "isize",
-    "u8",
-    "i8",
-    "u16",
-    "i16",
-    "u32",
-    "i32",
-    "u64",
-    "i64",
-    "u128",
-    "i128",
-    "f32",
-    "f64",
-    "follow",
-    "push",
-    "to_little_endian",
-    "from_little_endian",
+/// idl_gen_rust.cpp of flatc 25.12.19, checked against its output): Rust 2015's keywords and
+/// reserved words (not `async`, `dyn`, `try`, ..., which the generated names escape themselves)
+/// and its primitive types; [`FLATC_TERMS`] are the rest of the list.
+const FLATC_KEYWORDS: [&str; 67] = [
+    "as", "break", "const", "continue", "crate", "else", "enum", "extern", "false", "fn", "for", "if",
+    "impl", "in", "let", "loop", "match", "mod", "move", "mut", "pub", "ref", "return", "Self", "self",
+    "static", "struct", "super", "trait", "true", "type", "unsafe", "use", "where", "while", "abstract",
+    "alignof", "become", "box", "do", "final", "macro", "offsetof", "override", "priv", "proc", "pure",
+    "sizeof", "typeof", "unsized", "virtual", "yield", "std", "usize", "isize", "u8", "i8", "u16", "i16",
+    "u32", "i32", "u64", "i64", "u128", "i128", "f32", "f64",
 ];
+
+/// The rest of flatc's list: the names its own code uses (the upper-case ones, which no generated
+/// field spells, left out).
+const FLATC_TERMS: [&str; 4] = ["follow", "push", "to_little_endian", "from_little_endian"];
 
 /// Field names flatc keeps but that are the names of a table's own associated functions.
 const TABLE_FUNCTIONS: [&str; 2] = ["create", "init_from_table"];
@@ -179,7 +119,7 @@ fn flatc_mismatch(version: Result<String, String>, wanted: &str) -> Option<Strin
 
 /// flatc's Rust name of the `.fbs` field `name`.
 fn field_ident(name: &str) -> String {
-    if FLATC_KEYWORDS.contains(&name) {
+    if FLATC_KEYWORDS.contains(&name) || FLATC_TERMS.contains(&name) {
         format!("{name}_")
     } else {
         name.to_string()
@@ -308,7 +248,8 @@ impl Plan {
     /// structs, named from the keys, to check what FlatBuffers can carry.
     fn new(schema: &Schema, list: bool, records: &BTreeMap<String, TypedRecord>) -> Plan {
         let mut names = Scope::types(&FLATC_TYPES);
-        // Unchanged: codegen told the structs apart with flatc's names counted.
+        // Each keeps its name (codegen told the structs apart counting flatc's names), and no
+        // wrapper or entry takes one of them.
         for record in records.values() {
             names.claim(record.name.clone());
         }
@@ -320,7 +261,7 @@ impl Plan {
         let record = &schema.record;
         let path = &mut String::from("$");
         if list {
-            let root = planner.push("Records".to_string(), Role::Batch, path);
+            let root = planner.reserve("Records", Role::Batch, path);
             let item = planner.record_or_value(record, "Record", path);
             planner.tables[root].columns = vec![Column {
                 rust: "records".to_string(),
