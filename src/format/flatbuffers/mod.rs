@@ -127,8 +127,16 @@ mod typed;
 
 /// The typed arms of a generated payload type (`--typed`, [`typed`]): encode, decode, round-trip
 /// and the two accesses through the flatc-generated tables of its `.fbs`, as for the model's
-/// payloads, and no update ([`NO_UPDATE`]).
+/// payloads, and no update ([`NO_UPDATE`]); or, where the data has more tables than the default
+/// verifier takes (a matter of its size, which the schema cannot tell), the reason.
 pub fn register_typed<P: Model + Native>(registry: &mut Registry, payload: &Payload<P>) {
+    let data = registry
+        .data
+        .iter()
+        .find(|data| data.spec.name == payload.spec.name);
+    if let Some(reason) = data.and_then(|data| typed::too_many_tables(data)) {
+        return registry.unsupported(payload.spec, "*", &reason);
+    }
     Flatbuffers(registry).payload(payload);
 }
 

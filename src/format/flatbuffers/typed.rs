@@ -21,7 +21,9 @@
 //! Refused ([`refuses`]): a record that is null in the file; more than 64 nested tables (the
 //! verifier's default depth: 64 verify, 65 do not; one is counted for a list's batch, which a
 //! single document does not have); a table too wide for 16-bit offsets; a flatc missing from PATH
-//! or not of the flatbuffers crate's version.
+//! or not of the flatbuffers crate's version. And, for the data rather than its schema, a buffer
+//! of more than 1,000,000 tables, the verifier's default limit ([`too_many_tables`], checked when
+//! the arms are registered: exactly 1,000,000 verify).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -30,7 +32,9 @@ use std::sync::OnceLock;
 use crate::codegen::names::{self, Scope};
 use crate::format::{BuildStep, TypedItems, TypedModule};
 use crate::payload::data::read::push_key;
-use crate::payload::data::{Kind, Schema, Type, TypedRecord};
+use serde_json::Value;
+
+use crate::payload::data::{DataPayload, Kind, Schema, Type, TypedRecord};
 
 /// The FlatBuffers verifier's default nesting limit (`VerifierOptions::max_depth`): tables
 /// inside tables, the root's included (vectors do not count).
@@ -467,8 +471,7 @@ impl Planner<'_> {
         let parent = path.len();
         path.push_str("[]");
         let hint = format!("{hint}Item");
-        let wrapped = item.nullable() || matches!(item.kind, Kind::Null | Kind::Array(_) | Kind::Map(_));
-        let wrapper = wrapped.then(|| self.reserve(&hint, Role::Wrapper, path));
+        let wrapper = wrapped(item).then(|| self.reserve(&hint, Role::Wrapper, path));
         let element = self.shape(item, false, &hint, path);
         path.truncate(parent);
         let wrapper = wrapper.map(|index| {
@@ -491,6 +494,61 @@ impl Planner<'_> {
         path.truncate(parent);
         self.tables[entry].columns = vec![Column::of("key", Shape::Text), Column::of("value", value.clone())];
         Shape::Map(Box::new(value), self.tables[entry].name.clone())
+    }
+}
+
+/// Whether a vector holds each element of `item` in a wrapper table: a vector holds no null,
+/// no vector and no map.
+fn wrapped(item: &Type) -> bool {
+    item.nullable() || matches!(item.kind, Kind::Null | Kind::Array(_) | Kind::Map(_))
+}
+
+/// The FlatBuffers verifier's default limit of tables in one buffer (`VerifierOptions::max_tables`).
+const MAX_TABLES: usize = 1_000_000;
+
+/// Why the data's buffer would fail the default verifier for its size, where the schema cannot
+/// say: more tables than [`MAX_TABLES`].
+pub(super) fn too_many_tables(data: &DataPayload) -> Option<String> {
+    let count = table_count(data);
+    (count > MAX_TABLES).then(|| {
+        format!(
+            "{count} tables (records, wrappers and map entries): more than the FlatBuffers verifier's default limit of {MAX_TABLES} per buffer"
+        )
+    })
+}
+
+/// The tables of the data's buffer, counted on its records as the plan lays them out: the
+/// batch, each struct (a record, or the one around a record that is not an object), wrapper
+/// and map entry.
+fn table_count(data: &DataPayload) -> usize {
+    let record = &data.typed_schema.record;
+    let around = usize::from(!matches!(record.kind, Kind::Record(_)));
+    let structs: usize = (data.records.iter())
+        .map(|value| around + tables(record, value))
+        .sum();
+    usize::from(data.is_list()) + structs
+}
+
+/// The tables of `value`, of type `ty`, and of everything in it.
+fn tables(ty: &Type, value: &Value) -> usize {
+    match (&ty.kind, value) {
+        (Kind::Record(fields), Value::Object(object)) => {
+            1 + (fields.iter())
+                .filter_map(|field| Some(tables(&field.ty, object.get(&field.name)?)))
+                .sum::<usize>()
+        }
+        (Kind::Array(item), Value::Array(elements)) => {
+            let wrappers = if wrapped(item) { elements.len() } else { 0 };
+            wrappers
+                + elements
+                    .iter()
+                    .map(|element| tables(item, element))
+                    .sum::<usize>()
+        }
+        (Kind::Map(item), Value::Object(entries)) => {
+            entries.len() + entries.values().map(|entry| tables(item, entry)).sum::<usize>()
+        }
+        _ => 0,
     }
 }
 
@@ -1044,6 +1102,29 @@ root_type Records;
             ),
             None
         );
+    }
+
+    #[test]
+    fn the_tables_of_the_data_are_counted_as_the_verifier_counts_them() {
+        // The batch, 2 records, 1 `u`, 3 wrappers of `l`'s elements (one a list), 2 entries.
+        let records = concat!(
+            r#"{"u": {"n": 1}, "l": [[1], null], "m": {"a": 1, "b": 2}}"#,
+            "\n",
+            r#"{"u": null, "l": [[]], "m": {}}"#,
+            "\n"
+        );
+        assert_eq!(table_count(data(records, &["$.m"])), 9);
+        // A list of values that are not objects: a struct around each.
+        assert_eq!(table_count(data("[1]\n[2, 3]\n", &[])), 3);
+        let document = DataPayload::from_bytes(
+            "d.json".into(),
+            "d",
+            br#"{"a": [{"b": 1}, {"b": 2}]}"#.to_vec(),
+            &Request::default(),
+        )
+        .unwrap();
+        assert_eq!(table_count(document), 3);
+        assert_eq!(too_many_tables(document), None);
     }
 
     #[test]
