@@ -119,13 +119,23 @@ fn typed_data_is_generated_built_once_and_measured_beside_the_dynamic_arms() {
     ] {
         assert!(main.contains(expected), "{expected:?} not in:\n{main}");
     }
-    // One build script runs both formats' steps: prost-build's and capnpc's.
+    // One build script runs the steps of every format that generates code from a schema file:
+    // prost-build's, flatc's and capnpc's.
     let script = std::fs::read_to_string(out.join("build.rs")).unwrap();
-    for step in ["capnp::run();", "protobuf::run();"] {
+    for step in ["capnp::run();", "flatbuffers::run();", "protobuf::run();"] {
         assert!(script.contains(step), "{step:?} not in:\n{script}");
     }
     let schema = std::fs::read_to_string(out.join("capnp/data_0.capnp")).unwrap();
     assert!(schema.contains("  n3ds @0 :Bool;"), "{schema}");
+    let fbs = std::fs::read_to_string(out.join("fbs/data_0.fbs")).unwrap();
+    for expected in [
+        "table Record {\n  /// The key \"3ds\".\n  _3ds: bool;\n",
+        "  counts: [RecordCountsEntry] (required);\n  coupon: string;\n",
+        "  referrer: string;\n",
+        "table RecordCountsEntry {\n  key: string (key);\n  value: long;\n}",
+    ] {
+        assert!(fbs.contains(expected), "{expected:?} not in:\n{fbs}");
+    }
     let again = serbench(
         &cache,
         &[&["gen", "--out", out.to_str().unwrap()], &data[..]].concat(),
@@ -172,6 +182,7 @@ fn typed_data_is_generated_built_once_and_measured_beside_the_dynamic_arms() {
         ("cbor", "minicbor"),
         ("borsh", "borsh"),
         ("protobuf", "prost"),
+        ("flatbuffers", "flatbuffers"),
         ("fory", "fory"),
         ("rkyv", "rkyv"),
         ("capnp", "capnp"),
@@ -355,6 +366,25 @@ fn typed_data_is_generated_built_once_and_measured_beside_the_dynamic_arms() {
             );
         }
     }
+
+    // FlatBuffers has every typed arm but update, read through flatc's tables of the generated
+    // .fbs, the accesses proven against the owned folds.
+    for payload in ["data:events", "data:orders"] {
+        for operation in ["encode", "decode", "access-all", "access-partial"] {
+            assert!(
+                typed.iter().any(|row| row["payload"] == payload
+                    && row["format"] == "flatbuffers"
+                    && row["operation"] == operation
+                    && row["status"] == "ok"),
+                "no typed flatbuffers {operation} row of {payload}"
+            );
+        }
+    }
+    assert!(
+        !typed
+            .iter()
+            .any(|row| row["format"] == "flatbuffers" && row["operation"] == "update")
+    );
 
     // The typed Avro bytes are the dynamic ones (a record of one array is written as the array),
     // but for the always-null fields `gone` and `ship.zip`: the generated `Option<String>` is a

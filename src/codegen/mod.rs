@@ -156,6 +156,11 @@ pub fn generate(payloads: &[&'static DataPayload], selected: &[String], source: 
                     records: &module.records,
                 });
                 items.rust.push_str(&more.rust);
+                debug_assert!(
+                    more.files.iter().all(|(path, _)| path != "build.rs"),
+                    "{}: build.rs is made of the formats' build steps",
+                    format.name
+                );
                 extra_files.extend(more.files);
                 build_crates.extend(more.build_crates);
                 if let Some(step) = more.build_step {
@@ -578,6 +583,16 @@ mod tests {
         // The update arms change the required integer `a` of the first record.
         assert!(main.contains("serbench::format::rkyv::register_typed_update(registry, &payload);"));
         assert!(main.contains("        self.records[0].a\n"), "{main}");
+    }
+
+    #[test]
+    fn no_struct_takes_a_name_flatcs_code_uses() {
+        let payload = data("{\"a\": {\"x\": 1}, \"result\": {\"y\": 2}, \"default\": {\"z\": 3}}\n");
+        let generated = generate(&[payload], &["json".to_string()], Path::new("/src"));
+        let main = &generated.files[3].1;
+        for expected in ["pub struct A2 {", "pub struct Result2 {", "pub struct Default2 {"] {
+            assert!(main.contains(expected), "{expected:?} missing from:\n{main}");
+        }
     }
 
     #[test]

@@ -93,8 +93,10 @@ fn spellable(name: String, lead: &str) -> String {
 
 /// Hands out names that are unique within one scope (the fields of a record, the types of a
 /// module): a second `name` becomes `name_2`, then `name_3`. Types are told apart without the `_`
-/// (`User2`), as Rust spells type names, and a type's name also takes the names derives make of
-/// it (rkyv's `ArchivedUser` and `UserResolver`), so no two types meet there either.
+/// (`User2`), as Rust spells type names, and a type's name also takes the names generated code
+/// makes of it (rkyv's `ArchivedUser` and `UserResolver`, flatc's `UserArgs`, `UserBuilder` and
+/// `UserOffset` beside its table `User`, the borrowed twin `UserRef`), so no two types meet there
+/// either.
 #[derive(Default)]
 pub struct Scope {
     taken: BTreeSet<String>,
@@ -103,8 +105,17 @@ pub struct Scope {
     derived: &'static [(&'static str, &'static str)],
 }
 
-/// rkyv's derive names the archived type and the resolver after the type.
-const DERIVED_TYPES: [(&str, &str); 2] = [("Archived", ""), ("", "Resolver")];
+/// rkyv's derive names the archived type and the resolver after the type; flatc names a table's
+/// arguments, builder and offset marker after the table (which FlatBuffers names as the struct);
+/// the borrowed twin of a struct is `{name}Ref` (src/codegen/rust.rs).
+const DERIVED_TYPES: [(&str, &str); 6] = [
+    ("Archived", ""),
+    ("", "Resolver"),
+    ("", "Args"),
+    ("", "Builder"),
+    ("", "Offset"),
+    ("", "Ref"),
+];
 
 impl Scope {
     /// A scope of field names.
@@ -197,5 +208,11 @@ mod tests {
             .map(|name| types.claim(name.to_string()))
             .into();
         assert_eq!(names, ["DnsResolver", "Dns2", "ArchivedDns3", "Archived"]);
+        // flatc makes `UserArgs` of the table `User`: a struct of the key `user_args` steps aside.
+        let mut types = Scope::types(&[]);
+        let names: Vec<String> = ["User", "UserArgs", "UserOffset", "Builder"]
+            .map(|name| types.claim(name.to_string()))
+            .into();
+        assert_eq!(names, ["User", "UserArgs2", "UserOffset2", "Builder"]);
     }
 }

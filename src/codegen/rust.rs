@@ -23,8 +23,12 @@ use crate::payload::data::read::push_key;
 use crate::payload::data::{DataPayload, Kind, Type, TypedRecord, UpdateTarget, update_target};
 
 /// The names the generated module itself uses: no record type may take them (the root record
-/// takes `Record` or `Document` first).
-const RESERVED: [&str; 6] = ["Records", "BTreeMap", "String", "Vec", "Option", "OnceLock"];
+/// takes `Record` or `Document` first). Nor may it take a name that flatc's code (where each
+/// struct's FlatBuffers table is named as the struct) uses unqualified: its allocator parameter
+/// `A`, `Result`, `Default`.
+pub const RESERVED: [&str; 9] = [
+    "Records", "BTreeMap", "String", "Vec", "Option", "OnceLock", "A", "Result", "Default",
+];
 
 /// The derive lines and per-field attribute every struct gets.
 pub struct Derives {

@@ -151,13 +151,15 @@ pub struct TypedModule<'a> {
 /// Files and Rust items a format adds to the generated crate beyond its derives.
 #[derive(Debug, Default)]
 pub struct TypedItems {
-    /// Files of the crate (a path relative to it, the text): a schema file, say.
+    /// Files of the crate (a path relative to it, the text): a schema file, say. Never
+    /// `build.rs`, which is made of every format's [`BuildStep`].
     pub files: Vec<(String, String)>,
     /// Rust items in the data payload's module, beside its types.
     pub rust: String,
     /// Crates the crate's build script needs (`[build-dependencies]`, as serbench's).
     pub build_crates: Vec<&'static str>,
-    /// The format's step of the crate's build script, if it needs one.
+    /// The format's step of the crate's build script (code generation from its schema files),
+    /// if it needs one: the same for every payload, so written once.
     pub build_step: Option<BuildStep>,
 }
 

@@ -38,6 +38,13 @@
 //! the harness's `out` is unused and nothing is copied. The offsets of a vector's elements are
 //! collected on a stack kept in the codec, instead of one temporary `Vec` per vector, so a warm
 //! encode allocates nothing. Decode builds owned model values from a verified root.
+//!
+//! Typed data (`--typed`, [`typed`]): the generated crate gets a `.fbs` of the data's structs (a
+//! table each, named as the struct and its fields; wrapper tables for what a vector cannot hold;
+//! maps as sorted entry tables; optional scalars `= null`, other optional values absent, the rest
+//! `(required)`), a build step running the `flatc` on PATH (of the crate's version) on it, and
+//! each struct's [`TableModel`] and [`Native`]: the arms and verifier of the model's payloads, no
+//! update. A generated table with a -0.0 float keeps its defaults, so the sign survives.
 
 #[allow(
     clippy::all,
@@ -58,10 +65,10 @@ use std::hint::black_box;
 
 use anyhow::{Context, Result, bail};
 use flatbuffers::{
-    FlatBufferBuilder, Follow, ForwardsUOffset, UnionWIPOffset, Vector, Verifiable, WIPOffset,
+    FlatBufferBuilder, Follow, ForwardsUOffset, Push, UnionWIPOffset, Vector, Verifiable, WIPOffset,
 };
 
-use super::{BackendDoc, DataSupport, Fidelity, Format, Registry, TypedSupport};
+use super::{BackendDoc, DataSupport, Fidelity, Format, Registry, TypedBorrowed, TypedDerive, TypedSupport};
 use crate::arm::{Access, Backend, Codec, Operation};
 use crate::payload::fields::{self, Digest, Fields};
 use crate::payload::{
@@ -105,13 +112,34 @@ pub static FORMAT: Format = Format {
         registry.unsupported_borrowed(super::READS_IN_PLACE);
         registry.unsupported_corpora("no .fbs schema written for the corpus types");
     },
-    typed: TypedSupport::Unsupported(
-        "flatc on a generated .fbs and the conversion to the generated types are not generated yet",
-    ),
+    typed: TypedSupport::Derive(&TypedDerive {
+        crates: &["flatbuffers"],
+        refuses: typed::refuses,
+        items: typed::items,
+        borrowed: TypedBorrowed::Not(super::READS_IN_PLACE),
+        ..TypedDerive::SERDE
+    }),
     data: DataSupport::Unsupported(
-        "needs a .fbs schema compiled into Rust by flatc; serbench writes no FlatBuffers schema for data",
+        "no value tree: it reads only through Rust code flatc generated from a .fbs (--typed writes one for the data)",
     ),
 };
+
+mod typed;
+
+/// The typed arms of a generated payload type (`--typed`, [`typed`]): encode, decode, round-trip
+/// and the two accesses through the flatc-generated tables of its `.fbs`, as for the model's
+/// payloads, and no update ([`NO_UPDATE`]); or, where the data has more tables than the default
+/// verifier takes (a matter of its size, which the schema cannot tell), the reason.
+pub fn register_typed<P: Model + Native>(registry: &mut Registry, payload: &Payload<P>) {
+    let data = registry
+        .data
+        .iter()
+        .find(|data| data.spec.name == payload.spec.name);
+    if let Some(reason) = data.and_then(|data| typed::too_many_tables(data)) {
+        return registry.unsupported(payload.spec, "*", &reason);
+    }
+    Flatbuffers(registry).payload(payload);
+}
 
 const BACKEND: Backend = Backend::new("flatbuffers");
 /// Why FlatBuffers has no update arm (see the module doc).
@@ -173,7 +201,7 @@ fn fold_tables<'buf, T: TableModel>(
 }
 
 /// A vector of offsets to tables (or strings) being built.
-type VectorOffset<T> = WIPOffset<Vector<'static, ForwardsUOffset<T>>>;
+pub type VectorOffset<T> = WIPOffset<Vector<'static, ForwardsUOffset<T>>>;
 
 /// The codec's reused builder, and a stack for the element offsets of the vectors being built
 /// (children are written before their vector, so their offsets must wait somewhere).
@@ -198,13 +226,34 @@ impl Builder {
         self.fbb.finished_data()
     }
 
-    fn string(&mut self, value: &str) -> WIPOffset<&'static str> {
+    /// The builder itself, for a generated table's `create`.
+    pub fn fbb(&mut self) -> &mut FlatBufferBuilder<'static> {
+        &mut self.fbb
+    }
+
+    /// Creates a table with `create`, writing even the scalars equal to their defaults when
+    /// `keep_defaults` (see [`has_negative_zero`]).
+    pub fn table<T>(
+        &mut self,
+        keep_defaults: bool,
+        create: impl FnOnce(&mut FlatBufferBuilder<'static>) -> WIPOffset<T>,
+    ) -> WIPOffset<T> {
+        if !keep_defaults {
+            return create(&mut self.fbb);
+        }
+        self.fbb.force_defaults(true);
+        let table = create(&mut self.fbb);
+        self.fbb.force_defaults(false);
+        table
+    }
+
+    pub fn string(&mut self, value: &str) -> WIPOffset<&'static str> {
         self.fbb.create_string(value)
     }
 
     /// Builds each element with `build`, then the vector of their offsets. The stack is shared
     /// by nested vectors: each uses the part above where it started and pops it when done.
-    fn vector<E, T>(
+    pub fn vector<E, T>(
         &mut self,
         elements: impl IntoIterator<Item = E>,
         mut build: impl FnMut(&mut Builder, E) -> WIPOffset<T>,
@@ -220,12 +269,17 @@ impl Builder {
         WIPOffset::new(vector.value())
     }
 
-    fn strings(&mut self, values: &[String]) -> VectorOffset<&'static str> {
+    pub fn strings(&mut self, values: &[String]) -> VectorOffset<&'static str> {
         self.vector(values, |builder, value| builder.string(value))
     }
 
-    fn tables<T: TableModel>(&mut self, records: &[T]) -> VectorOffset<T::Table<'static>> {
+    pub fn tables<T: TableModel>(&mut self, records: &[T]) -> VectorOffset<T::Table<'static>> {
         self.vector(records, |builder, record| record.build(builder))
+    }
+
+    /// A vector of scalars (`long`, `double`, `bool`), written as they are.
+    pub fn scalars<T: Push + Copy>(&mut self, values: &[T]) -> WIPOffset<Vector<'static, T::Output>> {
+        self.fbb.create_vector(values)
     }
 
     fn attributes(&mut self, attributes: &BTreeMap<String, String>) -> VectorOffset<fb::Attribute<'static>> {
@@ -237,6 +291,15 @@ impl Builder {
             fb::Attribute::create(&mut builder.fbb, &args)
         })
     }
+}
+
+/// Whether one of `values` is -0.0: the builder leaves out a scalar equal to its default (0.0
+/// for a `double`), -0.0 among them, and it would read back as 0.0, a value of other bits. A
+/// generated table with floats keeps its defaults where this holds ([`Builder::table`]).
+pub fn has_negative_zero(values: &[f64]) -> bool {
+    values
+        .iter()
+        .any(|value| *value == 0.0 && value.is_sign_negative())
 }
 
 fn read_strings(values: Vector<'_, ForwardsUOffset<&str>>) -> Vec<String> {
@@ -1523,6 +1586,28 @@ mod tests {
         let decoded: Order = TableCodec::new().decode(bytes).unwrap();
         assert_eq!(decoded, order);
         assert!(decoded.discount.is_sign_positive());
+    }
+
+    /// What a generated table with floats does instead ([`Builder::table`]): the defaults are
+    /// written when one float is -0.0, so its sign survives.
+    #[test]
+    fn a_table_written_with_its_defaults_keeps_negative_zero() {
+        for keep in [false, true] {
+            let mut builder = Builder::new();
+            let bytes = builder.finish(|builder| {
+                let args = fb::ItemArgs {
+                    price: -0.0,
+                    name: Some(builder.string("n")),
+                    category: Some(builder.string("c")),
+                    ..fb::ItemArgs::default()
+                };
+                let keep = keep && has_negative_zero(&[args.price]);
+                builder.table(keep, |fbb| fb::Item::create(fbb, &args))
+            });
+            let price = flatbuffers::root::<fb::Item>(bytes).unwrap().price();
+            assert_eq!(price.is_sign_negative(), keep);
+        }
+        assert!(!has_negative_zero(&[0.0, 1.0, -1.0, f64::NAN]));
     }
 
     #[test]
