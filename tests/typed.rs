@@ -55,6 +55,23 @@ fn serbench(cache: &Path, args: &[&str]) -> Output {
         .expect("serbench runs")
 }
 
+/// What a command printed and, where it names a failed build's log, the log's errors.
+fn with_build_log(output: &Output) -> String {
+    let printed = stderr(output);
+    let log = printed
+        .rsplit_once("see ")
+        .map(|(_, path)| path.trim())
+        .filter(|path| path.ends_with("build.log"))
+        .and_then(|path| std::fs::read_to_string(path).ok())
+        .unwrap_or_default();
+    let errors: Vec<&str> = log
+        .lines()
+        .skip_while(|line| !line.starts_with("error"))
+        .take(40)
+        .collect();
+    format!("{printed}\n{}", errors.join("\n"))
+}
+
 /// The results.csv rows as maps from column to value.
 fn rows(path: &Path) -> Vec<BTreeMap<String, String>> {
     let mut reader = csv::Reader::from_path(path).expect("results.csv reads");
@@ -145,7 +162,7 @@ fn typed_data_is_generated_built_once_and_measured_beside_the_dynamic_arms() {
 
     // The first --typed command builds; the listing has the typed arms and every other reason.
     let list = serbench(&cache, &[&["list", "--typed"], &data[..]].concat());
-    assert!(list.status.success(), "{}", stderr(&list));
+    assert!(list.status.success(), "{}", with_build_log(&list));
     assert!(
         stderr(&list).contains("building the typed crate of data:events"),
         "{}",
@@ -537,7 +554,7 @@ fn hard_schemas_are_carried_or_given_a_reason() {
     interrupted.wait().unwrap();
 
     let list = serbench(&cache, &[&["list", "--typed"], &data[..]].concat());
-    assert!(list.status.success(), "{}", stderr(&list));
+    assert!(list.status.success(), "{}", with_build_log(&list));
     let listing = String::from_utf8_lossy(&list.stdout).into_owned();
     let reason = |format: &str, payload: &str, words: &str| {
         listing.lines().any(|line| {
