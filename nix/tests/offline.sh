@@ -402,7 +402,7 @@ mkdir -p "$work/typed-cache/typed"
 ln -s "${SERBENCH_NIX_TARGET_DIR:-$repo/target}" "$work/typed-cache/typed/target"
 printf '{"id": 1, "name": "a"}\n{"id": 2, "name": "b"}\n' >"$work/typed.ndjson"
 SERBENCH_CACHE="$work/typed-cache" nixq run "${build[@]}" .#bench-postcard -- \
-  --profile smoke --typed --data "$work/typed.ndjson" --payload data:typed --out "$work/bench-typed" \
+  --profile smoke --typed --data "$work/typed.ndjson" --out "$work/bench-typed" \
   >"$work/bench-typed.log" 2>&1 || fail "bench-postcard --typed: $(tail -n 5 "$work/bench-typed.log")"
 grep -q 'building the typed crate' "$work/bench-typed.log" || fail "no typed build in $work/bench-typed.log"
 python3 - "$work/bench-typed/results.csv" <<'PY' || fail "the typed run's rows"
