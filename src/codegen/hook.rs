@@ -113,7 +113,7 @@ fn register(registry: &mut Registry, formats: &[&'static Format]) -> Result<()> 
     for (index, &data) in payloads.iter().enumerate() {
         for &format in formats {
             registry.typed_scope(format, |registry| {
-                match crate::format::plan(format, &data.typed_schema) {
+                match crate::format::plan(format, data) {
                     Err(reason) => registry.unsupported_typed(data.spec, &reason),
                     Ok(()) if !hook.formats.contains(&format.name) => registry.unsupported_typed(
                         data.spec,

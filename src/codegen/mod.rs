@@ -89,7 +89,7 @@ pub fn generate(payloads: &[&'static DataPayload], selected: &[String], source: 
         let usable: Vec<&'static Format> = formats
             .iter()
             .copied()
-            .filter(|format| plan(format, &data.typed_schema).is_ok())
+            .filter(|format| plan(format, data).is_ok())
             .collect();
         carried.push(usable.iter().map(|format| format.name).collect());
         writeln!(
@@ -601,7 +601,7 @@ mod tests {
     fn a_conflict_is_a_reason_for_every_format_and_the_key_follows_the_schema() {
         let conflict = data("{\"a\": 1}\n{\"a\": \"x\"}\n");
         for format in crate::format::all() {
-            let reason = plan(format, &conflict.typed_schema).unwrap_err();
+            let reason = plan(format, conflict).unwrap_err();
             assert!(
                 reason.starts_with("$.a: a conflict (int, string)"),
                 "{}: {reason}",

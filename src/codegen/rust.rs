@@ -21,13 +21,62 @@ use std::fmt::Write;
 use super::names::{self, Scope};
 use crate::payload::data::read::push_key;
 use crate::payload::data::{DataPayload, Kind, Type, TypedRecord, UpdateTarget, update_target};
+use serde_json::Value;
 
-/// The names the generated module itself uses: no record type may take them (the root record
-/// takes `Record` or `Document` first). Nor may it take a name that flatc's code (where each
-/// struct's FlatBuffers table is named as the struct) uses unqualified: its allocator parameter
-/// `A`, `Result`, `Default`.
-pub const RESERVED: [&str; 9] = [
-    "Records", "BTreeMap", "String", "Vec", "Option", "OnceLock", "A", "Result", "Default",
+/// The names no record type may take (the root record takes `Record` or `Document` first): those
+/// the generated module itself uses, and every name of Rust 2024's prelude, which derive macros
+/// (bitcode's, rkyv's, Fory's) write unqualified, so a struct `Clone` or `Sized` would break
+/// them. Nor may a type take a name that flatc's code (where each struct's FlatBuffers table is
+/// named as the struct) uses unqualified: its allocator parameter `A`.
+pub const RESERVED: &[&str] = &[
+    "Records",
+    "BTreeMap",
+    "OnceLock",
+    "A",
+    // std::prelude::rust_2024
+    "Copy",
+    "Send",
+    "Sized",
+    "Sync",
+    "Unpin",
+    "Drop",
+    "Fn",
+    "FnMut",
+    "FnOnce",
+    "AsyncFn",
+    "AsyncFnMut",
+    "AsyncFnOnce",
+    "Box",
+    "ToOwned",
+    "Clone",
+    "PartialEq",
+    "PartialOrd",
+    "Eq",
+    "Ord",
+    "AsRef",
+    "AsMut",
+    "Into",
+    "From",
+    "Default",
+    "Iterator",
+    "Extend",
+    "IntoIterator",
+    "DoubleEndedIterator",
+    "ExactSizeIterator",
+    "Option",
+    "Some",
+    "None",
+    "Result",
+    "Ok",
+    "Err",
+    "String",
+    "ToString",
+    "Vec",
+    "TryFrom",
+    "TryInto",
+    "FromIterator",
+    "Future",
+    "IntoFuture",
 ];
 
 /// The derive lines and per-field attribute every struct gets.
@@ -69,7 +118,7 @@ pub struct Module {
 pub fn module(data: &DataPayload, derives: &Derives) -> Module {
     let mut generator = Generator {
         derives,
-        types: Scope::types(&RESERVED),
+        types: Scope::types(RESERVED),
         structs: Vec::new(),
         names: Vec::new(),
         path: String::from("$"),
@@ -117,7 +166,10 @@ pub fn module(data: &DataPayload, derives: &Derives) -> Module {
     if let Ok(target) = &update {
         source.push_str(&update_impl(root, data.is_list(), target));
     }
-    let borrowed = generator.borrowing.contains(root);
+    // The proof of a borrowed decode needs a string to point into the bytes: a twin's type may
+    // hold one (an always-null field's `Option<String>`, say) while the data has none.
+    let borrowed = generator.borrowing.contains(root)
+        && (data.records.iter()).any(|value| holds_borrowable(&data.typed_schema.record, value));
     if borrowed {
         writeln!(
             source,
@@ -152,6 +204,22 @@ fn update_impl(root: &str, list: bool, target: &UpdateTarget) -> String {
         path = target.path,
         of = if list { " of the first record" } else { "" },
     )
+}
+
+/// Whether `value`, of type `ty`, holds what a borrowed twin points into the bytes for: a
+/// non-empty string, or a non-empty key of a map.
+fn holds_borrowable(ty: &Type, value: &Value) -> bool {
+    match (&ty.kind, value) {
+        (Kind::String, Value::String(text)) => !text.is_empty(),
+        (Kind::Array(item), Value::Array(values)) => values.iter().any(|value| holds_borrowable(item, value)),
+        (Kind::Map(item), Value::Object(entries)) => {
+            (entries.iter()).any(|(key, value)| !key.is_empty() || holds_borrowable(item, value))
+        }
+        (Kind::Record(fields), Value::Object(entries)) => fields
+            .iter()
+            .any(|field| (entries.get(&field.name)).is_some_and(|value| holds_borrowable(&field.ty, value))),
+        _ => false,
+    }
 }
 
 struct Generator<'a> {

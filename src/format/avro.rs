@@ -218,8 +218,8 @@ where
     Avro(registry).borrowed(payload);
 }
 
-fn typed_refuses(schema: &data::Schema) -> Option<String> {
-    data::avsc::typed(schema, true, &BTreeMap::new())
+fn typed_refuses(data: &DataPayload) -> Option<String> {
+    data::avsc::typed(&data.typed_schema, true, &BTreeMap::new())
         .err()
         .map(|error| format!("{error:#} (Avro names are [A-Za-z_][A-Za-z0-9_]*, and serde keeps the key)"))
 }

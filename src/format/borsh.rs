@@ -21,6 +21,8 @@ use super::{
     TypedSupport,
 };
 use crate::arm::{Backend, Codec, Operation};
+use crate::payload::data::schema::walk;
+use crate::payload::data::{DataPayload, Kind, Type};
 use crate::payload::{Model, Payload, TelemetryEvent, Visit, visit_all, visit_corpora};
 
 /// Why no backend decodes borrowing.
@@ -53,11 +55,43 @@ pub static FORMAT: Format = Format {
     typed: TypedSupport::Derive(&TypedDerive {
         derives: &["borsh::BorshSerialize", "borsh::BorshDeserialize"],
         crates: &["borsh"],
+        refuses: typed_refuses,
         borrowed: TypedBorrowed::Not(NO_BORROWED),
         ..TypedDerive::SERDE
     }),
     data: DataSupport::Unsupported(NEEDS_RUST_TYPES),
 };
+
+/// Borsh refuses to write a list or a map of zero-sized values (a guard against a length that
+/// costs nothing to claim): the generated struct of a record with no fields, or whose fields are
+/// all such structs, is zero-sized.
+fn typed_refuses(data: &DataPayload) -> Option<String> {
+    let record = &data.typed_schema.record;
+    let mut found = (data.is_list() && zero_sized(record)).then(|| "$".to_string());
+    walk(record, &mut String::from("$"), &mut |path, ty, _| {
+        let element = match &ty.kind {
+            Kind::Array(item) => Some((item, "[]")),
+            Kind::Map(value) => Some((value, ".*")),
+            _ => None,
+        };
+        if let Some((item, step)) = element
+            && found.is_none()
+            && zero_sized(item)
+        {
+            found = Some(format!("{path}{step}"));
+        }
+    });
+    found.map(|path| {
+        format!("{path}: records with no fields in a list or map, which Borsh refuses (collections of zero-sized types)")
+    })
+}
+
+/// Whether the generated type of `ty` has size 0: a struct whose fields are all such structs.
+fn zero_sized(ty: &Type) -> bool {
+    !ty.nullable()
+        && matches!(&ty.kind, Kind::Record(fields)
+            if fields.iter().all(|field| !field.optional_in(ty) && zero_sized(&field.ty)))
+}
 
 /// The typed arms of a generated payload type (`--typed`, [`super::typed`]).
 pub fn register_typed<P: Model + Native>(registry: &mut Registry, payload: &Payload<P>) {

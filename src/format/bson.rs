@@ -50,9 +50,24 @@ pub static FORMAT: Format = Format {
         visit_borrowed(&mut Bson(registry));
         visit_corpora(&mut Bson(registry));
     },
-    typed: TypedSupport::Derive(&TypedDerive::SERDE),
+    typed: TypedSupport::Derive(&TypedDerive {
+        refuses: typed_refuses,
+        ..TypedDerive::SERDE
+    }),
     data: DataSupport::Arms(register_data),
 };
+
+/// BSON's top level is a document: a list's batch is one (`{"records": [...]}`), a single
+/// document only where the file is an object.
+fn typed_refuses(data: &DataPayload) -> Option<String> {
+    let record = &data.typed_schema.record;
+    (!data.is_list() && !matches!(record.kind, Kind::Record(_) | Kind::Map(_))).then(|| {
+        format!(
+            "BSON's top level is a document (a JSON object), and the file is not one ({})",
+            record.kind.name()
+        )
+    })
+}
 
 /// The typed arms of a generated payload type (`--typed`, [`super::typed`]).
 pub fn register_typed<P: Model>(registry: &mut Registry, payload: &Payload<P>) {

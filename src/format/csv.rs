@@ -20,7 +20,7 @@ use std::hint::black_box;
 
 use super::{BackendDoc, DataSupport, Fidelity, Format, Registry, TypedBorrowed, TypedDerive, TypedSupport};
 use crate::arm::{Backend, Codec, DataTree, Dynamic, Operation};
-use crate::payload::data::{DataPayload, Difference, Equivalence, Kind};
+use crate::payload::data::{DataPayload, Difference, Equivalence, Kind, Type};
 use crate::payload::{
     Batch, Item, Items, Model, Payload, Shape, Visit, VisitBatch, visit_all, visit_batches, visit_corpora,
 };
@@ -54,10 +54,11 @@ pub static FORMAT: Format = Format {
         registry.unsupported_borrowed(NO_BORROWED);
     },
     typed: TypedSupport::Derive(&TypedDerive {
+        refuses: |data| flat_fields(&data.typed_schema.record).err(),
         borrowed: TypedBorrowed::Not(NO_BORROWED),
         ..TypedDerive::SERDE
     }),
-    data: DataSupport::Arms(|registry, payload| match flat_fields(payload) {
+    data: DataSupport::Arms(|registry, payload| match flat_fields(&payload.schema.record) {
         Ok(()) => registry.data_tree(payload, Backend::new(BACKEND), DataRows, &Operation::CODEC),
         Err(reason) => registry.unsupported(payload.spec, "*", &reason),
     }),
@@ -208,9 +209,8 @@ impl<R: Model> Dynamic<R> for SingleStringRecord {
     }
 }
 
-/// Whether a data payload's records are flat rows CSV can carry, or why not.
-fn flat_fields(payload: &DataPayload) -> Result<(), String> {
-    let record = &payload.schema.record;
+/// Whether a data payload's records (of type `record`) are flat rows CSV can carry, or why not.
+fn flat_fields(record: &Type) -> Result<(), String> {
     let Kind::Record(fields) = &record.kind else {
         return Err(format!(
             "CSV holds records of named fields, and the records are {}",
@@ -219,6 +219,12 @@ fn flat_fields(payload: &DataPayload) -> Result<(), String> {
     };
     if record.nullable() {
         return Err("a record is null; CSV has no null row".to_string());
+    }
+    if fields.is_empty() {
+        // Its header and rows would be empty lines, which a CSV reader skips.
+        return Err(
+            "the records have no fields: CSV would write empty lines, read back as no rows".to_string(),
+        );
     }
     for field in fields {
         let mut path = String::from("$");

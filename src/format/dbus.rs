@@ -82,7 +82,8 @@ pub fn register_typed<P: Model + Native>(registry: &mut Registry, payload: &Payl
 
 /// D-Bus has no null and no empty struct: a generated `Option` field or a record without fields
 /// has no signature.
-fn typed_refuses(schema: &crate::payload::data::Schema) -> Option<String> {
+fn typed_refuses(data: &DataPayload) -> Option<String> {
+    let schema = &data.typed_schema;
     if !matches!(schema.record.kind, Kind::Record(_)) {
         // serde writes the generated `#[serde(transparent)]` wrapper as its value; zbus's derive
         // still signs it as a struct, so the two disagree.
@@ -545,7 +546,7 @@ mod tests {
     fn typed_reason(text: String) -> Option<String> {
         let data =
             DataPayload::from_bytes("d.json".into(), "d", text.into_bytes(), &Request::default()).unwrap();
-        typed_refuses(&data.typed_schema)
+        typed_refuses(data)
     }
 
     #[test]

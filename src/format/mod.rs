@@ -14,7 +14,7 @@ use crate::arm::{
     Access, Arm, ArmId, Backend, BorrowedDecode, Codec, CodecArms, CodecId, DataArms, DataTree, Decoder,
     Dynamic, Encoder, Framing, Mode, Operation, Update, Value,
 };
-use crate::payload::data::{self, DataPayload, Schema, TypedRecord};
+use crate::payload::data::{self, DataPayload, TypedRecord};
 use crate::payload::fields::UpdateField;
 use crate::payload::{Borrowed, Model, Payload, PayloadSpec};
 
@@ -105,8 +105,9 @@ pub struct TypedDerive {
     /// An attribute on every field, `{index}` standing for its position (minicbor's `n({index})`
     /// keys), or empty.
     pub field_attribute: &'static str,
-    /// What of a schema the format cannot carry with these types, and why.
-    pub refuses: fn(&Schema) -> Option<String>,
+    /// What of the data (its typed schema, whether it is a list) the format cannot carry with
+    /// these types, and why.
+    pub refuses: fn(&DataPayload) -> Option<String>,
     /// What the format adds to the generated crate for one data payload's module: called only
     /// where [`TypedDerive::refuses`] found nothing.
     pub items: fn(&TypedModule) -> TypedItems,
@@ -190,7 +191,7 @@ impl TypedDerive {
     };
 
     /// The formats whose derives accept every schema.
-    pub fn any_schema(_: &Schema) -> Option<String> {
+    pub fn any_schema(_: &DataPayload) -> Option<String> {
         None
     }
 
@@ -272,12 +273,12 @@ pub fn by_name(name: &str) -> Option<&'static Format> {
 // build.rs from that list, so the list of formats exists once.
 include!(concat!(env!("OUT_DIR"), "/formats.rs"));
 
-/// Whether `format` carries data of `schema` typed, or why not.
-pub fn plan(format: &Format, schema: &crate::payload::data::Schema) -> Result<(), String> {
-    typable(schema)?;
+/// Whether `format` carries `data` typed, or why not.
+pub fn plan(format: &Format, data: &DataPayload) -> Result<(), String> {
+    typable(&data.typed_schema)?;
     match &format.typed {
         TypedSupport::Unsupported(reason) => Err(reason.to_string()),
-        TypedSupport::Derive(derive) => (derive.refuses)(schema).map_or(Ok(()), Err),
+        TypedSupport::Derive(derive) => (derive.refuses)(data).map_or(Ok(()), Err),
     }
 }
 

@@ -41,7 +41,7 @@ use std::sync::OnceLock;
 use crate::format::{BuildStep, TypedItems, TypedModule};
 use crate::payload::data::read::push_key;
 use crate::payload::data::schema::walk;
-use crate::payload::data::{Kind, Schema, Type};
+use crate::payload::data::{DataPayload, Kind, Schema, Type};
 
 /// The default `ReaderOptions::nesting_limit`.
 const NESTING_LIMIT: usize = 64;
@@ -86,7 +86,8 @@ const ESCAPED: [&str; 53] = [
 
 /// What Cap'n Proto cannot carry of a typed schema: anything, without its compiler; data nested
 /// past what capnpc-rust or the readers read.
-pub fn refuses(schema: &Schema) -> Option<String> {
+pub fn refuses(data: &DataPayload) -> Option<String> {
+    let schema = &data.typed_schema;
     static COMPILER: OnceLock<bool> = OnceLock::new();
     if !*COMPILER.get_or_init(|| runs("capnp")) {
         return Some(
@@ -1235,7 +1236,7 @@ mod tests {
             let path = too_deep(&nested(63, list).typed_schema).unwrap();
             assert_eq!(path, format!("${}", ".n".repeat(62)));
         }
-        let reason = refuses(&nested(63, true).typed_schema);
+        let reason = refuses(nested(63, true));
         assert!(
             reason
                 .as_deref()

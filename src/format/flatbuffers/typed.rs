@@ -14,7 +14,8 @@
 //! Names: flatc keeps a field's name as its Rust name but appends `_` to the words of its keyword
 //! list (Rust's keywords, which the generated names never are, and `std`, `u8`, `follow`, ...):
 //! [`field_ident`] does the same. `create` and `init_from_table` would meet the table's own
-//! functions, so their `.fbs` field is `create_` ([`fbs_field`]). Neither rule makes two fields
+//! functions, and `into` and `try_into` every value's methods, so their `.fbs` field is `create_`
+//! ([`fbs_field`]). Neither rule makes two fields
 //! meet: a generated name ends in `_` only after one of Rust's keywords. Tables keep the struct's
 //! name: codegen gives no struct a name flatc's code makes or uses ([`crate::codegen::names`]).
 //!
@@ -60,15 +61,17 @@ const FLATC_KEYWORDS: [&str; 67] = [
 /// field spells, left out).
 const FLATC_TERMS: [&str; 4] = ["follow", "push", "to_little_endian", "from_little_endian"];
 
-/// Field names flatc keeps but that are the names of a table's own associated functions.
-const TABLE_FUNCTIONS: [&str; 2] = ["create", "init_from_table"];
+/// Field names flatc keeps but that are the names of a table's own associated functions, or of
+/// methods every value has by value (`Into::into`, `TryInto::try_into`), which the generated
+/// code's `table.into()` would call before it reached flatc's accessor taking `&self`.
+const TABLE_FUNCTIONS: [&str; 4] = ["create", "init_from_table", "into", "try_into"];
 
 /// The type names flatc's code uses unqualified in the module of the tables.
 const FLATC_TYPES: [&str; 4] = ["A", "Result", "Default", "Option"];
 
 /// What FlatBuffers cannot carry of a typed schema, or why flatc cannot generate its code.
-pub fn refuses(schema: &Schema) -> Option<String> {
-    schema_reason(schema).or_else(flatc_reason)
+pub fn refuses(data: &DataPayload) -> Option<String> {
+    schema_reason(&data.typed_schema).or_else(flatc_reason)
 }
 
 /// The schema's own reasons: a null record, nesting past the verifier's limit, a table too
@@ -1008,6 +1011,7 @@ root_type Records;
             ("follow", "follow", "follow_"),
             ("create", "create_", "create_"),
             ("init_from_table", "init_from_table_", "init_from_table_"),
+            ("into", "into_", "into_"),
             ("async_", "async_", "async_"),
             ("table", "table", "table"),
         ] {

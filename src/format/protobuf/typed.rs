@@ -18,10 +18,11 @@ use heck::{ToSnakeCase, ToUpperCamelCase};
 use crate::format::{BuildStep, TypedItems, TypedModule};
 use crate::payload::data::proto::{Label, Plan, ProtoField, ProtoType};
 use crate::payload::data::read::push_key;
-use crate::payload::data::{Kind, Type, TypedRecord};
+use crate::payload::data::{DataPayload, Kind, Type, TypedRecord};
 
 /// What protobuf cannot carry of a typed schema (names aside: the plan takes the structs').
-pub fn refuses(schema: &crate::payload::data::Schema) -> Option<String> {
+pub fn refuses(data: &DataPayload) -> Option<String> {
+    let schema = &data.typed_schema;
     if let Err(error) = Plan::typed(schema, true, &BTreeMap::new()) {
         return Some(format!("{error:#}"));
     }
@@ -399,8 +400,8 @@ mod tests {
 
     #[test]
     fn nesting_past_prosts_limit_is_a_reason() {
-        assert_eq!(refuses(&nested(99).typed_schema), None);
-        let reason = refuses(&nested(100).typed_schema).unwrap();
+        assert_eq!(refuses(nested(99)), None);
+        let reason = refuses(nested(100)).unwrap();
         assert!(
             reason.ends_with("nested deeper than prost's decode limit of 100 messages"),
             "{reason}"
@@ -433,7 +434,7 @@ mod tests {
             &Request::default(),
         )
         .unwrap();
-        assert_eq!(refuses(&data.typed_schema), None);
+        assert_eq!(refuses(data), None);
         let structs = BTreeMap::from([
             (
                 "$".to_string(),
@@ -465,6 +466,6 @@ mod tests {
             &Request::default(),
         )
         .unwrap();
-        assert!(refuses(&conflict.typed_schema).is_some());
+        assert!(refuses(conflict).is_some());
     }
 }
