@@ -9,7 +9,8 @@
 //!
 //! Build: cargo (`$CARGO`, else `cargo` on the path), offline, with serbench's own toolchain
 //! file, lock file and profiles, into the target folder serbench itself was built in when this
-//! binary sits in one (so nothing serbench already compiled is compiled again), else into one
+//! binary sits in one (so its dependencies are not compiled again; its own library is, once for
+//! all typed crates, as their dependency outside its workspace), else into one
 //! folder of the cache shared by every typed crate, in the same profile as this binary
 //! (`--release` for a release build). `$SERBENCH_VENDOR` names a folder of vendored crates to
 //! build from instead of cargo's registry (the Nix app sets it, with `SERBENCH_SOURCE` and the
