@@ -15,7 +15,7 @@ use crate::format::{Registry, Unsupported};
 use crate::measure::{Profile, Schedule};
 use crate::report::files::{OutDir, SetKind};
 use crate::report::footprint as report_footprint;
-use crate::report::{compare, fidelity, formats, host, load, markdown, ratios, results, table};
+use crate::report::{compare, fidelity, formats, host, load, markdown, ratios, results, table, verdict};
 use crate::robustness::RobustnessOptions;
 use crate::run::{RunOptions, Selection};
 use crate::{UsageError, check_names};
@@ -304,7 +304,34 @@ pub fn ratio(
         &denominator,
     )
     .with_context(|| format!("{numerator} or {denominator} has no figures (failed)"))?;
-    Ok(table::ratios(&[ratio]))
+    let (interval, basis) = match (
+        ratio.paired_ratio,
+        ratio.paired_low,
+        ratio.paired_high,
+        ratio.paired_workers,
+    ) {
+        (Some(ratio), Some(low), Some(high), Some(workers)) => (
+            crate::stats::RatioInterval { ratio, low, high },
+            format!("95%, paired over {workers} workers"),
+        ),
+        _ => (
+            crate::stats::RatioInterval {
+                ratio: ratio.ratio,
+                low: ratio.ci95_low,
+                high: ratio.ci95_high,
+            },
+            "95%, unpaired: no worker of this folder measured both".to_string(),
+        ),
+    };
+    let sentence = verdict::sentence(
+        &numerator.label(),
+        &denominator.label(),
+        ratio.operation,
+        payload,
+        interval,
+        &basis,
+    );
+    Ok(format!("{}\n{sentence}\n", table::ratios(&[ratio])))
 }
 
 /// `serbench selfcheck`: the same selection twice, into OUT/a and OUT/b, then their comparison.

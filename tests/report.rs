@@ -387,3 +387,33 @@ fn squeeze(markdown: &str) -> String {
     }
     text
 }
+
+/// `ratio` ends with the verdict as a sentence: the unpaired interval where the folder kept no
+/// workers (48,000 ± 2% over 40,000 ± 1.5%: 1.2 · exp(±0.025) = [1.170, 1.230]).
+#[test]
+fn ratio_says_its_verdict_in_a_sentence() {
+    let x86 = fixture("x86_64-linux");
+    let x86 = x86.to_str().unwrap();
+    let ratio = |a: &str, b: &str| {
+        let output = serbench(&["ratio", x86, "--payload", "readings", "--op", "decode", a, b]);
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8_lossy(&output.stdout)
+            .trim_end()
+            .lines()
+            .last()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(
+        ratio("avro/serde_avro_fast", "bincode/bincode"),
+        "`avro/serde_avro_fast` decodes `readings` 1.20 ± 0.03 times slower than `bincode/bincode` (95%, unpaired: no worker of this folder measured both)"
+    );
+    assert_eq!(
+        ratio("bincode/bincode", "avro/serde_avro_fast"),
+        "`bincode/bincode` decodes `readings` 1.20 ± 0.03 times faster than `avro/serde_avro_fast` (95%, unpaired: no worker of this folder measured both)"
+    );
+}

@@ -20,6 +20,7 @@ pub mod schema;
 pub mod sizes;
 pub mod stamp;
 pub mod table;
+pub mod verdict;
 
 /// The version of the results.csv and sizes.csv schemas. A folder holding files of another
 /// version is refused, never overwritten or mixed.
