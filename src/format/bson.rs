@@ -21,7 +21,7 @@ use std::hint::black_box;
 
 use super::{BackendDoc, DataSupport, Fidelity, Format, Registry, TypedDerive, TypedSupport};
 use crate::arm::{Backend, BorrowedDecode, Codec, DataTree, Dynamic, Operation};
-use crate::payload::data::{DataPayload, Difference, Equivalence, Kind};
+use crate::payload::data::{DataPayload, Difference, Equivalence, Kind, Type};
 use crate::payload::{
     Borrowed, Model, Order, Payload, Visit, VisitBorrowed, visit_all, visit_borrowed, visit_corpora,
 };
@@ -60,10 +60,18 @@ pub static FORMAT: Format = Format {
 /// BSON's top level is a document: a list's batch is one (`{"records": [...]}`), a single
 /// document only where the file is an object.
 fn typed_refuses(data: &DataPayload) -> Option<String> {
-    let record = &data.typed_schema.record;
-    (!data.is_list() && !matches!(record.kind, Kind::Record(_) | Kind::Map(_))).then(|| {
+    (!data.is_list())
+        .then(|| not_documents(&data.typed_schema.record, "the file"))
+        .flatten()
+}
+
+/// Why values of type `record` (`what`: the file, or each record) cannot each be BSON's
+/// top-level document, if they cannot.
+fn not_documents(record: &Type, what: &str) -> Option<String> {
+    let objects = matches!(record.kind, Kind::Record(_) | Kind::Map(_)) && !record.nullable();
+    (!objects).then(|| {
         format!(
-            "BSON's top level is a document (a JSON object), and the file is not one ({})",
+            "BSON's top level is a document (a JSON object), and {what} is not always one ({})",
             record.kind.name()
         )
     })
@@ -141,21 +149,14 @@ impl<P: Model> Dynamic<P> for DocumentTree {
 
 /// A data payload as `Document`s: the document, or one per record.
 fn register_data(registry: &mut Registry, payload: &'static DataPayload) {
-    let record = &payload.schema.record;
-    let objects = matches!(record.kind, Kind::Record(_) | Kind::Map(_)) && !record.nullable();
-    if objects {
-        registry.data_tree(payload, Backend::new("bson"), Documents, &Operation::CODEC);
+    let what = if payload.is_list() {
+        "each record"
     } else {
-        let what = if payload.is_list() {
-            "each record"
-        } else {
-            "the file"
-        };
-        let reason = format!(
-            "BSON's top level is a document (a JSON object), and {what} is not always one ({})",
-            record.kind.name()
-        );
-        registry.unsupported(payload.spec, "*", &reason);
+        "the file"
+    };
+    match not_documents(&payload.schema.record, what) {
+        None => registry.data_tree(payload, Backend::new("bson"), Documents, &Operation::CODEC),
+        Some(reason) => registry.unsupported(payload.spec, "*", &reason),
     }
 }
 
