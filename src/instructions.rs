@@ -1,12 +1,14 @@
-//! Deterministic instruction counts (Linux, valgrind's callgrind): a change's effect is visible
-//! on a noisy machine, because the count of the same binary on the same input does not depend
-//! on what else the machine does.
+//! Deterministic costs (Linux, valgrind's callgrind with its cache simulation): a change's
+//! effect is visible on a noisy machine, because the counts of the same binary on the same input
+//! do not depend on what else the machine does.
 //!
 //! For each arm, serbench re-runs itself under callgrind as a worker that proves the arm's round
-//! trip, then calls [`counted_region`] twice: once with one iteration (warming caches, lazy
+//! trip, then calls [`serbench_counted_region`] twice: once with one iteration (warming caches, lazy
 //! statics and buffers) and once with [`ITERATIONS`]. Collection is on only inside that function
 //! (`--toggle-collect`) and a profile is dumped after each call (`--dump-after`), so the second
-//! dump holds exactly the instructions of `ITERATIONS` warm operations.
+//! dump holds exactly the events of `ITERATIONS` warm operations: instructions, and the misses of
+//! a simulated cache whose sizes are fixed ([`CACHE`]), so counts do not depend on the host's.
+//! [`Counts::estimated_cycles`] weighs them with iai-callgrind's model.
 //!
 //! The counts go to instructions.csv (one row per arm, [`InstructionRow`], checked on reading
 //! like every serbench file).
@@ -57,6 +59,12 @@ pub struct InstructionRow {
     pub iterations: u64,
     pub instructions_per_op: Option<f64>,
     pub instructions_per_record: Option<f64>,
+    /// First-level data cache misses (reads and writes) per operation, in the simulated [`CACHE`].
+    pub d1_misses_per_op: Option<f64>,
+    /// Last-level cache misses (instructions and data) per operation: accesses that go to RAM.
+    pub ll_misses_per_op: Option<f64>,
+    /// [`Counts::estimated_cycles`] per operation.
+    pub estimated_cycles_per_op: Option<f64>,
     pub status: String,
     pub note: String,
 }
@@ -64,18 +72,38 @@ pub struct InstructionRow {
 impl Record for InstructionRow {
     const ROW: &'static str = "arm";
 
-    /// An ok row has both counts, each finite and positive.
+    /// An ok row has every count, each finite; instructions and cycles are positive, misses
+    /// may be none, and no more than the accesses (cycles) could have missed.
     fn check(&self) -> Result<(), String> {
         files::check_versioned(self.schema_version, self.records)?;
         if self.iterations == 0 {
             return Err("iterations 0: a count takes at least one".to_string());
         }
-        for (column, value) in [
-            ("instructions_per_op", self.instructions_per_op),
-            ("instructions_per_record", self.instructions_per_record),
+        let cycles = self.estimated_cycles_per_op.unwrap_or(f64::MAX);
+        for (column, value, low, high) in [
+            (
+                "instructions_per_op",
+                self.instructions_per_op,
+                f64::MIN_POSITIVE,
+                f64::MAX,
+            ),
+            (
+                "instructions_per_record",
+                self.instructions_per_record,
+                f64::MIN_POSITIVE,
+                f64::MAX,
+            ),
+            (
+                "estimated_cycles_per_op",
+                self.estimated_cycles_per_op,
+                f64::MIN_POSITIVE,
+                f64::MAX,
+            ),
+            ("d1_misses_per_op", self.d1_misses_per_op, 0.0, cycles),
+            ("ll_misses_per_op", self.ll_misses_per_op, 0.0, cycles),
         ] {
             match value {
-                Some(value) => in_range(column, value, f64::MIN_POSITIVE, f64::MAX)?,
+                Some(value) => in_range(column, value, low, high)?,
                 None if self.status == "ok" => return Err(format!("{column} is empty in an ok row")),
                 None => {}
             }
@@ -96,16 +124,18 @@ pub fn count(arm: &Arm, scratch: &Path) -> InstructionRow {
         arm: id.clone(),
         records: arm.spec.records,
         iterations: ITERATIONS,
-        instructions_per_op: None,
-        instructions_per_record: None,
         status: "ok".to_string(),
-        note: String::new(),
+        ..InstructionRow::default()
     };
     match callgrind(id, scratch) {
-        Ok(instructions) => {
-            let per_op = instructions as f64 / ITERATIONS as f64;
-            row.instructions_per_op = Some(per_op);
-            row.instructions_per_record = Some(per_op / row.records as f64);
+        Ok(counts) => {
+            let per_op = |count: u64| Some(count as f64 / ITERATIONS as f64);
+            row.instructions_per_op = per_op(counts.instructions);
+            row.instructions_per_record =
+                Some(counts.instructions as f64 / ITERATIONS as f64 / row.records as f64);
+            row.d1_misses_per_op = per_op(counts.d1_misses());
+            row.ll_misses_per_op = per_op(counts.ll_misses());
+            row.estimated_cycles_per_op = per_op(counts.estimated_cycles());
         }
         Err(error) => {
             row.status = "failed".to_string();
@@ -115,7 +145,7 @@ pub fn count(arm: &Arm, scratch: &Path) -> InstructionRow {
     row
 }
 
-fn callgrind(id: &ArmId, scratch: &Path) -> Result<u64> {
+fn callgrind(id: &ArmId, scratch: &Path) -> Result<Counts> {
     let executable = std::env::current_exe().context("cannot find the serbench executable")?;
     let arm = serde_json::to_string(id)?;
     count_region(
@@ -152,9 +182,80 @@ fn find_on_path(program: &str, path: Option<std::ffi::OsString>) -> Option<std::
         })
 }
 
+/// The simulated caches, as valgrind's `--I1`, `--D1` and `--LL` (size, associativity, line):
+/// 32 KiB 8-way first-level caches and an 8 MiB 16-way last level, a common x86-64 and aarch64
+/// server core. Fixed, not detected: a count then means the same on every host (valgrind would
+/// otherwise read the host's caches, which a VM may report differently from day to day).
+pub const CACHE: [(&str, &str); 3] = [
+    ("--I1", "32768,8,64"),
+    ("--D1", "32768,8,64"),
+    ("--LL", "8388608,16,64"),
+];
+
+/// What callgrind counted in one dump, with its cache simulation on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Instructions executed (`Ir`), which are also the instruction cache's reads.
+    pub instructions: u64,
+    /// Data reads and writes (`Dr`, `Dw`).
+    pub data_accesses: u64,
+    /// First-level misses: instruction reads, data reads, data writes (`I1mr`, `D1mr`, `D1mw`).
+    pub l1_misses: [u64; 3],
+    /// Last-level misses, in the same order (`ILmr`, `DLmr`, `DLmw`).
+    pub ll_misses: [u64; 3],
+}
+
+impl Counts {
+    /// The first-level data cache's misses.
+    pub fn d1_misses(&self) -> u64 {
+        self.l1_misses[1] + self.l1_misses[2]
+    }
+
+    /// Every last-level miss: the accesses that went to RAM.
+    pub fn ll_misses(&self) -> u64 {
+        self.ll_misses.iter().sum()
+    }
+
+    /// Cycles as iai-callgrind estimates them (after Itamar Turner-Trauring's model, which
+    /// iai and CodSpeed use too): an L1 hit costs 1, a last-level hit 5, a RAM access 35. A
+    /// model of memory cost, not of any CPU: no pipelining, branch prediction or prefetching.
+    pub fn estimated_cycles(&self) -> u64 {
+        let accesses = self.instructions + self.data_accesses;
+        let l1_misses: u64 = self.l1_misses.iter().sum();
+        let ram = self.ll_misses();
+        let l1_hits = accesses.saturating_sub(l1_misses);
+        let ll_hits = l1_misses.saturating_sub(ram);
+        l1_hits + 5 * ll_hits + 35 * ram
+    }
+
+    /// The `events:` line's names and the `totals:` (or `summary:`) line's values of a callgrind
+    /// dump; `None` when the dump lacks an event of the cache simulation.
+    pub fn of_dump(dump: &str) -> Option<Counts> {
+        let line = |prefix: &str| dump.lines().find_map(|line| line.strip_prefix(prefix));
+        let names: Vec<&str> = line("events:")?.split_whitespace().collect();
+        let totals = line("totals:").or_else(|| line("summary:"))?;
+        let values: Vec<u64> = totals
+            .split_whitespace()
+            .map(str::parse)
+            .collect::<Result<_, _>>()
+            .ok()?;
+        // callgrind leaves out trailing events that are zero.
+        let event = |name: &str| {
+            let index = names.iter().position(|event| *event == name)?;
+            Some(values.get(index).copied().unwrap_or(0))
+        };
+        Some(Counts {
+            instructions: event("Ir")?,
+            data_accesses: event("Dr")? + event("Dw")?,
+            l1_misses: [event("I1mr")?, event("D1mr")?, event("D1mw")?],
+            ll_misses: [event("ILmr")?, event("DLmr")?, event("DLmw")?],
+        })
+    }
+}
+
 /// Runs `program` under callgrind with collection on only inside `region`, an unmangled
 /// function the program calls twice: once to warm up, then for [`ITERATIONS`] operations.
-/// Returns the instructions of the second call. Also counts the fidelity benchmark's direct
+/// Returns the counts of the second call. Also counts the fidelity benchmark's direct
 /// library calls, so both sides of a fidelity pair are counted the same way.
 pub fn count_region(
     program: &Path,
@@ -162,7 +263,7 @@ pub fn count_region(
     envs: &[(&str, &str)],
     region: &str,
     out_file: &Path,
-) -> Result<u64> {
+) -> Result<Counts> {
     // Without address-space randomisation (where `setarch -R` exists), so the heap and stack
     // addresses, and with them the paths of address-dependent code, repeat from run to run.
     let mut command = match find_on_path("setarch", std::env::var_os("PATH")) {
@@ -176,6 +277,8 @@ pub fn count_region(
     let output = command
         .arg("--tool=callgrind")
         .arg("--collect-atstart=no")
+        .arg("--cache-sim=yes")
+        .args(CACHE.iter().map(|(option, cache)| format!("{option}={cache}")))
         .arg(format!("--toggle-collect={region}"))
         .arg(format!("--dump-after={region}"))
         .arg(format!("--callgrind-out-file={}", out_file.display()))
@@ -199,7 +302,8 @@ pub fn count_region(
     for path in [out_file.with_extension("out.1"), counted] {
         std::fs::remove_file(path).ok();
     }
-    total_instructions(&text).with_context(|| format!("no instruction total in callgrind's dump of {region}"))
+    Counts::of_dump(&text)
+        .with_context(|| format!("no cache-simulation totals in callgrind's dump of {region}"))
 }
 
 /// Instructions per operation of one fidelity pair: the fidelity benchmark's direct library
@@ -216,20 +320,9 @@ pub fn count_fidelity_pair(id: &ArmId, bench_binary: &Path, scratch: &Path) -> R
     .with_context(|| format!("counting the fidelity case {path}"))?;
     let harness = callgrind(id, scratch).with_context(|| format!("counting serbench's arm {id}"))?;
     Ok((
-        direct as f64 / ITERATIONS as f64,
-        harness as f64 / ITERATIONS as f64,
+        direct.instructions as f64 / ITERATIONS as f64,
+        harness.instructions as f64 / ITERATIONS as f64,
     ))
-}
-
-/// The `totals:` (or `summary:`) line of a callgrind dump: instructions executed (Ir).
-pub fn total_instructions(dump: &str) -> Option<u64> {
-    dump.lines()
-        .find_map(|line| {
-            line.strip_prefix("totals:")
-                .or_else(|| line.strip_prefix("summary:"))
-        })
-        .and_then(|value| value.split_whitespace().next())
-        .and_then(|value| value.parse().ok())
 }
 
 #[cfg(test)]
@@ -237,10 +330,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn reads_the_total_of_a_dump() {
-        let dump = "version: 1\ncreator: callgrind-3.19.0\nevents: Ir\nfn=(1) x\n16 42\ntotals: 123456\n";
-        assert_eq!(total_instructions(dump), Some(123_456));
-        assert_eq!(total_instructions("events: Ir\n"), None);
+    fn reads_the_cache_totals_of_a_dump() {
+        let dump = "version: 1\ncreator: callgrind-3.19.0\nevents: Ir Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw\n\
+                    fn=(1) x\n16 42\ntotals: 1000 300 200 10 40 20 2 5\n";
+        let counts = Counts::of_dump(dump).unwrap();
+        // DLmw, zero, is left out of the line.
+        assert_eq!(counts.ll_misses, [2, 5, 0]);
+        assert_eq!((counts.d1_misses(), counts.ll_misses()), (60, 7));
+        // 1500 accesses, 70 L1 misses of which 7 went to RAM: 1430 + 5 * 63 + 35 * 7.
+        assert_eq!(counts.estimated_cycles(), 1430 + 315 + 245);
+        // A dump without the cache simulation has instructions only: not enough.
+        assert_eq!(Counts::of_dump("events: Ir\ntotals: 123456\n"), None);
+        assert_eq!(Counts::of_dump("events: Ir Dr\n"), None);
     }
 
     #[test]

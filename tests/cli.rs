@@ -391,10 +391,22 @@ fn instruction_counts_are_identical_on_rerun() {
                 && rows
                     .iter()
                     .all(|row| row.status == "ok"
-                        && row.instructions_per_op.is_some_and(|count| count > 100.0)),
+                        && row.instructions_per_op.is_some_and(|count| count > 100.0)
+                        && row.estimated_cycles_per_op > row.instructions_per_op
+                        && row.d1_misses_per_op.is_some()
+                        && row.ll_misses_per_op.is_some()),
             "{rows:?}"
         );
-        counts.push(rows.iter().map(|row| row.instructions_per_op).collect::<Vec<_>>());
+        let of_row = |row: &serbench::instructions::InstructionRow| {
+            [
+                row.instructions_per_op,
+                row.d1_misses_per_op,
+                row.ll_misses_per_op,
+                row.estimated_cycles_per_op,
+            ]
+        };
+        counts.push(rows.iter().map(of_row).collect::<Vec<_>>());
     }
+    // Instructions and the simulated cache's misses alike.
     assert_eq!(counts[0], counts[1]);
 }

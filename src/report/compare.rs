@@ -686,6 +686,7 @@ mod tests {
                 robustness: None,
                 samples: None,
                 footprint: None,
+                instructions: None,
             };
             Side::of(&dir, build.to_string()).line()
         };

@@ -1,7 +1,7 @@
 //! Reading a results folder back for `report`, `compare` and `fidelity`: results.csv
-//! (required), sizes.csv, robustness.csv, samples.csv and footprint.csv (optional), each validated completely by
-//! [`files::read_complete`] before anything is written, so a bad file stops the command with one
-//! line naming the file and the line.
+//! (required), sizes.csv, robustness.csv, samples.csv, footprint.csv and instructions.csv
+//! (optional), each validated completely by [`files::read_complete`] before anything is
+//! written, so a bad file stops the command with one line naming the file and the line.
 
 use std::path::{Path, PathBuf};
 
@@ -29,6 +29,8 @@ pub struct ResultsDir {
     pub samples: Option<Vec<SampleRow>>,
     /// `None` when the folder has no footprint.csv (from `serbench footprint`).
     pub footprint: Option<Vec<FootprintRow>>,
+    /// `None` when the folder has no instructions.csv (from `run --measure instructions`).
+    pub instructions: Option<Vec<crate::instructions::InstructionRow>>,
 }
 
 impl ResultsDir {
@@ -88,8 +90,8 @@ pub fn labels(dirs: &[ResultsDir]) -> Vec<String> {
     labels
 }
 
-/// Reads a results folder (or a results.csv path), and its sizes.csv, robustness.csv and
-/// footprint.csv if it has them, each completely validated.
+/// Reads a results folder (or a results.csv path), and its sizes.csv, robustness.csv,
+/// footprint.csv and instructions.csv if it has them, each completely validated.
 pub fn load(path: &Path) -> Result<ResultsDir> {
     let (dir, results_path) = if path.is_dir() {
         (path.to_path_buf(), path.join(results::FILE_NAME))
@@ -130,6 +132,9 @@ pub fn load(path: &Path) -> Result<ResultsDir> {
     let footprint = optional(footprint::FILE_NAME)
         .map(|path| files::read_complete::<FootprintRow>(&path))
         .transpose()?;
+    let instructions = optional(crate::instructions::FILE_NAME)
+        .map(|path| files::read_complete(&path))
+        .transpose()?;
     Ok(ResultsDir {
         dir,
         results_path,
@@ -138,6 +143,7 @@ pub fn load(path: &Path) -> Result<ResultsDir> {
         robustness,
         samples,
         footprint,
+        instructions,
     })
 }
 
@@ -158,6 +164,7 @@ mod tests {
             robustness: None,
             samples: None,
             footprint: None,
+            instructions: None,
         };
         let dirs = [
             dir("runs/before", "x86_64-linux"),

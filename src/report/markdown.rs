@@ -270,6 +270,11 @@ pub fn render(dirs: &[ResultsDir]) -> Result<Rendered> {
         }
     }
     for source in &sources {
+        if let Some(counts) = &source.dir.instructions {
+            super::deterministic::write_section(&mut markdown, &source.label, &source.dir.rows, counts)?;
+        }
+    }
+    for source in &sources {
         if let Some(rows) = &source.dir.footprint {
             super::footprint::write_section(&mut markdown, &mut charts, &source.label, rows)?;
         }
@@ -1109,6 +1114,7 @@ mod tests {
             robustness: None,
             samples: samples.then_some(sample_rows),
             footprint: None,
+            instructions: None,
         }
     }
 

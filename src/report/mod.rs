@@ -6,6 +6,7 @@ pub mod charts;
 pub mod codegen;
 pub mod columns;
 pub mod compare;
+pub mod deterministic;
 pub mod fidelity;
 pub mod files;
 pub mod footprint;

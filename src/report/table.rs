@@ -179,7 +179,7 @@ fn unsupported_operation(unsupported: &Unsupported) -> &'static str {
     unsupported.operation.map_or("*", |operation| operation.name())
 }
 
-/// `run --measure instructions`: one line per counted arm.
+/// `run --measure instructions`: one line per counted arm, with its simulated cache misses.
 pub fn instructions(rows: &[InstructionRow]) -> String {
     let count = |value: Option<f64>, decimals: usize| {
         value.map_or("-".to_string(), |value| format!("{value:.decimals$}"))
@@ -193,6 +193,9 @@ pub fn instructions(rows: &[InstructionRow]) -> String {
                 row.arm.operation.name().to_string(),
                 count(row.instructions_per_op, 0),
                 count(row.instructions_per_record, 1),
+                count(row.estimated_cycles_per_op, 0),
+                count(row.d1_misses_per_op, 1),
+                count(row.ll_misses_per_op, 1),
                 row.status.clone(),
             ]
         })
@@ -204,6 +207,9 @@ pub fn instructions(rows: &[InstructionRow]) -> String {
             "op",
             ">instructions/op",
             ">per record",
+            ">est. cycles/op",
+            ">D1 misses/op",
+            ">LL misses/op",
             "status",
         ],
         &cells,
