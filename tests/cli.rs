@@ -388,13 +388,11 @@ fn instruction_counts_are_identical_on_rerun() {
             files::read_complete(&out.join("instructions.csv")).unwrap();
         assert!(
             !rows.is_empty()
-                && rows
-                    .iter()
-                    .all(|row| row.status == "ok"
-                        && row.instructions_per_op.is_some_and(|count| count > 100.0)
-                        && row.estimated_cycles_per_op > row.instructions_per_op
-                        && row.d1_misses_per_op.is_some()
-                        && row.ll_misses_per_op.is_some()),
+                && rows.iter().all(|row| row.status == "ok"
+                    && row.instructions_per_op.is_some_and(|count| count > 100.0)
+                    && row.estimated_cycles_per_op > row.instructions_per_op
+                    && row.d1_misses_per_op.is_some()
+                    && row.ll_misses_per_op.is_some()),
             "{rows:?}"
         );
         let of_row = |row: &serbench::instructions::InstructionRow| {

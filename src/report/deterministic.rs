@@ -70,7 +70,7 @@ fn disagreements<'a>(arms: &'a [Costed<'a>]) -> Vec<Disagreement<'a>> {
             }
         }
     }
-    pairs.sort_by(|x, y| y.apart.cmp(&x.apart));
+    pairs.sort_by_key(|pair| std::cmp::Reverse(pair.apart));
     pairs
 }
 
