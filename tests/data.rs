@@ -473,3 +473,28 @@ fn workers_of_the_full_profile_read_the_same_data() {
     );
     assert!(rows[0].reps.unwrap() >= serbench::measure::Profile::FULL.min_reps);
 }
+
+/// One empty object is data too: every format sizes it or says why not, none panics (D-Bus's
+/// root was a dict there, where its code expected a struct).
+#[test]
+fn an_empty_object_is_sized_by_every_format_or_refused_with_a_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("empty.json");
+    std::fs::write(&file, "{}").unwrap();
+    let out = dir.path().join("out");
+    let output = serbench(&[
+        "sizes",
+        "--data",
+        file.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let rows: Vec<SizeRow> = serbench::report::files::read_complete(&out.join("sizes.csv")).unwrap();
+    let dbus: Vec<&SizeRow> = rows.iter().filter(|row| row.codec.format == "dbus").collect();
+    assert!(
+        !dbus.is_empty() && dbus.iter().all(|row| row.status == "ok"),
+        "{dbus:?}"
+    );
+    assert!(rows.iter().all(|row| row.status == "ok"), "{rows:?}");
+}

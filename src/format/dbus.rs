@@ -191,10 +191,10 @@ fn data_signature(payload: &DataPayload) -> Result<Signature, String> {
     }
     let record = &payload.schema.record;
     let path = &mut String::from("$");
-    let signature = match (&record.kind, payload.is_list()) {
-        (_, true) => Signature::structure([Signature::array(signature_of(record, path)?)]),
-        (Kind::Record(_), false) => signature_of(record, path)?,
-        (_, false) => Signature::structure([signature_of(record, path)?]),
+    let signature = match Root::of(payload) {
+        Root::List => Signature::structure([Signature::array(signature_of(record, path)?)]),
+        Root::Struct => signature_of(record, path)?,
+        Root::Wrapped => Signature::structure([signature_of(record, path)?]),
     };
     let length = signature.string_len();
     if length > 255 {
@@ -203,6 +203,27 @@ fn data_signature(payload: &DataPayload) -> Result<Signature, String> {
         ));
     }
     Ok(signature)
+}
+
+/// How a data payload becomes the one struct a D-Bus message body is.
+enum Root {
+    /// A list of records: a struct of one array.
+    List,
+    /// One record with fields: that struct.
+    Struct,
+    /// One value of another type, or an object that was always empty (a dict: D-Bus has no
+    /// struct without fields): a struct of one field.
+    Wrapped,
+}
+
+impl Root {
+    fn of(payload: &DataPayload) -> Root {
+        match (&payload.schema.record.kind, payload.is_list()) {
+            (_, true) => Root::List,
+            (Kind::Record(fields), false) if !fields.is_empty() => Root::Struct,
+            (_, false) => Root::Wrapped,
+        }
+    }
 }
 
 /// The signature of the values at `path`.
@@ -309,8 +330,8 @@ impl DataTree<DataPayload> for DbusData {
 
     fn tree(&self, data: &DataPayload) -> Result<StructTree> {
         let record = &data.schema.record;
-        let variant = match (&record.kind, data.is_list()) {
-            (_, true) => {
+        let variant = match Root::of(data) {
+            Root::List => {
                 let list = Type {
                     kind: Kind::Array(Box::new(record.clone())),
                     seen: 1,
@@ -318,20 +339,20 @@ impl DataTree<DataPayload> for DbusData {
                 };
                 one_field(variant_of(&data.as_value(), &list)?)?
             }
-            (Kind::Record(_), false) => variant_of(&data.records[0], record)?,
-            (_, false) => one_field(variant_of(&data.records[0], record)?)?,
+            Root::Struct => variant_of(&data.records[0], record)?,
+            Root::Wrapped => one_field(variant_of(&data.records[0], record)?)?,
         };
         match variant {
             Variant::Structure(structure) => Ok(StructTree(OwnedStructure(structure))),
-            _ => unreachable!("the root is a struct"),
+            other => anyhow::bail!("the root is a {}, not a struct", other.value_signature()),
         }
     }
 
     fn holds(&self, StructTree(tree): &StructTree, data: &DataPayload) -> Result<Option<Difference>> {
         let record = &data.schema.record;
         let root = Variant::Structure(tree.0.try_clone()?);
-        let json = match (&record.kind, data.is_list()) {
-            (_, true) => {
+        let json = match Root::of(data) {
+            Root::List => {
                 let list = Type {
                     kind: Kind::Array(Box::new(record.clone())),
                     seen: 1,
@@ -339,8 +360,8 @@ impl DataTree<DataPayload> for DbusData {
                 };
                 json_of(only_field(&root)?, &list)?
             }
-            (Kind::Record(_), false) => json_of(&root, record)?,
-            (_, false) => json_of(only_field(&root)?, record)?,
+            Root::Struct => json_of(&root, record)?,
+            Root::Wrapped => json_of(only_field(&root)?, record)?,
         };
         Ok(data.compare(&json, Equivalence::Schema))
     }
