@@ -580,14 +580,15 @@ pub struct CodecArms {
 impl Arm {
     /// The encode, decode and round-trip arms of a codec of the values `W` (the model type
     /// itself, or the format's own type, e.g. a prost message): `to_wire` builds the value once,
-    /// outside any timing, and `to_model` proves that what was decoded is the payload. `make`
-    /// builds a fresh codec (and its reused buffers).
+    /// outside any timing, and `to_model` proves that what was decoded is the payload (it fails
+    /// where decoded bytes hold no model value, e.g. a protobuf message without a required
+    /// nested message). `make` builds a fresh codec (and its reused buffers).
     pub fn codec<P: Model, W: Value, C: Codec<W>>(
         codec: CodecId,
         spec: &'static PayloadSpec,
         model: fn() -> &'static P,
         to_wire: fn(&P) -> W,
-        to_model: fn(&W) -> P,
+        to_model: fn(&W) -> Result<P>,
         make: fn() -> C,
     ) -> CodecArms {
         // The compression arms start from the same proven bytes as the codec's own arms.
@@ -617,7 +618,7 @@ impl Arm {
                                 .map_err(|error| error.context(id.to_string()));
                         }
                         let bytes = verify(&id, &value, make)?;
-                        if &to_model(&value) != model() {
+                        if &to_model(&value).with_context(|| id.to_string())? != model() {
                             bail!("{id}: the format's value does not convert back to the payload");
                         }
                         Ok(codec_runner(operation, value, bytes, make))
@@ -635,7 +636,7 @@ impl Arm {
             let check = || {
                 let mut out = Vec::new();
                 let bytes = make().encode(&to_wire(value), &mut out)?.to_vec();
-                if &to_model(&make().decode(&bytes)?) != value {
+                if &to_model(&make().decode(&bytes)?)? != value {
                     bail!("decode(encode(x)) != x");
                 }
                 Ok(())
@@ -646,7 +647,7 @@ impl Arm {
         // model cannot (an unknown protobuf enum number), which is "decoded to something else".
         let decode: DecodeAny = Box::new(move |bytes| Ok(make().decode(bytes)? == to_wire(model())));
         let check: CheckBytes = Box::new(move |bytes| {
-            let decoded = to_model(&make().decode(bytes)?);
+            let decoded = to_model(&make().decode(bytes)?)?;
             let as_json = |value: &P| serde_json::to_value(value).context("the model serializes to JSON");
             Ok(compare::first_difference(
                 &as_json(model())?,

@@ -408,3 +408,40 @@ fn instruction_counts_are_identical_on_rerun() {
     // Instructions and the simulated cache's misses alike.
     assert_eq!(counts[0], counts[1]);
 }
+
+/// `check` of an empty file with prost, on every payload: the bytes decode to a message with no
+/// nested messages, which holds no model value; that is one line and exit 1, not a panic.
+#[test]
+fn check_of_an_empty_file_with_prost_is_a_refusal_not_a_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.bin");
+    std::fs::write(&empty, b"").unwrap();
+    let listing = list_json(&["--format", "protobuf", "--backend", "prost"]);
+    let mut payloads: Vec<&str> = listing["arms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|arm| arm["payload"].as_str())
+        .collect();
+    payloads.sort_unstable();
+    payloads.dedup();
+    assert!(payloads.contains(&"telemetry"), "{payloads:?}");
+    for payload in payloads {
+        let output = serbench(&[
+            "check",
+            "--format",
+            "protobuf",
+            "--backend",
+            "prost",
+            "--payload",
+            payload,
+            empty.to_str().unwrap(),
+        ]);
+        let message = stderr(&output);
+        assert!(
+            matches!(output.status.code(), Some(0 | 1)),
+            "{payload}: {message}"
+        );
+        assert!(!message.contains("panicked"), "{payload}: {message}");
+    }
+}

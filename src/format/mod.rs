@@ -477,7 +477,7 @@ impl Registry {
     /// round-trip arms, its encoder and its decoder. `make` builds a fresh codec (and its
     /// reused buffers).
     pub fn codec<P: Model, C: Codec<P>>(&mut self, payload: &Payload<P>, backend: Backend, make: fn() -> C) {
-        self.wire_codec(payload, backend, P::clone, P::clone, make);
+        self.wire_codec(payload, backend, P::clone, |value| Ok(value.clone()), make);
     }
 
     /// Like [`codec`](Self::codec) for a codec of the format's own types `W` (e.g. prost
@@ -487,7 +487,7 @@ impl Registry {
         payload: &Payload<P>,
         backend: Backend,
         to_wire: fn(&P) -> W,
-        to_model: fn(&W) -> P,
+        to_model: fn(&W) -> Result<P>,
         make: fn() -> C,
     ) {
         let codec = self.codec_id(payload, backend);
@@ -552,7 +552,14 @@ impl Registry {
         make: fn() -> C,
     ) {
         let codec = self.codec_id(payload, backend);
-        let CodecArms { arms, .. } = Arm::codec(codec, payload.spec, payload.value, P::clone, P::clone, make);
+        let CodecArms { arms, .. } = Arm::codec(
+            codec,
+            payload.spec,
+            payload.value,
+            P::clone,
+            |value| Ok(value.clone()),
+            make,
+        );
         self.arms.extend(
             arms.into_iter()
                 .filter(|arm| arm.id.operation == Operation::Decode),
