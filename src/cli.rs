@@ -7,7 +7,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::builder::PossibleValuesParser;
 use clap::{Args, Parser, Subcommand};
 
@@ -245,9 +245,12 @@ enum Command {
         /// The logical data as pretty JSON instead of a format's bytes.
         #[arg(long, conflicts_with = "format")]
         logical: bool,
-        /// Output file (default: standard output).
+        /// Output file (default: standard output). An existing file is refused unless --replace.
         #[arg(short = 'o', long = "output")]
         output: Option<PathBuf>,
+        /// Move an existing output file into `replaced/<time>/` beside it first.
+        #[arg(long, requires = "output")]
+        replace: bool,
     },
     /// Decode BYTES_FILE, made by another program, with one codec and compare it with a payload:
     /// exit 0 when it holds the same data, 1 with the first differing path and both values.
@@ -623,14 +626,13 @@ fn execute(command: Command) -> Result<()> {
             codec,
             logical,
             output,
+            replace,
         } => {
             let payload = commands::one_payload(&registry, codec.payload.as_deref())?;
             let query = format.as_deref().map(|format| codec.query(format, &payload));
             let bytes = commands::dump(&registry, &payload, query.as_ref(), logical)?;
             match output {
-                Some(path) => {
-                    std::fs::write(&path, bytes).with_context(|| format!("cannot write {}", path.display()))
-                }
+                Some(path) => commands::write_output(&path, &bytes, replace),
                 None => {
                     let mut stdout = std::io::stdout().lock();
                     stdout.write_all(&bytes)?;

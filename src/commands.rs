@@ -418,6 +418,24 @@ pub fn dump(
     }
 }
 
+/// `dump -o PATH`: a file outside any result set, written as result files are: under its folder's
+/// lock (a run writing there is not disturbed), never over an existing file unless `replace`
+/// (which moves it into `replaced/<time>/`), atomically.
+pub fn write_output(path: &Path, bytes: &[u8], replace: bool) -> Result<()> {
+    let name = path
+        .file_name()
+        .and_then(|name| name.to_str())
+        .ok_or_else(|| UsageError::error(format!("{}: not a file name", path.display())))?;
+    let folder = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    let out = OutDir::lock(folder)?;
+    out.claim_files(&[name], replace)?;
+    out.write_file(name, |file| Ok(file.write_all(bytes)?))?;
+    Ok(())
+}
+
 /// The payload `dump` and `check` name: `--payload`, or the one data payload of `--data`.
 pub fn one_payload(registry: &Registry, payload: Option<&str>) -> Result<String> {
     match (payload, registry.data.as_slice()) {

@@ -530,6 +530,7 @@ fn a_second_writer_is_refused_at_once() {
     let mut holder = lock_holder(&out);
     let pid = holder.0.id();
     let path = text(&out);
+    let results_csv = text(&out.join("results.csv")).to_string();
     let run_order = [
         "run",
         "--format",
@@ -557,6 +558,16 @@ fn a_second_writer_is_refused_at_once() {
         vec!["sizes", "--format", "postcard", "--out", path],
         [&["robustness"][..], &one_case].concat(),
         vec!["report", path],
+        // A file written outside a result set waits its turn as well.
+        vec![
+            "dump",
+            "--format",
+            "postcard",
+            "--payload",
+            "order",
+            "-o",
+            &results_csv,
+        ],
     ] {
         let started = Instant::now();
         let output = run(&args);
@@ -772,4 +783,104 @@ fn unknown_backends_list_each_valid_name_once() {
         assert_eq!(unique.len(), names.len(), "{args:?}: {message}");
         assert!(names.contains(&"serde_json"), "{args:?}: {message}");
     }
+}
+
+#[test]
+fn dump_never_replaces_a_file_unless_asked_and_then_keeps_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("order.postcard");
+    std::fs::write(&target, b"the user's file").unwrap();
+    let dump = |extra: &[&str]| {
+        let args = [
+            "dump",
+            "--format",
+            "postcard",
+            "--payload",
+            "order",
+            "-o",
+            text(&target),
+        ];
+        run(&[&args[..], extra].concat())
+    };
+    assert_refused(&dump(&[]), "already holds order.postcard: pass --replace");
+    assert_eq!(std::fs::read(&target).unwrap(), b"the user's file");
+    let output = dump(&["--replace"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_ne!(std::fs::read(&target).unwrap(), b"the user's file");
+    let replaced: Vec<PathBuf> = std::fs::read_dir(dir.path().join("replaced"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path().join("order.postcard"))
+        .collect();
+    assert_eq!(replaced.len(), 1);
+    assert_eq!(std::fs::read(&replaced[0]).unwrap(), b"the user's file");
+    // No lock or temporary file is left beside the output.
+    let mut names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["order.postcard", "replaced"]);
+}
+
+#[test]
+fn a_link_planted_as_the_lock_is_refused_and_its_target_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let victim = dir.path().join("victim.csv");
+    std::fs::write(&victim, b"rows of another run\n").unwrap();
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    std::os::unix::fs::symlink(&victim, out.join(LOCK_FILE)).unwrap();
+    for output in [
+        smoke(&out, &["order"], &[]),
+        run(&["sizes", "--format", "postcard", "--out", text(&out)]),
+    ] {
+        assert_refused(&output, "is not a regular file (a link, folder or FIFO)");
+    }
+    assert_eq!(std::fs::read(&victim).unwrap(), b"rows of another run\n");
+}
+
+#[test]
+fn a_fifo_in_place_of_a_result_file_is_refused_not_waited_on() {
+    let (_dir, out, csv) = with_a_run();
+    let fifo = |path: &Path| {
+        std::fs::remove_file(path).ok();
+        let made = Command::new("mkfifo").arg(path).status().unwrap();
+        assert!(made.success());
+    };
+    let resume = |out: &Path| {
+        let mut command = serbench();
+        command.args([
+            "run",
+            "--format",
+            "postcard",
+            "--payload",
+            "order",
+            "--profile",
+            "smoke",
+        ]);
+        command.args(["--resume", "--out", text(out)]);
+        command
+    };
+    for name in ["samples.csv", "robustness.csv"] {
+        let path = out.join(name);
+        let kept = std::fs::read(&path).ok();
+        fifo(&path);
+        let output = output_within(resume(&out), Duration::from_secs(20)).expect("--resume waited on a FIFO");
+        // After the line that says what it resumes.
+        let message = stderr(&output);
+        assert_eq!(output.status.code(), Some(2), "{message}");
+        let last = message.trim_end().lines().last().unwrap_or_default();
+        assert!(last.contains(&format!("{name}: not a regular file")), "{message}");
+        std::fs::remove_file(&path).unwrap();
+        if let Some(bytes) = kept {
+            std::fs::write(&path, bytes).unwrap();
+        }
+    }
+    fifo(&csv);
+    let output = output_within(resume(&out), Duration::from_secs(20)).expect("--resume waited on a FIFO");
+    assert_refused(&output, "results.csv: not a regular file");
+    let mut sizes = serbench();
+    sizes.args(["sizes", "--format", "postcard", "--out", text(&out)]);
+    let output = output_within(sizes, Duration::from_secs(20)).expect("sizes waited on a FIFO");
+    assert_refused(&output, "results.csv: not a regular file");
 }

@@ -134,7 +134,7 @@ pub struct Table<T> {
 /// Reads and checks a whole file; a torn last line is left out of the rows and reported in
 /// [`Table::torn_line`], anything else that does not validate is a refusal with file and line.
 pub fn read<T: Record>(path: &Path) -> Result<Table<T>> {
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let bytes = read_regular(path)?;
     let complete = bytes
         .iter()
         .rposition(|&byte| byte == b'\n')
@@ -266,11 +266,25 @@ pub fn read_complete<T: Record>(path: &Path) -> Result<Vec<T>> {
     }
 }
 
+/// The bytes of a file serbench reads back, which must be a regular file (or a link to one): a
+/// FIFO would block the read forever while the folder's lock is held, a device never end.
+fn read_regular(path: &Path) -> Result<Vec<u8>> {
+    let metadata = std::fs::metadata(path).with_context(|| format!("cannot read {}", path.display()))?;
+    if !metadata.is_file() {
+        return Err(UsageError::error(format!(
+            "{}: not a regular file (a folder, FIFO or device): serbench reads and writes regular files only",
+            path.display()
+        )));
+    }
+    std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))
+}
+
 /// The schema version of a serbench CSV file: the first field of its first data row (`None`
 /// for a file with a header only), read without parsing the rows (a file of another schema
 /// may not parse at all).
 pub fn schema_version(path: &Path) -> Result<Option<(usize, String)>> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let bytes = read_regular(path)?;
+    let text = String::from_utf8(bytes).map_err(|_| refused(path, 1, "not UTF-8"))?;
     let mut lines = text.lines().enumerate();
     match lines.next() {
         Some((_, header)) if header.starts_with("schema_version,") => {}
@@ -355,6 +369,16 @@ impl SetKind {
     }
 }
 
+/// The lock file, created if missing, never through a link (O_NOFOLLOW closes the gap between
+/// the check before it and the open).
+fn open_lock(path: &Path) -> std::io::Result<File> {
+    let mut options = OpenOptions::new();
+    options.read(true).write(true).create(true).truncate(false);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NOFOLLOW);
+    options.open(path)
+}
+
 /// An output folder this process writes alone: locked from [`OutDir::lock`] until dropped.
 #[derive(Debug)]
 pub struct OutDir {
@@ -374,12 +398,15 @@ impl OutDir {
             .with_context(|| format!("cannot create the output folder {}", path.display()))?;
         let lock_path = path.join(LOCK_FILE);
         let lock = loop {
-            let file = OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create(true)
-                .truncate(false)
-                .open(&lock_path)
+            // A link planted as the lock would have its target truncated below.
+            if std::fs::symlink_metadata(&lock_path).is_ok_and(|entry| !entry.file_type().is_file()) {
+                return Err(UsageError::error(format!(
+                    "{} is not a regular file (a link, folder or FIFO): serbench's lock must be its own \
+                     file; remove it",
+                    lock_path.display()
+                )));
+            }
+            let file = open_lock(&lock_path)
                 .with_context(|| format!("cannot write in the output folder {}", path.display()))?;
             match file.try_lock() {
                 Ok(()) => {}
