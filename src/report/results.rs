@@ -147,8 +147,8 @@ impl Record for ResultRow {
     const ROW: &'static str = "arm";
 
     /// An ok row has every figure, each finite and in range (times within
-    /// [`MIN_NS`]..=[`MAX_NS`], `ci95_low_ns <= mean_ns <= ci95_high_ns`, counts and rates not
-    /// negative); a failed row's figures are empty or in range too.
+    /// [`MIN_NS`]..=[`MAX_NS`], `ci95_low_ns <= mean_ns <= ci95_high_ns` centred on the mean,
+    /// counts and rates not negative); a failed row's figures are empty or in range too.
     fn check(&self) -> Result<(), String> {
         files::check_versioned(self.schema_version, self.records)?;
         if self.status != STATUS_OK && self.status != STATUS_FAILED {
@@ -185,12 +185,19 @@ impl Record for ResultRow {
         {
             return Err("an ok row needs encoded_bytes, reps and workers (at least 1)".to_string());
         }
-        if let (Some(low), Some(mean), Some(high)) = (self.ci95_low_ns, self.mean_ns, self.ci95_high_ns)
-            && !(low <= mean && mean <= high)
-        {
-            return Err(format!(
-                "the interval [{low}, {high}] does not hold its mean {mean}"
-            ));
+        if let (Some(low), Some(mean), Some(high)) = (self.ci95_low_ns, self.mean_ns, self.ci95_high_ns) {
+            if !(low <= mean && mean <= high) {
+                return Err(format!(
+                    "the interval [{low}, {high}] does not hold its mean {mean}"
+                ));
+            }
+            // serbench's intervals are mean ± half-width; a lopsided one was not measured.
+            let scale = low.abs().max(high.abs());
+            if ((high - mean) - (mean - low)).abs() > 1e-9 * scale {
+                return Err(format!(
+                    "the interval [{low}, {high}] is not centred on its mean {mean}"
+                ));
+            }
         }
         Ok(())
     }
