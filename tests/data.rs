@@ -498,3 +498,54 @@ fn an_empty_object_is_sized_by_every_format_or_refused_with_a_reason() {
     );
     assert!(rows.iter().all(|row| row.status == "ok"), "{rows:?}");
 }
+
+#[test]
+fn payloads_whose_names_differ_only_in_unsafe_characters_keep_their_own_charts() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut args = vec!["run".to_string()];
+    for (stem, qty) in [("注文", 1), ("顧客", 2)] {
+        let path = dir.path().join(format!("{stem}.json"));
+        std::fs::write(&path, format!(r#"[{{"qty": {qty}}}, {{"qty": 3}}]"#)).unwrap();
+        args.extend(["--data".to_string(), path.to_str().unwrap().to_string()]);
+    }
+    let out = dir.path().join("out");
+    args.extend(
+        [
+            "--format",
+            "json",
+            "--backend",
+            "serde_json",
+            "--op",
+            "decode",
+            "--profile",
+            "smoke",
+        ]
+        .map(String::from),
+    );
+    args.extend(["--out".to_string(), out.to_str().unwrap().to_string()]);
+    let output = serbench(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(output.status.success(), "{}", stderr(&output));
+
+    // Each payload's section links its own chart files, and they exist.
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    let charts_of = |payload: &str| -> Vec<String> {
+        let section = report
+            .split("\n## ")
+            .find(|section| section.starts_with(payload))
+            .unwrap_or_else(|| panic!("no section {payload}"));
+        section
+            .split("(charts/")
+            .skip(1)
+            .map(|rest| rest[..rest.find(')').unwrap()].to_string())
+            .collect()
+    };
+    let (first, second) = (charts_of("data:注文"), charts_of("data:顧客"));
+    assert!(!first.is_empty() && !second.is_empty(), "{report}");
+    assert!(
+        first.iter().all(|chart| !second.contains(chart)),
+        "{first:?} {second:?}"
+    );
+    for chart in first.iter().chain(&second) {
+        assert!(out.join("charts").join(chart).is_file(), "{chart}");
+    }
+}

@@ -466,20 +466,31 @@ fn write_headline(markdown: &mut String, sources: &[Source]) -> Result<()> {
     Ok(())
 }
 
-/// The chart file name of a section, from names that are already [a-z0-9-] in practice.
+/// The chart file name of a section. Names of `[a-z0-9-]` are kept as they are; any other name
+/// has its other characters replaced by `_` and its FNV-1a hash appended, so two payloads
+/// (`data:注文`, `data:顧客`; `a|b`, `a_b`; `A`, `a` on a case-blind disk) never share a chart.
 fn file_name(parts: &[&str]) -> String {
-    let stem: String = parts
-        .join("-")
+    let joined = parts.join("-");
+    if joined
+        .chars()
+        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+    {
+        return format!("{joined}.svg");
+    }
+    let stem: String = joined
         .chars()
         .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+            if c.is_ascii_alphanumeric() || c == '-' {
                 c
             } else {
                 '_'
             }
         })
         .collect();
-    format!("{stem}.svg")
+    let hash = joined.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+    });
+    format!("{stem}-{hash:016x}.svg")
 }
 
 /// The zero-copy formats of one payload side by side (the first folder's figures): for every
@@ -1065,7 +1076,21 @@ mod tests {
     #[test]
     fn chart_file_names_are_safe() {
         assert_eq!(file_name(&["map-small", "decode"]), "map-small-decode.svg");
-        assert_eq!(file_name(&["a/b c", "x"]), "a_b_c-x.svg");
+        let names: Vec<String> = [["data:注文", "decode"], ["data:顧客", "decode"]]
+            .iter()
+            .chain(&[["a|b", "x"], ["a_b", "x"], ["A", "x"], ["a", "x"]])
+            .map(|parts| file_name(parts))
+            .collect();
+        let distinct: std::collections::BTreeSet<String> =
+            names.iter().map(|name| name.to_lowercase()).collect();
+        assert_eq!(distinct.len(), names.len(), "{names:?}");
+        assert!(
+            names.iter().all(|name| name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.')),
+            "{names:?}"
+        );
+        assert!(names[0].starts_with("data___-decode-"), "{names:?}");
     }
 
     /// Two arms of one section measured by the same four workers, the second twice the first
