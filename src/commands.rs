@@ -347,6 +347,17 @@ pub fn selfcheck(
         .unwrap_or_else(|| std::env::temp_dir().join(format!("serbench-selfcheck-{}", std::process::id())));
     // One selfcheck per folder; each run also holds its own.
     let _out = OutDir::lock(&out)?;
+    // Refused here, before run's own refusal offers a --resume that selfcheck does not take.
+    for run_name in ["a", "b"] {
+        let run_dir = out.join(run_name);
+        if !replace && run_dir.join(crate::report::results::FILE_NAME).exists() {
+            return Err(UsageError::error(format!(
+                "{} already holds a selfcheck run: pass --replace to move it into its replaced/ \
+                 folder and start anew, or choose another --out",
+                run_dir.display()
+            )));
+        }
+    }
     for run_name in ["a", "b"] {
         let options = RunOptions {
             profile,

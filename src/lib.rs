@@ -57,10 +57,22 @@ pub fn check_names(what: &str, given: &[String], known: impl Iterator<Item = Str
             valid.push(name);
         }
     }
+    // The empty name is the default (a codec without a variant): it is chosen by leaving the
+    // option out, so it is listed as that rather than as an empty value.
+    let listed: Vec<&str> = valid
+        .iter()
+        .map(|name| {
+            if name.is_empty() {
+                "none (leave it out)"
+            } else {
+                name
+            }
+        })
+        .collect();
     match given.iter().find(|name| !valid.contains(name)) {
         Some(name) => Err(UsageError::error(format!(
             "unknown {what} '{name}' [possible values: {}]",
-            valid.join(", ")
+            listed.join(", ")
         ))),
         None => Ok(()),
     }
@@ -84,5 +96,11 @@ mod tests {
             "unknown backend 'x' [possible values: a, b, c]"
         );
         assert!(check_names("backend", &["c".to_string()], ["c".to_string()].into_iter()).is_ok());
+        let variants = ["", "hardened", ""].map(String::from);
+        let error = check_names("variant", &["x".to_string()], variants.into_iter()).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "unknown variant 'x' [possible values: none (leave it out), hardened]"
+        );
     }
 }

@@ -788,6 +788,25 @@ fn unknown_backends_list_each_valid_name_once() {
 }
 
 #[test]
+fn an_unknown_variant_lists_the_default_as_leaving_it_out() {
+    for (format, listed) in [
+        ("json", "[possible values: none (leave it out)]"),
+        ("bincode", "[possible values: none (leave it out), hardened]"),
+    ] {
+        let output = run(&[
+            "dump",
+            "--format",
+            format,
+            "--payload",
+            "order",
+            "--variant",
+            "nosuch",
+        ]);
+        assert_refused(&output, &format!("unknown variant 'nosuch' {listed}"));
+    }
+}
+
+#[test]
 fn dump_never_replaces_a_file_unless_asked_and_then_keeps_it() {
     let dir = tempfile::tempdir().unwrap();
     let target = dir.path().join("order.postcard");
@@ -885,4 +904,48 @@ fn a_fifo_in_place_of_a_result_file_is_refused_not_waited_on() {
     sizes.args(["sizes", "--format", "postcard", "--out", text(&out)]);
     let output = output_within(sizes, Duration::from_secs(20)).expect("sizes waited on a FIFO");
     assert_refused(&output, "results.csv: not a regular file");
+}
+
+#[test]
+fn refusals_offer_only_the_flags_the_command_takes() {
+    let dir = tempfile::tempdir().unwrap();
+    // A folder with sizes.csv but no results.csv: a --resume run has nothing to extend.
+    let sized = dir.path().join("sized");
+    let output = run(&[
+        "sizes",
+        "--format",
+        "postcard",
+        "--payload",
+        "order",
+        "--out",
+        text(&sized),
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let resumed = smoke(&sized, &["order"], &["--resume"]);
+    assert_refused(&resumed, "already holds a result set (sizes.csv): pass --replace");
+
+    // selfcheck takes --replace, not --resume.
+    let checked = dir.path().join("checked");
+    finished_run(&checked.join("a"));
+    let output = run(&[
+        "selfcheck",
+        "--format",
+        "postcard",
+        "--payload",
+        "order",
+        "--profile",
+        "smoke",
+        "--out",
+        text(&checked),
+    ]);
+    assert_refused(&output, "a selfcheck run: pass --replace");
+}
+
+#[test]
+fn an_out_that_is_a_file_is_a_usage_error_and_the_file_is_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("afile");
+    std::fs::write(&file, "the user's\n").unwrap();
+    assert_refused(&smoke(&file, &["order"], &[]), "is a file, not a folder");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "the user's\n");
 }

@@ -394,6 +394,12 @@ impl OutDir {
     /// refusal. This is also the proof that the folder is writable, before any work is done.
     pub fn lock(path: &Path) -> Result<OutDir> {
         let created = !path.exists();
+        if !created && !path.is_dir() {
+            return Err(UsageError::error(format!(
+                "{} is a file, not a folder: results go into a folder (choose another --out)",
+                path.display()
+            )));
+        }
         std::fs::create_dir_all(path)
             .with_context(|| format!("cannot create the output folder {}", path.display()))?;
         let lock_path = path.join(LOCK_FILE);
@@ -490,7 +496,8 @@ impl OutDir {
                 _ => name.to_string(),
             })
             .collect();
-        let resume = if kind == SetKind::Run {
+        // Only a set with results.csv can be resumed (a --resume run reaches here without one).
+        let resume = if kind == SetKind::Run && present.contains(&super::results::FILE_NAME) {
             "--resume to extend it, "
         } else {
             ""

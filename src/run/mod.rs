@@ -364,7 +364,8 @@ fn resumed(out: &OutDir, this_run: &ResultRow, selected: &[&Arm]) -> Result<Kept
         .partition(|row| row.status != STATUS_OK && selected.iter().any(|arm| row.is_arm(&arm.id)));
     if let Some(line) = table.torn_line {
         eprintln!(
-            "{}:{line}: a torn last row (an interrupted write) is dropped; its arm is measured again",
+            "{}:{line}: a torn last row (an interrupted write) is dropped; its arm is measured again \
+             if this run selects it",
             table.path.display()
         );
     }
