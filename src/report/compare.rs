@@ -261,7 +261,7 @@ fn compare_arm(key: &ArmId, a: &ResultRow, b: &ResultRow) -> Option<ArmCompariso
         return None;
     }
     let (a_interval, b_interval) = (Interval::of(a)?, Interval::of(b)?);
-    let (ratio, ratio_low, ratio_high, _) = ratio_of(b, a)?;
+    let (ratio, ratio_low, ratio_high) = ratio_of(b, a)?;
     Some(ArmComparison {
         key: key.clone(),
         a: a_interval,
@@ -345,7 +345,7 @@ fn percent(fraction: f64) -> String {
 }
 
 impl ArmComparison {
-    /// The table cells: payload, op, arm, A, ±, B, ±, B/A, interval, CIs, B in A's CI.
+    /// The table cells: payload, op, arm, A, ±, B, ±, B/A, interval, verdict, B in A's CI.
     fn cells(&self) -> Vec<String> {
         vec![
             self.key.codec.payload.clone(),
@@ -357,10 +357,14 @@ impl ArmComparison {
             format!("±{}", percent(self.b.relative_half_width())),
             format!("{:.3}", self.ratio),
             format!("[{:.3}, {:.3}]", self.ratio_low, self.ratio_high),
-            if self.intervals_overlap {
-                "overlap"
+            // From B/A's interval, so one that excludes 1 is never called an overlap (the two
+            // runs' own intervals can overlap while it does).
+            if self.ratio_low <= 1.0 && 1.0 <= self.ratio_high {
+                "≈"
+            } else if self.ratio < 1.0 {
+                "B faster"
             } else {
-                "differ"
+                "B slower"
             }
             .to_string(),
             if self.b_inside_a { "yes" } else { "no" }.to_string(),
@@ -378,7 +382,7 @@ const HEADERS: [&str; 11] = [
     ">B ±",
     ">B/A",
     ">B/A 95% CI",
-    "CIs",
+    "verdict",
     "B in A's CI",
 ];
 
@@ -647,9 +651,14 @@ mod tests {
         let overlapping = arm("overlapping");
         assert!((overlapping.ratio - 1.03).abs() < 1e-12);
         assert!(!overlapping.b_inside_a && overlapping.intervals_overlap);
+        // The runs' own intervals overlap, yet B/A's excludes 1: the verdict says so.
+        assert!(overlapping.ratio_low > 1.0, "{overlapping:?}");
+        assert_eq!(overlapping.cells()[9], "B slower");
+        assert_eq!(inside.cells()[9], "≈");
         let apart = arm("apart");
         assert!((apart.ratio - 0.9).abs() < 1e-12);
         assert!(!apart.b_inside_a && !apart.intervals_overlap);
+        assert_eq!(apart.cells()[9], "B faster");
 
         let agreement = comparison.agreement.unwrap();
         assert_eq!(agreement.shared, 3);

@@ -2,8 +2,8 @@
 //! results.csv (`run --measure instructions --out` the same folder), each section's arms by
 //! estimated cycles next to their wall time, and every pair of arms the two rank differently.
 //! Cycles come from a simulated machine, so a disagreement is either the model missing what
-//! the CPU does (branch prediction, prefetching, out-of-order overlap) or wall-time noise: the
-//! table says which pairs' wall-time intervals are apart, so the first can be told from the second.
+//! the CPU does (branch prediction, prefetching, out-of-order overlap) or wall-time noise: each
+//! pair's wall-time ratio is given with its interval, so the first can be told from the second.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -11,6 +11,7 @@ use std::fmt::Write;
 use anyhow::Result;
 
 use super::markdown::table;
+use super::ratios::ratio_of;
 use super::results::{ResultRow, STATUS_OK};
 use crate::arm::{ArmId, Operation};
 use crate::instructions::InstructionRow;
@@ -33,25 +34,15 @@ impl Costed<'_> {
     fn cycles(&self) -> f64 {
         self.count.estimated_cycles_per_op.unwrap_or(f64::NAN) / self.count.records as f64
     }
-
-    /// The wall-time interval per record, or the mean alone.
-    fn interval(&self) -> (f64, f64) {
-        let per_record = |ns: Option<f64>| ns.map(|ns| ns / self.wall.records as f64);
-        match (
-            per_record(self.wall.ci95_low_ns),
-            per_record(self.wall.ci95_high_ns),
-        ) {
-            (Some(low), Some(high)) => (low, high),
-            _ => (self.ns(), self.ns()),
-        }
-    }
 }
 
 /// A pair the two measures rank differently: `cheaper` by cycles, `faster` by wall time.
 struct Disagreement<'a> {
     cheaper: &'a Costed<'a>,
     faster: &'a Costed<'a>,
-    /// The two wall-time intervals do not overlap.
+    /// The cheaper arm's wall time over the faster one's, with its approximate 95% interval.
+    ratio: (f64, f64, f64),
+    /// That interval excludes 1.
     apart: bool,
 }
 
@@ -62,10 +53,16 @@ fn disagreements<'a>(arms: &'a [Costed<'a>]) -> Vec<Disagreement<'a>> {
         for b in &arms[index + 1..] {
             let (cheaper, dearer) = if a.cycles() <= b.cycles() { (a, b) } else { (b, a) };
             if cheaper.cycles() < dearer.cycles() && dearer.ns() < cheaper.ns() {
+                let ratio = ratio_of(cheaper.wall, dearer.wall).unwrap_or((
+                    cheaper.ns() / dearer.ns(),
+                    0.0,
+                    f64::INFINITY,
+                ));
                 pairs.push(Disagreement {
                     cheaper,
                     faster: dearer,
-                    apart: dearer.interval().1 < cheaper.interval().0,
+                    ratio,
+                    apart: ratio.1 > 1.0,
                 });
             }
         }
@@ -128,8 +125,8 @@ pub fn write_section(
         "Estimated cycles per record under callgrind's cache simulation (instructions.csv; an L1 \
          hit 1 cycle, a last-level hit 5, a RAM access 35: iai-callgrind's model), beside the \
          wall time of the same arms. {flagged} of {} sections rank some pair of arms differently: \
-         {flipped} of {pairs} pairs, {apart} of them with wall-time intervals apart (the model \
-         misses what the CPU does there; the others may be noise).\n",
+         {flipped} of {pairs} pairs, {apart} of them with a wall-time ratio whose 95% interval \
+         excludes 1 (the model misses what the CPU does there; the others may be noise).\n",
         sections.len()
     )?;
     for ((payload, operation), arms) in &sections {
@@ -180,15 +177,17 @@ pub fn write_section(
             for pair in pairs.iter().take(LISTED_PAIRS) {
                 writeln!(
                     markdown,
-                    "- `{}` costs {:.2}x the cycles of `{}` but runs {:.2}x its time{}",
+                    "- `{}` costs {:.2}x the cycles of `{}` but runs {:.2}x [{:.2}, {:.2}] its time{}",
                     pair.cheaper.arm.label(),
                     pair.cheaper.cycles() / pair.faster.cycles(),
                     pair.faster.arm.label(),
-                    pair.cheaper.ns() / pair.faster.ns(),
+                    pair.ratio.0,
+                    pair.ratio.1,
+                    pair.ratio.2,
                     if pair.apart {
-                        " (wall-time intervals apart)"
+                        " (apart)"
                     } else {
-                        " (wall-time intervals overlap)"
+                        " (the interval holds 1: may be noise)"
                     }
                 )?;
             }
@@ -245,14 +244,14 @@ mod tests {
         let counts = [count("a", 1000.0), count("b", 1100.0), count("c", 1500.0)];
         let mut markdown = String::new();
         write_section(&mut markdown, "x86_64-linux", &rows, &counts).unwrap();
-        assert!(markdown.contains("1 of 1 sections rank some pair of arms differently: 3 of 3 pairs, 2 of them with wall-time intervals apart"), "{markdown}");
+        assert!(markdown.contains("1 of 1 sections rank some pair of arms differently: 3 of 3 pairs, 2 of them with a wall-time ratio whose 95% interval excludes 1"), "{markdown}");
         assert!(
             markdown.contains(
-                "- `a/a` costs 0.67x the cycles of `c/c` but runs 1.11x its time (wall-time intervals apart)"
+                "- `a/a` costs 0.67x the cycles of `c/c` but runs 1.11x [1.08, 1.14] its time (apart)"
             ),
             "{markdown}"
         );
-        assert!(markdown.contains("- `a/a` costs 0.91x the cycles of `b/b` but runs 1.01x its time (wall-time intervals overlap)"), "{markdown}");
+        assert!(markdown.contains("- `a/a` costs 0.91x the cycles of `b/b` but runs 1.01x [0.98, 1.04] its time (the interval holds 1: may be noise)"), "{markdown}");
         // The table is in cycle order.
         let order: Vec<usize> = ["`a/a`", "`b/b`", "`c/c`"]
             .iter()

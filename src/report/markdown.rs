@@ -437,9 +437,10 @@ fn write_headline(markdown: &mut String, sources: &[Source]) -> Result<()> {
         markdown,
         "Time per record of the first arm over the second, recomputed from results.csv: below 1 \
          means the first arm is faster. In brackets an approximate 95% interval from the two arms' \
-         own intervals; ≈ marks a pair whose own intervals overlap (the difference may be noise). \
-         Where the run kept its workers (samples.csv), *paired* is the interval over the workers \
-         that measured both arms, in which noise the two share inside a worker cancels.\n"
+         own intervals. Where the run kept its workers (samples.csv), *paired* is the interval over \
+         the workers that measured both arms, in which noise the two share inside a worker \
+         cancels. ≈ marks a ratio whose interval (the paired one where there is one) holds 1: the \
+         two arms cannot be told apart.\n"
     )?;
     let mut header: Vec<String> = ["comparison", "payload", "op", "arms"].map(String::from).to_vec();
     header.extend(sources.iter().map(|source| source.label.clone()));
@@ -932,10 +933,10 @@ fn ratio_text(value: f64) -> String {
     }
 }
 
-/// `1.12x [1.08, 1.16]`, `≈` when the arms' intervals overlap, then the paired interval when
-/// there is one.
+/// `1.12x [1.08, 1.16]`, `≈` when the interval that decides (paired where there is one) holds
+/// 1, then the paired interval when there is one.
 fn ratio_cell(ratio: &ratios::Ratio) -> String {
-    let overlap = if ratio.intervals_overlap { " ≈" } else { "" };
+    let overlap = if ratio.holds_one { " ≈" } else { "" };
     let mut cell = format!(
         "{}x [{}, {}]{overlap}",
         ratio_text(ratio.ratio),

@@ -30,8 +30,10 @@ pub struct Ratio {
     pub ratio: f64,
     pub ci95_low: f64,
     pub ci95_high: f64,
-    /// The two arms' own 95% intervals overlap: the difference may be noise.
-    pub intervals_overlap: bool,
+    /// Its 95% interval (the paired one where there is one) holds 1: the two arms cannot be
+    /// told apart. Never the arms' own intervals overlapping, which can happen while the ratio's
+    /// interval excludes 1.
+    pub holds_one: bool,
     /// The ratio over the workers that measured both arms (the geometric mean of their
     /// per-worker ratios), with its interval; empty without samples.csv.
     pub paired_ratio: Option<f64>,
@@ -68,7 +70,7 @@ pub fn pair(
     denominator: &ArmId,
 ) -> Option<Ratio> {
     let (a, b) = (rows.get(numerator)?, rows.get(denominator)?);
-    let (ratio, ci95_low, ci95_high, intervals_overlap) = ratio_of(a, b)?;
+    let (ratio, ci95_low, ci95_high) = ratio_of(a, b)?;
     let pairs: Vec<(f64, f64)> = workers
         .map(|workers| {
             let mut pairs: Vec<(usize, f64, f64)> = workers
@@ -81,6 +83,7 @@ pub fn pair(
         })
         .unwrap_or_default();
     let paired = stats::paired_ratio(&pairs);
+    let (low, high) = paired.map_or((ci95_low, ci95_high), |paired| (paired.low, paired.high));
     Some(Ratio {
         schema_version: SCHEMA_VERSION,
         comparison: comparison.to_string(),
@@ -91,7 +94,7 @@ pub fn pair(
         ratio,
         ci95_low,
         ci95_high,
-        intervals_overlap,
+        holds_one: low <= 1.0 && 1.0 <= high,
         paired_ratio: paired.map(|paired| paired.ratio),
         paired_low: paired.map(|paired| paired.low),
         paired_high: paired.map(|paired| paired.high),
@@ -100,26 +103,16 @@ pub fn pair(
 }
 
 /// The ratio of two arms' mean time per record and its approximate 95% interval, treating
-/// the arms as independent ([`stats::independent_ratio`]), and whether the arms' own intervals
-/// overlap. `None` when either arm has no figures.
-pub fn ratio_of(numerator: &ResultRow, denominator: &ResultRow) -> Option<(f64, f64, f64, bool)> {
+/// the arms as independent ([`stats::independent_ratio`]). `None` when either arm has no
+/// figures.
+pub fn ratio_of(numerator: &ResultRow, denominator: &ResultRow) -> Option<(f64, f64, f64)> {
     let interval = stats::independent_ratio(
         numerator.ns_per_record?,
         numerator.relative_half_width()?,
         denominator.ns_per_record?,
         denominator.relative_half_width()?,
     );
-    // Per record, so arms over different record counts compare.
-    let per_record = |row: &ResultRow| -> Option<(f64, f64)> {
-        let records = row.records as f64;
-        Some((row.ci95_low_ns? / records, row.ci95_high_ns? / records))
-    };
-    Some((
-        interval.ratio,
-        interval.low,
-        interval.high,
-        stats::overlap(per_record(numerator)?, per_record(denominator)?),
-    ))
+    Some((interval.ratio, interval.low, interval.high))
 }
 
 /// The ok rows by arm.
@@ -280,20 +273,37 @@ mod tests {
     #[test]
     fn ratio_and_interval_on_fixed_inputs() {
         // 200 ± 4 (2%) over 100 ± 1.5 (1.5%): ratio 2, log half-width sqrt(0.02² + 0.015²) = 0.025.
-        let (ratio, low, high, overlap) = ratio_of(
+        let (ratio, low, high) = ratio_of(
             &row("a", "x", "document", 200.0, 4.0, 1),
             &row("b", "y", "document", 100.0, 1.5, 1),
         )
         .unwrap();
         assert_eq!(ratio, 2.0);
         assert!((low - 2.0 / 0.025f64.exp()).abs() < 1e-12 && (high - 2.0 * 0.025f64.exp()).abs() < 1e-12);
-        assert!(!overlap);
-        let (_, _, _, overlap) = ratio_of(
-            &row("a", "x", "document", 103.0, 4.0, 1),
-            &row("b", "y", "document", 100.0, 1.5, 1),
-        )
-        .unwrap();
-        assert!(overlap);
+    }
+
+    #[test]
+    fn the_mark_follows_the_ratios_interval_not_the_arms_own() {
+        // 106 ± 4 and 100 ± 3 overlap, yet 1.06x's interval [1.01, 1.11] excludes 1.
+        let (a, b) = (
+            row("a", "x", "document", 106.0, 4.0, 1),
+            row("b", "y", "document", 100.0, 3.0, 1),
+        );
+        let rows = by_arm(std::slice::from_ref(&a))
+            .into_iter()
+            .chain(by_arm(std::slice::from_ref(&b)))
+            .collect();
+        let apart = pair("t", &rows, None, &a.arm, &b.arm).unwrap();
+        assert!(apart.ci95_low > 1.0 && !apart.holds_one, "{apart:?}");
+        let (c, d) = (
+            row("a", "x", "document", 103.0, 4.0, 1),
+            row("b", "y", "document", 100.0, 3.0, 1),
+        );
+        let rows = by_arm(std::slice::from_ref(&c))
+            .into_iter()
+            .chain(by_arm(std::slice::from_ref(&d)))
+            .collect();
+        assert!(pair("t", &rows, None, &c.arm, &d.arm).unwrap().holds_one);
     }
 
     #[test]

@@ -232,10 +232,10 @@ pub fn ratios(ratios: &[Ratio]) -> String {
                     (Some(low), Some(high)) => format!("[{low:.2}, {high:.2}]"),
                     _ => "-".to_string(),
                 },
-                if ratio.intervals_overlap {
-                    "overlap".to_string()
-                } else {
-                    String::new()
+                match (ratio.holds_one, ratio.ratio < 1.0) {
+                    (true, _) => "≈".to_string(),
+                    (false, true) => "faster".to_string(),
+                    (false, false) => "slower".to_string(),
                 },
             ]
         })
@@ -249,7 +249,7 @@ pub fn ratios(ratios: &[Ratio]) -> String {
             ">ratio",
             ">95% CI",
             ">paired CI",
-            "CIs",
+            "verdict",
         ],
         &cells,
     )

@@ -123,11 +123,6 @@ pub fn agrees(a: f64, half_a: f64, b: f64, half_b: f64) -> bool {
     (b - a).abs() <= (half_a * half_a + half_b * half_b).sqrt()
 }
 
-/// Whether two intervals `[low, high]` share a point.
-pub fn overlap(a: (f64, f64), b: (f64, f64)) -> bool {
-    a.0 <= b.1 && b.0 <= a.1
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -207,7 +202,5 @@ mod tests {
         assert_eq!(interval.ratio, 2.0);
         assert!(close(interval.low, 2.0 / 0.025f64.exp(), 1e-12));
         assert!(close(interval.high, 2.0 * 0.025f64.exp(), 1e-12));
-        assert!(overlap((1.0, 2.0), (2.0, 3.0)));
-        assert!(!overlap((1.0, 2.0), (2.5, 3.0)));
     }
 }
