@@ -549,3 +549,58 @@ fn payloads_whose_names_differ_only_in_unsafe_characters_keep_their_own_charts()
         assert!(out.join("charts").join(chart).is_file(), "{chart}");
     }
 }
+
+/// A result set names the files it was measured from; `--resume` with the same bytes extends
+/// it, with other bytes under the same name it is refused and the set is kept.
+#[test]
+fn resume_extends_a_set_only_from_the_same_data_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("events.json");
+    std::fs::write(&file, r#"[{"qty": 1}, {"qty": 2}]"#).unwrap();
+    let out = dir.path().join("out");
+    let run = |op: &str, extra: &[&str]| {
+        serbench(
+            &[
+                &[
+                    "run",
+                    "--data",
+                    file.to_str().unwrap(),
+                    "--format",
+                    "json",
+                    "--backend",
+                    "serde_json",
+                    "--op",
+                    op,
+                    "--profile",
+                    "smoke",
+                    "--out",
+                    out.to_str().unwrap(),
+                ][..],
+                extra,
+            ]
+            .concat(),
+        )
+    };
+    let first = run("decode", &[]);
+    assert!(first.status.success(), "{}", stderr(&first));
+    let sources: Vec<serbench::report::sources::SourceRow> =
+        serbench::report::files::read_complete(&out.join("sources.csv")).unwrap();
+    assert_eq!(sources.len(), 1, "{sources:?}");
+    assert_eq!(
+        (sources[0].payload.as_str(), sources[0].bytes),
+        ("data:events", 24)
+    );
+
+    let same = run("encode", &["--resume"]);
+    assert!(same.status.success(), "{}", stderr(&same));
+    let before = std::fs::read(out.join("results.csv")).unwrap();
+
+    std::fs::write(&file, r#"[{"qty": 7}, {"qty": 8}, {"qty": 9}]"#).unwrap();
+    let other = run("roundtrip", &["--resume"]);
+    assert_refused(&other, "data:events was measured from");
+    assert_eq!(
+        std::fs::read(out.join("results.csv")).unwrap(),
+        before,
+        "the set is kept"
+    );
+}

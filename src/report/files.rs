@@ -339,11 +339,12 @@ pub enum SetKind {
     Footprint,
 }
 
-/// A run's files: results.csv (and the full profile's samples.csv it is made from), then what
-/// is derived from it (which must describe it exactly).
-pub const RUN_FILES: [&str; 6] = [
+/// A run's files: results.csv (and the full profile's samples.csv it is made from, and the
+/// sources.csv of the data files it was measured from), then what is derived from it (which must describe it exactly).
+pub const RUN_FILES: [&str; 7] = [
     super::results::FILE_NAME,
     super::samples::FILE_NAME,
+    super::sources::FILE_NAME,
     super::sizes::FILE_NAME,
     super::ratios::FILE_NAME,
     super::markdown::REPORT_FILE,

@@ -19,6 +19,7 @@ pub mod results;
 pub mod samples;
 pub mod schema;
 pub mod sizes;
+pub mod sources;
 pub mod stamp;
 pub mod table;
 pub mod verdict;

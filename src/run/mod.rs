@@ -22,7 +22,7 @@ use crate::report::files::{self, DERIVED_FILES, OutDir, Record, SetKind};
 use crate::report::host::{Host, utc_timestamp};
 use crate::report::results::{self, ResultRow, STATUS_OK};
 use crate::report::samples::{self, SampleRow};
-use crate::report::{load, markdown, ratios, sizes};
+use crate::report::{load, markdown, ratios, sizes, sources};
 
 mod passes;
 mod workers;
@@ -141,6 +141,20 @@ pub fn run(registry: &Registry, selection: &Selection, options: &RunOptions) -> 
     let robustness = out.file(crate::robustness::FILE_NAME);
     if robustness.exists() {
         crate::robustness::read_csv(&robustness)?;
+    }
+    let held = if options.resume && out.holds(sources::FILE_NAME) {
+        files::read_complete(&out.file(sources::FILE_NAME))?
+    } else {
+        Vec::new()
+    };
+    let ours = registry
+        .data
+        .iter()
+        .map(|data| sources::SourceRow::of(data))
+        .collect();
+    let sources = sources::check_and_merge(held, &kept.rows, ours, &out.path().display().to_string())?;
+    if !sources.is_empty() {
+        out.write_csv(sources::FILE_NAME, &sources)?;
     }
     let rows = match profile.passes {
         None => run_here(

@@ -155,7 +155,7 @@ pub fn run(
             let new =
                 |arm: &Arm| SampleRow::new(this_run, &arm.id, arm.spec.records, pass, layout, started_s);
             let block_samples: Vec<SampleRow> =
-                match start_worker(&programs[layout], &ids, profile, schedule, &registry.data_request) {
+                match start_worker(&programs[layout], &ids, profile, schedule, registry) {
                     Ok(reports) => block
                         .iter()
                         .zip(reports)

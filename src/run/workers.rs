@@ -58,18 +58,32 @@ pub fn sample_here(
 pub struct WorkerReport {
     pub arm: ArmId,
     pub encoded_bytes: usize,
+    /// The SHA-256 of the data file the worker read for the arm's payload, for a `data:` one:
+    /// the parent checks it is the file the run proved.
+    pub data_sha256: Option<String>,
     /// The reps, or the error (with the arm's name) that stopped the arm.
     pub result: Result<Sampled, String>,
 }
 
+/// The SHA-256 of the data file behind `id`'s payload in `registry`, for a `data:` payload.
+fn data_sha256(registry: &Registry, id: &ArmId) -> Option<String> {
+    registry
+        .data
+        .iter()
+        .find(|data| data.spec.name == id.codec.payload)
+        .map(|data| data.sha256.clone())
+}
+
 /// Runs one `block-worker` process of `program` (this executable, or another build of it) over
-/// the arms `ids` (of the registry built with `data`) and reads its reports: one per arm, in the same order, each naming its arm.
+/// the arms `ids` of `registry` and reads its reports: one per arm, in the same order, each
+/// naming its arm and, for a data payload, the file it read, which must be the one `registry`
+/// was built from.
 pub fn start_worker(
     program: &Path,
     ids: &[ArmId],
     profile: &Profile,
     schedule: Schedule,
-    data: &crate::payload::data::Request,
+    registry: &Registry,
 ) -> Result<Vec<WorkerReport>> {
     let mut command = Command::new(program);
     command.args(["block-worker", "--profile", profile.name]);
@@ -77,7 +91,7 @@ pub fn start_worker(
         command.arg("--burst");
     }
     // The worker reads the same data files to build the same registry.
-    command.args(data.to_args());
+    command.args(registry.data_request.to_args());
     let mut child = command
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -102,6 +116,18 @@ pub fn start_worker(
     let reported: Vec<&ArmId> = reports.iter().map(|report| &report.arm).collect();
     if reported.len() != ids.len() || reported.iter().zip(ids).any(|(reported, id)| *reported != id) {
         bail!("a block worker reported other arms than it was given");
+    }
+    for report in &reports {
+        let proved = data_sha256(registry, &report.arm);
+        if report.data_sha256 != proved {
+            bail!(
+                "its block worker read {} from other bytes (sha256 {}) than this run proved ({}): \
+                 the --data file changed during the run",
+                report.arm.codec.payload,
+                report.data_sha256.as_deref().unwrap_or("none"),
+                proved.as_deref().unwrap_or("none")
+            );
+        }
     }
     Ok(reports)
 }
@@ -129,11 +155,13 @@ pub fn block_worker(
             Ok((sampled, encoded_bytes)) => WorkerReport {
                 arm: id.clone(),
                 encoded_bytes,
+                data_sha256: data_sha256(registry, id),
                 result: Ok(sampled),
             },
             Err(error) => WorkerReport {
                 arm: id.clone(),
                 encoded_bytes: 0,
+                data_sha256: data_sha256(registry, id),
                 result: Err(format!("{error:#}")),
             },
         })

@@ -25,6 +25,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use serde_json::Value;
+use sha2::Digest;
 
 use super::{PayloadSpec, Shape};
 use crate::UsageError;
@@ -109,6 +110,10 @@ pub struct DataPayload {
     /// The compact serde_json size of the records (as a top-level array, or the document): the
     /// reference of every ratio to JSON.
     pub json_bytes: usize,
+    /// The file's size and SHA-256 (lowercase hex): what a result set records it was measured
+    /// from, and what a worker process checks it read again.
+    pub source_bytes: u64,
+    pub sha256: String,
 }
 
 impl DataPayload {
@@ -181,6 +186,11 @@ impl DataPayload {
     ) -> Result<&'static DataPayload> {
         let parsed = read::parse(&origin, &bytes, request.framing)
             .map_err(|error| UsageError::error(format!("{error:#}")))?;
+        let source_bytes = bytes.len() as u64;
+        let sha256: String = sha2::Sha256::digest(&bytes)
+            .iter()
+            .map(|byte| format!("{byte:02x}"))
+            .collect();
         drop(bytes);
         let read::Parsed { framing, records } = parsed;
         let overrides = &request.overrides;
@@ -222,6 +232,8 @@ impl DataPayload {
             schema,
             typed_schema,
             json_bytes,
+            source_bytes,
+            sha256,
         })))
     }
 }
