@@ -174,6 +174,40 @@ fn a_resumed_full_run_continues_its_passes() {
     assert_eq!(rows[0].workers, Some(passes.len()));
 }
 
+/// A samples.csv copied from another run of the same arm is refused by every reader, rather
+/// than giving its pairing to these rows' ratios (it printed 0.99x beside an interval of
+/// [1.31, 1.57] taken from the other run).
+#[test]
+fn a_samples_file_of_another_run_is_refused_by_the_readers() {
+    let dir = tempfile::tempdir().unwrap();
+    let selection = ["--backend", "postcard", "--op", "roundtrip"];
+    let (ours, theirs) = (dir.path().join("ours"), dir.path().join("theirs"));
+    for out in [&ours, &theirs] {
+        let output = run_order("postcard", "full", &selection, out);
+        assert!(output.status.success(), "{}", stderr(&output));
+    }
+    let report = serbench(&["report", ours.to_str().unwrap()]);
+    assert!(
+        report.status.success(),
+        "its own samples are accepted: {}",
+        stderr(&report)
+    );
+    std::fs::copy(theirs.join("samples.csv"), ours.join("samples.csv")).unwrap();
+    for args in [
+        vec!["report", ours.to_str().unwrap()],
+        vec!["compare", ours.to_str().unwrap(), theirs.to_str().unwrap()],
+    ] {
+        let output = serbench(&args);
+        let message = stderr(&output);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {message}");
+        assert!(
+            message.contains("it is not the samples.csv of this result set")
+                && message.trim().lines().count() == 1,
+            "{args:?}: {message}"
+        );
+    }
+}
+
 #[test]
 fn sizes_are_byte_identical_across_runs() {
     let dir = tempfile::tempdir().unwrap();

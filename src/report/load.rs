@@ -1,5 +1,5 @@
 //! Reading a results folder back for `report`, `compare` and `fidelity`: results.csv
-//! (required), sizes.csv, robustness.csv, samples.csv, footprint.csv and instructions.csv
+//! (required), sizes.csv, robustness.csv, samples.csv (checked against results.csv), footprint.csv and instructions.csv
 //! (optional), each validated completely by [`files::read_complete`] before anything is
 //! written, so a bad file stops the command with one line naming the file and the line.
 
@@ -127,7 +127,11 @@ pub fn load(path: &Path) -> Result<ResultsDir> {
         .map(|path| crate::robustness::read_csv(&path))
         .transpose()?;
     let samples = optional(samples::FILE_NAME)
-        .map(|path| files::read_complete::<SampleRow>(&path))
+        .map(|path| {
+            let samples = files::read_complete::<SampleRow>(&path)?;
+            check_samples(&rows, &samples, &path)?;
+            anyhow::Ok(samples)
+        })
         .transpose()?;
     let footprint = optional(footprint::FILE_NAME)
         .map(|path| files::read_complete::<FootprintRow>(&path))
@@ -145,6 +149,46 @@ pub fn load(path: &Path) -> Result<ResultsDir> {
         footprint,
         instructions,
     })
+}
+
+/// Refuses a samples.csv that is not the one results.csv was made from: every ok row measured
+/// over workers (the full profile) must be its arm's ok samples, of the same run, summed and
+/// averaged as the run did. A samples.csv of another run would otherwise give its pairing to
+/// these rows' ratios.
+fn check_samples(rows: &[ResultRow], samples: &[SampleRow], path: &Path) -> Result<()> {
+    for row in rows.iter().filter(|row| row.status == STATUS_OK) {
+        let Some(workers) = row
+            .workers
+            .filter(|_| row.profile == crate::measure::Profile::FULL.name)
+        else {
+            continue;
+        };
+        let ours: Vec<&SampleRow> = samples.iter().filter(|sample| sample.arm == row.arm).collect();
+        let means: Vec<f64> = ours.iter().filter_map(|sample| sample.mean_ns).collect();
+        let mean = crate::stats::Summary::of(&means).mean;
+        let reps: usize = ours.iter().filter_map(|sample| sample.reps).sum();
+        let same_run = ours.iter().all(|sample| {
+            sample.status == STATUS_OK
+                && (&sample.host, &sample.commit, &sample.profile, &sample.schedule)
+                    == (&row.host, &row.commit, &row.profile, &row.schedule)
+        });
+        let row_mean = row.mean_ns.unwrap_or(f64::NAN);
+        if !same_run
+            || means.len() != workers
+            || row.reps != Some(reps)
+            || (mean - row_mean).abs() > 1e-9 * row_mean.abs()
+        {
+            return Err(UsageError::error(format!(
+                "{}: its samples of {} ({} workers, mean {mean:.4} ns) do not make results.csv's row \
+                 ({workers} workers, mean {row_mean:.4} ns): it is not the samples.csv of this result set \
+                 (remove it, or put back the one the run wrote)",
+                path.display(),
+                row.arm,
+                means.len(),
+            )));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
