@@ -1,7 +1,8 @@
 //! Reading a results folder back for `report`, `compare` and `fidelity`: results.csv
-//! (required), sizes.csv, robustness.csv, samples.csv (checked against results.csv), footprint.csv and instructions.csv
-//! (optional), each validated completely by [`files::read_complete`] before anything is
-//! written, so a bad file stops the command with one line naming the file and the line.
+//! (required), sizes.csv, robustness.csv, samples.csv (checked against results.csv),
+//! footprint.csv and instructions.csv (optional), each validated completely by
+//! [`files::read_complete`] before anything is written, so a bad file stops the command with
+//! one line naming the file and the line.
 
 use std::path::{Path, PathBuf};
 
