@@ -180,13 +180,12 @@ pub fn robustness(
     let known = crate::robustness::backend_names(registry, options.fault_injection);
     check_names("backend", &options.backends, known.into_iter())?;
     let targets = crate::robustness::select(registry, options)?;
-    let out = OutDir::for_new_set(out, SetKind::Robustness, replace)?;
-    // The folder's report shows robustness.csv: with a results.csv there, the report is written
-    // again, so what it reads must be valid before the run.
+    let out = OutDir::lock(out)?;
+    // With a results.csv there, the folder's report is written again at the end: what it reads
+    // must be valid before the old robustness.csv is moved aside or anything is measured.
+    load::check_besides(out.path(), SetKind::Robustness.files())?;
+    out.claim(SetKind::Robustness, replace)?;
     let reported = out.holds(results::FILE_NAME);
-    if reported {
-        load::load(out.path())?;
-    }
     let started = Instant::now();
     let rows = crate::robustness::run_targets(&targets, options)?;
     let path = out.file(crate::robustness::FILE_NAME);
@@ -212,12 +211,12 @@ pub fn robustness(
 /// `serbench footprint`: every selected format's program built, measured and timed into
 /// OUT/footprint.csv (and the folder's report again when it has a results.csv).
 pub fn footprint(options: &FootprintOptions, out: &Path, replace: bool) -> Result<String> {
-    let out = OutDir::for_new_set(out, SetKind::Footprint, replace)?;
-    // The folder's report shows footprint.csv: what it reads must be valid before the builds.
+    let out = OutDir::lock(out)?;
+    // With a results.csv there, the folder's report is written again at the end: what it reads
+    // must be valid before the old footprint.csv is moved aside or anything is measured.
+    load::check_besides(out.path(), SetKind::Footprint.files())?;
+    out.claim(SetKind::Footprint, replace)?;
     let reported = out.holds(results::FILE_NAME);
-    if reported {
-        load::load(out.path())?;
-    }
     let started = Instant::now();
     let rows = crate::footprint::measure(options, |rows| {
         out.write_csv(report_footprint::FILE_NAME, rows).map(drop)

@@ -949,3 +949,35 @@ fn an_out_that_is_a_file_is_a_usage_error_and_the_file_is_kept() {
     assert_refused(&smoke(&file, &["order"], &[]), "is a file, not a folder");
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "the user's\n");
 }
+
+/// `--replace` moves the old set aside only once the rest of the folder, which the report at
+/// the end reads, is known valid: a refusal leaves every file where it was.
+#[test]
+fn a_refused_replace_moves_nothing() {
+    let (_dir, out, _csv) = with_a_run();
+    std::fs::write(out.join("footprint.csv"), "not,a,footprint\n1,2,3\n").unwrap();
+    let before = snapshot(&out);
+    let refused = smoke(&out, &["order"], &["--replace"]);
+    assert_refused(&refused, "footprint.csv");
+    assert_eq!(snapshot(&out), before, "a refused run --replace moved a file");
+
+    std::fs::write(out.join("robustness.csv"), "the old robustness set\n").unwrap();
+    let before = snapshot(&out);
+    let refused = run(&["robustness", "--replace", "--out", text(&out)]);
+    assert_refused(&refused, "footprint.csv");
+    assert_eq!(
+        snapshot(&out),
+        before,
+        "a refused robustness --replace moved a file"
+    );
+
+    std::fs::remove_file(out.join("footprint.csv")).unwrap();
+    let before = snapshot(&out);
+    let refused = run(&["footprint", "--replace", "--out", text(&out)]);
+    assert_refused(&refused, "robustness.csv");
+    assert_eq!(
+        snapshot(&out),
+        before,
+        "a refused footprint --replace moved a file"
+    );
+}

@@ -120,36 +120,70 @@ pub fn load(path: &Path) -> Result<ResultsDir> {
             results_path.display()
         )));
     }
-    let optional = |name: &str| dir.join(name).is_file().then(|| dir.join(name));
-    let sizes = optional(sizes::FILE_NAME)
-        .map(|path| files::read_complete::<SizeRow>(&path))
-        .transpose()?;
-    let robustness = optional(crate::robustness::FILE_NAME)
-        .map(|path| crate::robustness::read_csv(&path))
-        .transpose()?;
-    let samples = optional(samples::FILE_NAME)
-        .map(|path| {
-            let samples = files::read_complete::<SampleRow>(&path)?;
-            check_samples(&rows, &samples, &path)?;
-            anyhow::Ok(samples)
-        })
-        .transpose()?;
-    let footprint = optional(footprint::FILE_NAME)
-        .map(|path| files::read_complete::<FootprintRow>(&path))
-        .transpose()?;
-    let instructions = optional(crate::instructions::FILE_NAME)
-        .map(|path| files::read_complete(&path))
-        .transpose()?;
+    let companions = Companions::read(&dir, &rows, &[])?;
     Ok(ResultsDir {
         dir,
         results_path,
         rows,
-        sizes,
-        robustness,
-        samples,
-        footprint,
-        instructions,
+        sizes: companions.sizes,
+        robustness: companions.robustness,
+        samples: companions.samples,
+        footprint: companions.footprint,
+        instructions: companions.instructions,
     })
+}
+
+/// Validates every file of `dir` that the folder's report reads, but `own`: the files a command
+/// is about to replace or extend. Called before anything is moved aside or measured, so a
+/// folder the command would refuse at the end is refused before it changes.
+pub fn check_besides(dir: &Path, own: &[&str]) -> Result<()> {
+    if !own.contains(&results::FILE_NAME) && dir.join(results::FILE_NAME).is_file() {
+        let rows = files::read_complete::<ResultRow>(&dir.join(results::FILE_NAME))?;
+        Companions::read(dir, &rows, own)?;
+    } else {
+        Companions::read(dir, &[], own)?;
+    }
+    Ok(())
+}
+
+/// The optional files of a results folder.
+struct Companions {
+    sizes: Option<Vec<SizeRow>>,
+    robustness: Option<Vec<crate::robustness::RobustnessRow>>,
+    samples: Option<Vec<SampleRow>>,
+    footprint: Option<Vec<FootprintRow>>,
+    instructions: Option<Vec<crate::instructions::InstructionRow>>,
+}
+
+impl Companions {
+    /// Those of `dir`'s optional files it holds, but `skip`, each validated (samples.csv against
+    /// `rows`).
+    fn read(dir: &Path, rows: &[ResultRow], skip: &[&str]) -> Result<Companions> {
+        // Present but not a regular file (a FIFO, a folder): its reader refuses it.
+        let optional =
+            |name: &str| (!skip.contains(&name) && dir.join(name).exists()).then(|| dir.join(name));
+        Ok(Companions {
+            sizes: optional(sizes::FILE_NAME)
+                .map(|path| files::read_complete::<SizeRow>(&path))
+                .transpose()?,
+            robustness: optional(crate::robustness::FILE_NAME)
+                .map(|path| crate::robustness::read_csv(&path))
+                .transpose()?,
+            samples: optional(samples::FILE_NAME)
+                .map(|path| {
+                    let samples = files::read_complete::<SampleRow>(&path)?;
+                    check_samples(rows, &samples, &path)?;
+                    anyhow::Ok(samples)
+                })
+                .transpose()?,
+            footprint: optional(footprint::FILE_NAME)
+                .map(|path| files::read_complete::<FootprintRow>(&path))
+                .transpose()?,
+            instructions: optional(crate::instructions::FILE_NAME)
+                .map(|path| files::read_complete(&path))
+                .transpose()?,
+        })
+    }
 }
 
 /// Refuses a samples.csv that is not the one results.csv was made from: every ok row measured

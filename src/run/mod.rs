@@ -130,18 +130,15 @@ pub fn run(registry: &Registry, selection: &Selection, options: &RunOptions) -> 
         *schedule,
         &utc_timestamp(SystemTime::now()),
     );
+    // The report at the end reads the folder's other files: they must be valid before anything
+    // is moved aside or measured.
+    load::check_besides(out.path(), SetKind::Run.files())?;
     let kept = if options.resume {
         resumed(&out, &this_run, &selected)?
     } else {
         out.claim(SetKind::Run, options.replace)?;
         Kept::default()
     };
-    // The report at the end reads the folder's robustness.csv: it must be valid before anything
-    // is measured.
-    let robustness = out.file(crate::robustness::FILE_NAME);
-    if robustness.exists() {
-        crate::robustness::read_csv(&robustness)?;
-    }
     let held = if options.resume && out.holds(sources::FILE_NAME) {
         files::read_complete(&out.file(sources::FILE_NAME))?
     } else {
