@@ -5,7 +5,8 @@
 //!   [`LOCK_FILE`] inside it, for the whole command; a second writer is refused at once).
 //! - Rewritten files are written to a temporary file in the same folder, synced and renamed into
 //!   place ([`OutDir::write_file`]); a rewritten folder (charts/) is built beside it and swapped
-//!   in ([`OutDir::write_dir`]).
+//!   in ([`OutDir::write_dir`]). A writer that finds a swap or a `--replace` move killed
+//!   midway finishes it or puts the old folder back before it writes ([`OutDir::lock`]).
 //! - results.csv grows through an [`Appender`]: whole rows per write, synced, and cut back to the
 //!   last complete row when a write fails (a full disk).
 //! - [`read`]: a file parses completely or is refused with file and line: this version's exact
@@ -35,6 +36,12 @@ pub const LOCK_FILE: &str = ".serbench.lock";
 pub const REPLACED_DIR: &str = "replaced";
 /// Temporary files and folders start with this; a writer removes the leftovers of a crashed one.
 const TEMP_PREFIX: &str = ".serbench-tmp-";
+/// A folder being swapped out ([`OutDir::write_dir`]) is renamed to this prefix and its name
+/// until the new one is in place; a writer that finds one with no folder of its name puts it back.
+const OLD_PREFIX: &str = ".serbench-old-";
+/// In a `replaced/<time>/` folder while `--replace` moves a set into it: the names to move, one
+/// per line. A writer that finds one finishes the move ([`OutDir::finish_move`]).
+const MOVING_FILE: &str = ".serbench-moving";
 
 /// One kind of row of a serbench CSV file: its columns are its fields, in order (serde), and
 /// what makes a row valid is its own.
@@ -450,6 +457,7 @@ impl OutDir {
             .set_len(0)
             .and_then(|()| out.lock.write_all(pid.as_bytes()))
             .with_context(|| format!("cannot write {}", out.lock_path.display()))?;
+        out.recover()?;
         out.remove_leftovers()?;
         Ok(out)
     }
@@ -541,8 +549,17 @@ impl OutDir {
         Ok(moved)
     }
 
-    /// Moves `names` into a new `replaced/<UTC time>/` folder.
+    /// Moves `names` into a new `replaced/<UTC time>/` folder, as one recoverable step: the
+    /// names are written there first ([`MOVING_FILE`]), so a move that is killed midway is
+    /// finished by the next writer, and the set never ends split over two folders.
     fn move_aside(&self, names: &[&str]) -> Result<PathBuf> {
+        let target = self.begin_move(names)?;
+        self.finish_move(&target)?;
+        Ok(target)
+    }
+
+    /// Creates the `replaced/<UTC time>/` folder for `names` and writes their list into it.
+    fn begin_move(&self, names: &[&str]) -> Result<PathBuf> {
         let stamp = super::host::utc_timestamp(std::time::SystemTime::now()).replace([':', '-'], "");
         let replaced = self.file(REPLACED_DIR);
         let mut target = replaced.join(&stamp);
@@ -552,7 +569,30 @@ impl OutDir {
             number += 1;
         }
         std::fs::create_dir_all(&target).with_context(|| format!("cannot create {}", target.display()))?;
-        for name in names {
+        let journal = target.join(MOVING_FILE);
+        let temp = target.join(format!("{MOVING_FILE}.tmp"));
+        (|| -> std::io::Result<()> {
+            let mut file = File::create(&temp)?;
+            file.write_all(names.join("\n").as_bytes())?;
+            file.sync_all()?;
+            std::fs::rename(&temp, &journal)?;
+            sync_dir(&target)
+        })()
+        .with_context(|| format!("cannot write {}", journal.display()))?;
+        Ok(target)
+    }
+
+    /// Moves into `target` each file its [`MOVING_FILE`] names that is still in the folder, then
+    /// removes the list. Whatever step a move was killed at, this completes it.
+    fn finish_move(&self, target: &Path) -> Result<()> {
+        let journal = target.join(MOVING_FILE);
+        let names = std::fs::read_to_string(&journal)
+            .with_context(|| format!("cannot read {}", journal.display()))?;
+        for name in names.lines().filter(|name| !name.is_empty()) {
+            // Only plain names of this folder were written: anything else is not ours to move.
+            if name.contains(['/', '\\']) || name.starts_with('.') || !self.holds(name) {
+                continue;
+            }
             std::fs::rename(self.file(name), target.join(name)).with_context(|| {
                 format!(
                     "cannot move {} into {}",
@@ -562,7 +602,41 @@ impl OutDir {
             })?;
         }
         sync_dir(&self.path).with_context(|| format!("cannot sync {}", self.path.display()))?;
-        Ok(target)
+        std::fs::remove_file(&journal).with_context(|| format!("cannot remove {}", journal.display()))?;
+        Ok(sync_dir(target)?)
+    }
+
+    /// Finishes what a killed writer left half done: a `--replace` move (its [`MOVING_FILE`])
+    /// and a folder swap (an [`OLD_PREFIX`] folder with none of its name).
+    fn recover(&self) -> Result<()> {
+        if let Ok(entries) = std::fs::read_dir(self.file(REPLACED_DIR)) {
+            for entry in entries.flatten() {
+                let target = entry.path();
+                if target.join(MOVING_FILE).is_file() {
+                    self.finish_move(&target)?;
+                    eprintln!(
+                        "serbench: finished moving the previous set into {} (a --replace was interrupted)",
+                        target.display()
+                    );
+                }
+            }
+        }
+        let entries =
+            std::fs::read_dir(&self.path).with_context(|| format!("cannot read {}", self.path.display()))?;
+        for entry in entries.flatten() {
+            let file_name = entry.file_name().to_string_lossy().into_owned();
+            let Some(name) = file_name.strip_prefix(OLD_PREFIX) else {
+                continue;
+            };
+            let old = entry.path();
+            if self.holds(name) {
+                std::fs::remove_dir_all(&old)
+            } else {
+                std::fs::rename(&old, self.file(name))
+            }
+            .with_context(|| format!("cannot recover {}", old.display()))?;
+        }
+        Ok(sync_dir(&self.path)?)
     }
 
     /// Removes derived files or folders that would no longer describe the folder's results.
@@ -618,7 +692,7 @@ impl OutDir {
             return Ok(Vec::new());
         }
         let temp = self.temp_path(name);
-        let old = self.temp_path(&format!("{name}.old"));
+        let old = self.file(&format!("{OLD_PREFIX}{name}"));
         let written = (|| -> Result<()> {
             std::fs::create_dir(&temp)?;
             for (file_name, bytes) in files {
@@ -630,7 +704,13 @@ impl OutDir {
             if self.holds(name) {
                 std::fs::rename(&target, &old)?;
             }
-            std::fs::rename(&temp, &target)?;
+            if let Err(error) = std::fs::rename(&temp, &target) {
+                // Put the old folder back: report.md links into it.
+                if old.exists() {
+                    std::fs::rename(&old, &target)?;
+                }
+                return Err(error.into());
+            }
             sync_dir(&self.path)?;
             if old.exists() {
                 std::fs::remove_dir_all(&old)?;
@@ -925,6 +1005,63 @@ mod tests {
             .collect();
         entries.sort();
         assert_eq!(entries, [LOCK_FILE, "charts", "report.md"]);
+    }
+
+    /// A `--replace` killed after any number of its renames: the next writer finishes the
+    /// move, so the old set is whole in one `replaced/` folder and nothing of it is left out.
+    #[test]
+    fn a_move_killed_at_any_step_is_finished_by_the_next_writer() {
+        let names = ["results.csv", "sizes.csv", "report.md"];
+        for killed_after in 0..=names.len() {
+            let dir = tempfile::tempdir().unwrap();
+            for name in names {
+                std::fs::write(dir.path().join(name), name).unwrap();
+            }
+            let out = OutDir::lock(dir.path()).unwrap();
+            let target = out.begin_move(&names).unwrap();
+            for name in &names[..killed_after] {
+                std::fs::rename(dir.path().join(name), target.join(name)).unwrap();
+            }
+            drop(out);
+            let _next = OutDir::lock(dir.path()).unwrap();
+            let folders: Vec<PathBuf> = std::fs::read_dir(dir.path().join(REPLACED_DIR))
+                .unwrap()
+                .map(|entry| entry.unwrap().path())
+                .collect();
+            assert_eq!(
+                folders,
+                std::slice::from_ref(&target),
+                "killed after {killed_after}"
+            );
+            for name in names {
+                assert!(
+                    !dir.path().join(name).exists(),
+                    "killed after {killed_after}: {name} left"
+                );
+                assert_eq!(std::fs::read_to_string(target.join(name)).unwrap(), name);
+            }
+            assert!(!target.join(MOVING_FILE).exists());
+        }
+    }
+
+    /// A folder swap killed between its two renames leaves the old folder under
+    /// [`OLD_PREFIX`]: the next writer puts it back; killed after both, it removes it.
+    #[test]
+    fn a_folder_swap_killed_between_its_renames_is_put_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = OutDir::lock(dir.path()).unwrap();
+        out.write_dir("charts", &[("a.svg", b"1")]).unwrap();
+        let old = dir.path().join(format!("{OLD_PREFIX}charts"));
+        std::fs::rename(dir.path().join("charts"), &old).unwrap();
+        drop(out);
+        let out = OutDir::lock(dir.path()).unwrap();
+        assert_eq!(std::fs::read(dir.path().join("charts/a.svg")).unwrap(), b"1");
+        assert!(!old.exists());
+
+        std::fs::create_dir(&old).unwrap();
+        drop(out);
+        drop(OutDir::lock(dir.path()).unwrap());
+        assert!(!old.exists() && dir.path().join("charts/a.svg").is_file());
     }
 
     #[test]
