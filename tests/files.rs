@@ -981,3 +981,17 @@ fn a_refused_replace_moves_nothing() {
         "a refused footprint --replace moved a file"
     );
 }
+
+/// A smoke `--resume` refuses an invalid samples.csv before it measures, not after it has
+/// appended every new row.
+#[test]
+fn a_smoke_resume_checks_samples_before_adding_a_row() {
+    let (_dir, out, _csv) = with_a_run();
+    std::fs::write(out.join("samples.csv"), "not,samples\n").unwrap();
+    let before = snapshot(&out);
+    let refused = smoke(&out, &["readings"], &["--resume"]);
+    let message = stderr(&refused);
+    assert_eq!(refused.status.code(), Some(2), "{message}");
+    assert!(message.contains("samples.csv"), "{message}");
+    assert_eq!(snapshot(&out), before, "rows were added before the refusal");
+}

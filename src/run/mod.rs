@@ -133,6 +133,11 @@ pub fn run(registry: &Registry, selection: &Selection, options: &RunOptions) -> 
     // The report at the end reads the folder's other files: they must be valid before anything
     // is moved aside or measured.
     load::check_besides(out.path(), SetKind::Run.files())?;
+    // A quick or smoke set reads a samples.csv only at the end (the full profile's resume reads
+    // it first): it must be valid before a row is added.
+    if options.resume && profile.passes.is_none() && out.holds(samples::FILE_NAME) {
+        files::read_complete::<SampleRow>(&out.file(samples::FILE_NAME))?;
+    }
     let kept = if options.resume {
         resumed(&out, &this_run, &selected)?
     } else {
