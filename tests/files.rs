@@ -995,3 +995,34 @@ fn a_smoke_resume_checks_samples_before_adding_a_row() {
     assert!(message.contains("samples.csv"), "{message}");
     assert_eq!(snapshot(&out), before, "rows were added before the refusal");
 }
+
+/// `compare` reads a results.csv as `report` does: a UTF-8 BOM (a spreadsheet's save) is
+/// accepted by both, and bytes that are not UTF-8 are refused by both in the same one line.
+#[test]
+fn compare_and_report_judge_a_results_file_alike() {
+    let (dir, out, csv) = with_a_run();
+    let other = dir.path().join("other");
+    std::fs::create_dir(&other).unwrap();
+    let rows = std::fs::read(&csv).unwrap();
+    for (prefix, accepted) in [(&b"\xef\xbb\xbf"[..], true), (&b"\xff\xfe"[..], false)] {
+        std::fs::write(other.join("results.csv"), [prefix, &rows[..]].concat()).unwrap();
+        let compare = run(&["compare", text(&out), text(&other)]);
+        let report = run(&["report", text(&other)]);
+        assert_eq!(
+            compare.status.success(),
+            accepted,
+            "{prefix:?}: {}",
+            stderr(&compare)
+        );
+        assert_eq!(
+            report.status.success(),
+            accepted,
+            "{prefix:?}: {}",
+            stderr(&report)
+        );
+        if !accepted {
+            assert_refused(&compare, "results.csv:1");
+            assert_eq!(stderr(&compare), stderr(&report));
+        }
+    }
+}

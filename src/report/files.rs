@@ -288,12 +288,19 @@ fn read_regular(path: &Path) -> Result<Vec<u8>> {
 
 /// The schema version of a serbench CSV file: the first field of its first data row (`None`
 /// for a file with a header only), read without parsing the rows (a file of another schema
-/// may not parse at all).
+/// may not parse at all). It reads the first lines as [`read`] does (a leading UTF-8 BOM
+/// skipped, as the csv reader skips it), so what it accepts, [`read`] judges with the same
+/// words: a fault further down is [`read`]'s to name, with its line.
 pub fn schema_version(path: &Path) -> Result<Option<(usize, String)>> {
     let bytes = read_regular(path)?;
-    let text = String::from_utf8(bytes).map_err(|_| refused(path, 1, "not UTF-8"))?;
-    let mut lines = text.lines().enumerate();
-    match lines.next() {
+    let bytes = bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(&bytes);
+    let mut lines = bytes.split(|&byte| byte == b'\n').enumerate();
+    let text = |(index, line): (usize, &[u8])| {
+        std::str::from_utf8(line)
+            .map(|line| (index, line.trim_end_matches('\r').to_string()))
+            .map_err(|_| refused(path, index as u64 + 1, "not UTF-8"))
+    };
+    match lines.next().map(text).transpose()? {
         Some((_, header)) if header.starts_with("schema_version,") => {}
         _ => {
             return Err(refused(
@@ -303,8 +310,12 @@ pub fn schema_version(path: &Path) -> Result<Option<(usize, String)>> {
             ));
         }
     }
-    Ok(lines
-        .find(|(_, line)| !line.trim().is_empty())
+    let Some(first) = lines.find(|(_, line)| !line.trim_ascii().is_empty()) else {
+        return Ok(None);
+    };
+    // A row that is not UTF-8 is read's to refuse, with its words.
+    Ok(text(first)
+        .ok()
         .map(|(index, line)| (index + 1, line.split(',').next().unwrap_or_default().to_string())))
 }
 
