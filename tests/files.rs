@@ -5,10 +5,9 @@
 //! numbers at once, a closed stdout ending quietly, numeric options checked before any work.
 
 mod common;
-use common::stderr;
+use common::{output_within, stderr};
 
 use std::collections::BTreeMap;
-use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -122,34 +121,6 @@ fn arms(path: &Path) -> Vec<String> {
     keys.dedup();
     assert_eq!(keys.len(), total, "an arm recorded twice in {}", path.display());
     keys
-}
-
-/// Runs `command` with its output in files, killed after `limit`: `None` when it was.
-fn output_within(mut command: Command, limit: Duration) -> Option<Output> {
-    let dir = tempfile::tempdir().unwrap();
-    let (out_path, err_path) = (dir.path().join("stdout"), dir.path().join("stderr"));
-    let mut child = command
-        .stdout(File::create(&out_path).unwrap())
-        .stderr(File::create(&err_path).unwrap())
-        .spawn()
-        .unwrap();
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if started.elapsed() > limit {
-            child.kill().unwrap();
-            child.wait().unwrap();
-            return None;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    Some(Output {
-        status,
-        stdout: std::fs::read(out_path).unwrap(),
-        stderr: std::fs::read(err_path).unwrap(),
-    })
 }
 
 /// Asserts a refusal: exit 2, one line on stderr containing `expected`.

@@ -55,7 +55,7 @@ use std::marker::PhantomData;
 use anyhow::{Context, Result};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
-use sonic_rs::{ArrayJsonIter, JsonValueTrait, LazyValue, ObjectJsonIter, PointerTree};
+use sonic_rs::{ArrayJsonIter, JsonContainerTrait, JsonValueTrait, LazyValue, ObjectJsonIter, PointerTree};
 
 use super::{BackendDoc, DataSupport, Fidelity, Format, Registry, TypedDerive, TypedSupport};
 use crate::arm::{
@@ -552,6 +552,10 @@ pub trait TreeLibrary: Default + Send + Sync + 'static {
     fn read_tree(&mut self, bytes: &[u8]) -> Result<Self::Tree>;
     fn from_json(value: &serde_json::Value) -> Self::Tree;
     fn to_json(tree: &Self::Tree) -> serde_json::Value;
+    /// Whether two trees are the same (see [`DataTree::same`]).
+    fn same(one: &Self::Tree, other: &Self::Tree) -> bool {
+        one == other
+    }
     /// Why the bytes of `payload`'s tree change from run to run, if they do.
     fn unstable(_payload: &DataPayload) -> Option<String> {
         None
@@ -671,6 +675,35 @@ impl TreeLibrary for SonicRs {
     fn to_json(tree: &sonic_rs::Value) -> serde_json::Value {
         serde_json::to_value(tree).expect("every sonic-rs value is a serde_json value")
     }
+
+    /// Members compared in order: sonic-rs's own `==` looks every key up in the other object,
+    /// a linear search, so an object of 100,000 keys took hours to prove. Its parser keeps the
+    /// order of the bytes, so a round trip keeps it too.
+    fn same(one: &sonic_rs::Value, other: &sonic_rs::Value) -> bool {
+        match (
+            one.as_object(),
+            other.as_object(),
+            one.as_array(),
+            other.as_array(),
+        ) {
+            (Some(one), Some(other), ..) => {
+                one.len() == other.len()
+                    && one
+                        .iter()
+                        .zip(other.iter())
+                        .all(|((key, one), (other_key, other))| key == other_key && Self::same(one, other))
+            }
+            (_, _, Some(one), Some(other)) => {
+                one.len() == other.len()
+                    && one
+                        .iter()
+                        .zip(other.iter())
+                        .all(|(one, other)| Self::same(one, other))
+            }
+            (None, None, None, None) => one == other,
+            _ => false,
+        }
+    }
 }
 
 /// One JSON value per message: the document, or the records as a top-level array.
@@ -702,6 +735,10 @@ impl<L: TreeLibrary> DataTree<DataPayload> for OneTree<L> {
 
     fn holds(&self, tree: &L::Tree, data: &DataPayload) -> Result<Option<Difference>> {
         Ok(data.compare(&L::to_json(tree), Equivalence::Exact))
+    }
+
+    fn same(&self, one: &L::Tree, other: &L::Tree) -> bool {
+        L::same(one, other)
     }
 
     fn unstable(&self, data: &DataPayload) -> Option<String> {
@@ -748,6 +785,10 @@ impl<L: TreeLibrary> DataTree<DataPayload> for TreeLines<L> {
     fn holds(&self, tree: &Vec<L::Tree>, data: &DataPayload) -> Result<Option<Difference>> {
         let records: Vec<serde_json::Value> = tree.iter().map(L::to_json).collect();
         Ok(data.compare_records(&records, Equivalence::Exact))
+    }
+
+    fn same(&self, one: &Vec<L::Tree>, other: &Vec<L::Tree>) -> bool {
+        one.len() == other.len() && one.iter().zip(other).all(|(one, other)| L::same(one, other))
     }
 
     fn unstable(&self, data: &DataPayload) -> Option<String> {
@@ -1833,5 +1874,19 @@ mod sonic_data_tests {
                 expected
             );
         }
+    }
+
+    /// The proof's comparison is linear in the members and stricter than sonic-rs's `==`:
+    /// members in another order are another encoding.
+    #[test]
+    fn trees_are_compared_member_by_member_in_order() {
+        let tree = |text: &str| sonic_rs::from_str::<sonic_rs::Value>(text).unwrap();
+        let one = tree(r#"{"a": [1, {"b": null}], "c": "x"}"#);
+        assert!(SonicRs::same(&one, &tree(r#"{"a": [1, {"b": null}], "c": "x"}"#)));
+        let reordered = tree(r#"{"c": "x", "a": [1, {"b": null}]}"#);
+        assert!(one == reordered && !SonicRs::same(&one, &reordered));
+        assert!(!SonicRs::same(&one, &tree(r#"{"a": [1, {"b": 0}], "c": "x"}"#)));
+        assert!(!SonicRs::same(&one, &tree(r#"{"a": [1], "c": "x"}"#)));
+        assert!(!SonicRs::same(&tree("[1]"), &tree(r#"{"1": 1}"#)));
     }
 }
