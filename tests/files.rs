@@ -831,6 +831,53 @@ fn a_link_planted_as_the_lock_is_refused_and_its_target_kept() {
     assert_eq!(std::fs::read(&victim).unwrap(), b"rows of another run\n");
 }
 
+/// One rule for links (issue 27, #20): a result set's files are the folder's own. A link in
+/// their place was followed by `--resume` (appending to its target), replaced by a rewrite and
+/// left dangling by `--replace`; every reader and writer now refuses it and changes nothing.
+#[test]
+fn a_linked_result_file_is_refused_by_every_reader_and_writer() {
+    let (dir, out, csv) = with_a_run();
+    let elsewhere = dir.path().join("kept.csv");
+    std::fs::rename(&csv, &elsewhere).unwrap();
+    std::os::unix::fs::symlink("../kept.csv", &csv).unwrap();
+    let kept = std::fs::read(&elsewhere).unwrap();
+    let mut report = serbench();
+    report.args(["report", text(&out)]);
+    for output in [
+        smoke(&out, &["order", "telemetry"], &["--resume"]),
+        smoke(&out, &["order"], &["--replace"]),
+        report.output().unwrap(),
+    ] {
+        assert_refused(&output, "results.csv: a symbolic link");
+        assert_eq!(std::fs::read(&elsewhere).unwrap(), kept);
+        assert!(csv.symlink_metadata().unwrap().file_type().is_symlink());
+    }
+    assert!(!out.join("replaced").exists());
+}
+
+/// A folder in place of results.csv is named for what it is, not "not found" (#18).
+#[test]
+fn a_folder_in_place_of_results_is_not_a_regular_file_to_every_reader() {
+    let (_dir, out, csv) = with_a_run();
+    std::fs::remove_file(&csv).unwrap();
+    std::fs::create_dir(&csv).unwrap();
+    let mut report = serbench();
+    report.args(["report", text(&out)]);
+    assert_refused(&report.output().unwrap(), "results.csv: not a regular file");
+    let mut ratio = serbench();
+    ratio.args([
+        "ratio",
+        text(&out),
+        "--payload",
+        "order",
+        "--op",
+        "decode",
+        "a",
+        "b",
+    ]);
+    assert_refused(&ratio.output().unwrap(), "results.csv: not a regular file");
+}
+
 #[test]
 fn a_fifo_in_place_of_a_result_file_is_refused_not_waited_on() {
     let (_dir, out, csv) = with_a_run();

@@ -276,7 +276,7 @@ pub fn read_complete<T: Record>(path: &Path) -> Result<Vec<T>> {
 /// The bytes of a file serbench reads back, which must be a regular file (or a link to one): a
 /// FIFO would block the read forever while the folder's lock is held, a device never end.
 fn read_regular(path: &Path) -> Result<Vec<u8>> {
-    let metadata = std::fs::metadata(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let metadata = own_file(path)?;
     if !metadata.is_file() {
         return Err(UsageError::error(format!(
             "{}: not a regular file (a folder, FIFO or device): serbench reads and writes regular files only",
@@ -284,6 +284,23 @@ fn read_regular(path: &Path) -> Result<Vec<u8>> {
         )));
     }
     std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))
+}
+
+/// What is at `path`, which must not be a symbolic link: a result set's files are the
+/// folder's own. One rule for every reader and writer, because each way of following a link
+/// broke something: `--resume` appended to the target, a rewrite replaced the link with a
+/// file, and `--replace` moved a relative link where it pointed nowhere.
+pub fn own_file(path: &Path) -> Result<std::fs::Metadata> {
+    let metadata =
+        std::fs::symlink_metadata(path).with_context(|| format!("cannot read {}", path.display()))?;
+    if metadata.file_type().is_symlink() {
+        return Err(UsageError::error(format!(
+            "{}: a symbolic link: serbench reads and writes a result set's own files, never through \
+             a link (copy the file into the folder)",
+            path.display()
+        )));
+    }
+    Ok(metadata)
 }
 
 /// The schema version of a serbench CSV file: the first field of its first data row (`None`
@@ -506,6 +523,7 @@ impl OutDir {
         if present.is_empty() {
             return Ok(None);
         }
+        self.no_links(&present)?;
         if replace {
             return self.set_aside(&present).map(Some);
         }
@@ -538,6 +556,7 @@ impl OutDir {
         if present.is_empty() {
             return Ok(None);
         }
+        self.no_links(&present)?;
         if replace {
             return self.set_aside(&present).map(Some);
         }
@@ -547,6 +566,14 @@ impl OutDir {
             present.join(", "),
             self.file(REPLACED_DIR).display()
         )))
+    }
+
+    /// Refuses when any of `names` is a link ([`own_file`]).
+    fn no_links(&self, names: &[&str]) -> Result<()> {
+        for name in names {
+            own_file(&self.file(name))?;
+        }
+        Ok(())
     }
 
     /// [`OutDir::move_aside`], saying so.
@@ -672,6 +699,9 @@ impl OutDir {
         write: impl FnOnce(&mut dyn Write) -> Result<()>,
     ) -> Result<PathBuf> {
         let target = self.file(name);
+        if self.holds(name) {
+            own_file(&target)?;
+        }
         let temp = self.temp_path(name);
         let written = (|| -> Result<()> {
             let mut file = BufWriter::new(File::create(&temp)?);
@@ -840,6 +870,7 @@ pub struct Appender<T> {
 
 impl<T: Serialize> Appender<T> {
     fn open(path: PathBuf) -> Result<Appender<T>> {
+        own_file(&path)?;
         let file = OpenOptions::new()
             .append(true)
             .open(&path)

@@ -107,7 +107,8 @@ pub fn load(path: &Path) -> Result<ResultsDir> {
             path.display()
         )));
     };
-    if !results_path.is_file() {
+    // What is there but is no regular file is read_complete's to name.
+    if std::fs::symlink_metadata(&results_path).is_err() {
         return Err(UsageError::error(format!(
             "{}: not found (a results folder holds the results.csv that `serbench run` writes)",
             results_path.display()
