@@ -7,6 +7,10 @@
 //! worker, [`cap_allocations`]): live bytes and their peak are tracked, and a request that would
 //! take the live total over the cap gets null, so "a hostile length prefix asks for 4 GiB"
 //! becomes a recorded failure of one worker process instead of an OOM.
+//!
+//! Out of memory anywhere else (the system allocator returns null: `ulimit -v`, a full machine)
+//! ends the process with one line and exit status 1 instead of std's abort ([`out_of_memory`]);
+//! [`room`] tells a reader beforehand how much more the process may take.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicBool, AtomicIsize, AtomicU8, AtomicU64, AtomicUsize, Ordering};
@@ -80,27 +84,28 @@ fn counted_here(mode: u8) -> bool {
 pub struct CountingAllocator;
 
 // SAFETY: every call is forwarded unchanged to the system allocator, except that a request
-// the capped mode refuses returns null, which `GlobalAlloc` allows for any failure.
+// the capped mode refuses returns null, which `GlobalAlloc` allows for any failure, and that
+// the system's own failure outside the capped mode ends the process.
 unsafe impl GlobalAlloc for CountingAllocator {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         if !admit(0, layout.size()) {
             return std::ptr::null_mut();
         }
-        unsafe { System.alloc(layout) }
+        served(unsafe { System.alloc(layout) }, layout.size())
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         if !admit(0, layout.size()) {
             return std::ptr::null_mut();
         }
-        unsafe { System.alloc_zeroed(layout) }
+        served(unsafe { System.alloc_zeroed(layout) }, layout.size())
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         if !admit(layout.size(), new_size) {
             return std::ptr::null_mut();
         }
-        unsafe { System.realloc(ptr, layout, new_size) }
+        served(unsafe { System.realloc(ptr, layout, new_size) }, new_size)
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
@@ -113,6 +118,91 @@ unsafe impl GlobalAlloc for CountingAllocator {
         }
         unsafe { System.dealloc(ptr, layout) }
     }
+}
+
+/// The system allocator's answer, unless it failed outside the capped mode.
+#[inline]
+fn served(pointer: *mut u8, size: usize) -> *mut u8 {
+    if pointer.is_null() && MODE.load(Ordering::Relaxed) & CAPPING == 0 {
+        out_of_memory(size);
+    }
+    pointer
+}
+
+/// Ends the process with one line and exit status 1: std would abort (SIGABRT, a core file, no
+/// word a user can act on). What a run has written stays: results.csv is synced per block.
+/// Written from a stack buffer with `_exit`: this runs inside the allocator, and nothing may
+/// allocate or unwind here.
+#[cold]
+fn out_of_memory(size: usize) -> ! {
+    const FIRST: &[u8] = b"serbench: out of memory: a request of ";
+    const LAST: &[u8] = b" bytes failed (the memory this process may use is spent: see `ulimit -v` and \
+the machine's free memory; fewer formats or a smaller --data file need less)\n";
+    let mut digits = [0u8; 20];
+    let mut count = 0;
+    let mut rest = size;
+    loop {
+        digits[count] = b'0' + (rest % 10) as u8;
+        count += 1;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    digits[..count].reverse();
+    for part in [FIRST, &digits[..count], LAST] {
+        // SAFETY: writing a live buffer of its own length to the standard error descriptor.
+        unsafe { libc::write(2, part.as_ptr().cast(), part.len()) };
+    }
+    // SAFETY: `_exit` ends the process without running anything that could allocate.
+    unsafe { libc::_exit(1) }
+}
+
+/// How many more bytes this process may take, as far as it can tell, and the limit that says
+/// so: the address-space limit (`ulimit -v`) less what it maps now, or what the machine has free
+/// (MemAvailable and free swap: past it Linux's OOM killer ends the process with no word).
+/// `None` where neither is known.
+pub fn room() -> Option<(u64, &'static str)> {
+    let mut limits: Vec<(u64, &'static str)> = Vec::new();
+    let mut address_space = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes one rlimit into the struct it is given.
+    let known = unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut address_space) } == 0;
+    if known && address_space.rlim_cur != libc::RLIM_INFINITY {
+        // /proc/self/statm: the pages the process maps now, first.
+        let mapped = std::fs::read_to_string("/proc/self/statm")
+            .ok()
+            .and_then(|statm| statm.split_whitespace().next()?.parse::<u64>().ok())
+            .map_or(0, |pages| pages * page_size());
+        limits.push((
+            (address_space.rlim_cur as u64).saturating_sub(mapped),
+            "the address-space limit, ulimit -v",
+        ));
+    }
+    if let Ok(meminfo) = std::fs::read_to_string("/proc/meminfo") {
+        let kib = |key: &str| {
+            meminfo.lines().find_map(|line| {
+                line.strip_prefix(key)?
+                    .trim()
+                    .strip_suffix("kB")?
+                    .trim()
+                    .parse::<u64>()
+                    .ok()
+            })
+        };
+        if let (Some(available), Some(swap)) = (kib("MemAvailable:"), kib("SwapFree:")) {
+            limits.push(((available + swap) * 1024, "the machine's free memory and swap"));
+        }
+    }
+    limits.into_iter().min_by_key(|(bytes, _)| *bytes)
+}
+
+fn page_size() -> u64 {
+    // SAFETY: sysconf reads a constant of the system.
+    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    if size > 0 { size as u64 } else { 4096 }
 }
 
 /// Counts a request of `new` bytes (replacing `old` bytes, for a realloc) and, when capped,

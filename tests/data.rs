@@ -526,6 +526,51 @@ fn an_object_of_100000_keys_is_proven_in_linear_time() {
     assert!(rows.len() == 1 && rows[0].status == "ok", "{rows:?}");
 }
 
+/// Out of memory is one line, never an abort (issue 27, #12): a file that could not be read in
+/// the memory left is refused before it is read (exit 2), and memory spent later ends the run
+/// with exit 1 (std aborted with SIGABRT). `ulimit -v` sets the limit, as the tester did.
+#[test]
+fn running_out_of_memory_is_one_line_and_never_an_abort() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("mid.ndjson");
+    let lines: String = (0..40_000)
+        .map(|id| {
+            format!("{{\"id\": {id}, \"name\": \"user{id}\", \"tags\": [\"a\", \"b\"], \"score\": {id}.5}}\n")
+        })
+        .collect();
+    std::fs::write(&file, lines).unwrap();
+    let under = |kib: u32| {
+        let script = format!("ulimit -v {kib}; exec \"$0\" run --profile smoke --data \"$1\" --out \"$2\"");
+        Command::new("sh")
+            .args(["-c", &script, env!("CARGO_BIN_EXE_serbench")])
+            .arg(&file)
+            .arg(dir.path().join(format!("out-{kib}")))
+            .output()
+            .unwrap()
+    };
+    // 2.9 MB may take 100 times that to read; 200 MB of address space is less.
+    let refused = under(200_000);
+    assert_refused(
+        &refused,
+        "this process may still use (the address-space limit, ulimit -v)",
+    );
+    // Enough to read the file, not to prepare every format's arms.
+    let spent = under(500_000);
+    let message = stderr(&spent);
+    assert_eq!(spent.status.code(), Some(1), "{message}");
+    assert!(
+        message.ends_with("fewer formats or a smaller --data file need less)\n"),
+        "{message}"
+    );
+    assert!(
+        message
+            .lines()
+            .last()
+            .unwrap()
+            .starts_with("serbench: out of memory: a request of ")
+    );
+}
+
 #[test]
 fn payloads_whose_names_differ_only_in_unsafe_characters_keep_their_own_charts() {
     let dir = tempfile::tempdir().unwrap();

@@ -9,7 +9,8 @@
 //!
 //! Memory: a file larger than the limit ([`DEFAULT_MAX_MIB`], `--max-data-mib`) is refused
 //! before it is read; reading it and inferring its schema take at most [`READ_MEMORY_FACTOR`]
-//! times its size (the bytes, and serde_json's tree of them; a test measures the worst cases).
+//! times its size (the bytes, and serde_json's tree of them; a test measures the worst cases),
+//! and a file that much memory would not fit in ([`crate::alloc::room`]) is refused too.
 //! Each arm prepared for timing then holds its own copy of its format's tree or of the encoded
 //! bytes, of the same order of size as that tree.
 
@@ -376,6 +377,18 @@ pub fn read_file(path: &Path, max_bytes: u64) -> Result<Vec<u8>> {
     };
     if metadata.len() > max_bytes {
         return Err(too_big(metadata.len()));
+    }
+    let need = metadata.len().saturating_mul(READ_MEMORY_FACTOR);
+    if let Some((room, limit)) = crate::alloc::room()
+        && need > room
+    {
+        return Err(refuse(format!(
+            "reading its {} bytes may take up to {} MiB ({READ_MEMORY_FACTOR} times its size, for the \
+             costliest shape of data), more than the {} MiB this process may still use ({limit})",
+            metadata.len(),
+            need >> 20,
+            room >> 20
+        )));
     }
     let mut bytes = Vec::with_capacity(metadata.len() as usize);
     std::fs::File::open(path)
