@@ -177,7 +177,7 @@ pub fn room() -> Option<(u64, &'static str)> {
             .and_then(|statm| statm.split_whitespace().next()?.parse::<u64>().ok())
             .map_or(0, |pages| pages * page_size());
         limits.push((
-            (address_space.rlim_cur as u64).saturating_sub(mapped),
+            address_space.rlim_cur.saturating_sub(mapped),
             "the address-space limit, ulimit -v",
         ));
     }
