@@ -139,8 +139,20 @@ fn out_of_memory(size: usize) -> ! {
     const LAST: &[u8] = b" bytes failed (the memory this process may use is spent: see `ulimit -v` and \
 the machine's free memory; fewer formats or a smaller --data file need less)\n";
     let mut digits = [0u8; 20];
+    let count = decimal(size, &mut digits);
+    for part in [FIRST, &digits[..count], LAST] {
+        // SAFETY: writing a live buffer of its own length to the standard error descriptor.
+        unsafe { libc::write(2, part.as_ptr().cast(), part.len()) };
+    }
+    // SAFETY: `_exit` ends the process without running anything that could allocate.
+    unsafe { libc::_exit(1) }
+}
+
+/// Writes `number` in decimal into `digits` without allocating (the allocator's messages);
+/// returns how many digits it wrote.
+fn decimal(number: usize, digits: &mut [u8; 20]) -> usize {
     let mut count = 0;
-    let mut rest = size;
+    let mut rest = number;
     loop {
         digits[count] = b'0' + (rest % 10) as u8;
         count += 1;
@@ -150,12 +162,7 @@ the machine's free memory; fewer formats or a smaller --data file need less)\n";
         }
     }
     digits[..count].reverse();
-    for part in [FIRST, &digits[..count], LAST] {
-        // SAFETY: writing a live buffer of its own length to the standard error descriptor.
-        unsafe { libc::write(2, part.as_ptr().cast(), part.len()) };
-    }
-    // SAFETY: `_exit` ends the process without running anything that could allocate.
-    unsafe { libc::_exit(1) }
+    count
 }
 
 /// How many more bytes this process may take, as far as it can tell, and the limit that says
@@ -257,19 +264,8 @@ fn report_cap_hit(requested: usize) {
     let mut line = [0u8; PREFIX.len() + 21];
     line[..PREFIX.len()].copy_from_slice(PREFIX);
     let mut digits = [0u8; 20];
-    let mut count = 0;
-    let mut rest = requested;
-    loop {
-        digits[count] = b'0' + (rest % 10) as u8;
-        count += 1;
-        rest /= 10;
-        if rest == 0 {
-            break;
-        }
-    }
-    for (slot, digit) in line[PREFIX.len()..].iter_mut().zip(digits[..count].iter().rev()) {
-        *slot = *digit;
-    }
+    let count = decimal(requested, &mut digits);
+    line[PREFIX.len()..PREFIX.len() + count].copy_from_slice(&digits[..count]);
     line[PREFIX.len() + count] = b'\n';
     use std::io::Write;
     let _ = std::io::stderr().write_all(&line[..PREFIX.len() + count + 1]);
