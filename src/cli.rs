@@ -124,6 +124,23 @@ enum Command {
         /// The second arm's label.
         denominator: String,
     },
+    /// Two arms of one payload and operation measured against each other in turns of about 1 ms
+    /// (paired slices), until their ratio is known to ±1% or the budget is spent: one sentence.
+    Vs {
+        /// The first arm's label as the report shows it, e.g. `postcard/postcard`.
+        a: String,
+        /// The second arm's label.
+        b: String,
+        #[arg(long)]
+        payload: String,
+        #[arg(long = "op", value_parser = PossibleValuesParser::new(Operation::ALL.map(Operation::name)))]
+        operation: String,
+        /// Stop after this many seconds even if the ratio is not yet known to ±1%.
+        #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
+        budget: u64,
+        #[command(flatten)]
+        data: DataArgs,
+    },
     /// Run the same selection twice back to back (into OUT/a and OUT/b) and print how well the
     /// first run's intervals cover the second run's means.
     Selfcheck {
@@ -597,6 +614,21 @@ fn execute(command: Command) -> Result<()> {
             &numerator,
             &denominator,
         )?),
+        Command::Vs {
+            a,
+            b,
+            payload,
+            operation,
+            budget,
+            ..
+        } => print(commands::vs(
+            &registry,
+            &payload,
+            &operation,
+            &a,
+            &b,
+            std::time::Duration::from_secs(budget),
+        )?),
         Command::Selfcheck {
             select,
             operations,
@@ -666,9 +698,10 @@ impl Command {
             | Command::Sizes { select, .. }
             | Command::Selfcheck { select, .. } => select.data.request(),
             Command::Dump { codec, .. } | Command::Check { codec, .. } => codec.data.request(),
-            Command::BlockWorker { data, .. } | Command::Schema { data, .. } | Command::Gen { data, .. } => {
-                data.request()
-            }
+            Command::BlockWorker { data, .. }
+            | Command::Schema { data, .. }
+            | Command::Gen { data, .. }
+            | Command::Vs { data, .. } => data.request(),
             _ => payload::data::Request::default(),
         }
     }

@@ -407,6 +407,69 @@ pub fn fidelity(results_dir: &Path, criterion: &Path, bench_binary: Option<&Path
     Ok(fidelity::table(&pairs))
 }
 
+/// `serbench vs A B`: the two arms labelled `a` and `b` (as the report labels them) of `payload`
+/// and `operation`, each proven first, then measured slice by slice against each other until
+/// their ratio is known to ±1% or `budget` is spent: one sentence, as `ratio` words it.
+pub fn vs(
+    registry: &Registry,
+    payload: &str,
+    operation: &str,
+    a: &str,
+    b: &str,
+    budget: std::time::Duration,
+) -> Result<String> {
+    let arms: Vec<&crate::arm::Arm> = registry
+        .arms
+        .iter()
+        .filter(|arm| arm.id.codec.payload == payload && arm.id.operation.name() == operation)
+        .collect();
+    let find = |label: &str| -> Result<&crate::arm::Arm> {
+        check_names(
+            &format!("arm of {payload} {operation}"),
+            &[label.to_string()],
+            arms.iter().map(|arm| arm.id.label()),
+        )?;
+        Ok(arms
+            .iter()
+            .find(|arm| arm.id.label() == label)
+            .expect("a checked label names an arm"))
+    };
+    let (first, second) = (find(a)?, find(b)?);
+    let mut prepared_a = first.prepare()?;
+    let mut prepared_b = second.prepare()?;
+    let measured = crate::measure::versus(
+        prepared_a.runner.as_mut(),
+        prepared_b.runner.as_mut(),
+        VS_PRECISION,
+        budget,
+    )?;
+    let basis = format!(
+        "95%, {} paired slices, {:.1} s",
+        thousands(measured.rounds),
+        measured.elapsed.as_secs_f64()
+    );
+    Ok(format!(
+        "{}\n",
+        verdict::sentence(a, b, first.id.operation, payload, measured.interval, &basis)
+    ))
+}
+
+/// How precisely `vs` wants the ratio: ±1%.
+pub const VS_PRECISION: f64 = 0.01;
+
+/// `4100` as `4,100`.
+fn thousands(count: usize) -> String {
+    let digits = count.to_string();
+    let mut out = String::new();
+    for (index, digit) in digits.chars().enumerate() {
+        if index > 0 && (digits.len() - index).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
+}
+
 /// `serbench dump`: the encoded bytes of the codec `query` names (of `payload`), or (`logical`)
 /// the payload as pretty JSON.
 pub fn dump(

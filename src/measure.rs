@@ -4,6 +4,8 @@
 //! [`Passes`]), and allocation counts and the heap's peak from the counting allocator
 //! ([`crate::alloc`]) in a separate, untimed pass.
 //!
+//! `serbench vs` samples two arms differently, slice by slice ([`versus`]).
+//!
 //! Why round-robin: on a shared machine the speed drifts over seconds. Taking every rep of one
 //! arm in one burst puts that drift between arms (and outside each arm's interval); rep 1 of
 //! every arm, then rep 2, ... spreads it into every arm's interval alike.
@@ -432,6 +434,110 @@ impl Runner for Copy {
             std::hint::black_box(&mut self.target);
         }
         Ok(())
+    }
+}
+
+/// What [`versus`] measured: the ratio of arm `a`'s time per iteration to arm `b`'s with its 95%
+/// interval, over how many paired rounds, in how long.
+#[derive(Clone, Copy, Debug)]
+pub struct Versus {
+    pub interval: crate::stats::RatioInterval,
+    pub rounds: usize,
+    pub elapsed: Duration,
+}
+
+/// `serbench vs`: two arms take turns in slices of about [`SLICE`] each, in a random order per
+/// round (tango's paired method), so both are measured in the same moments and what the
+/// machine does to both cancels in each round's log-ratio. Stops once the ratio's 95% interval
+/// ([`crate::stats::batched_ratio`], batches of [`BATCH_ROUNDS`] rounds) is within `precision`
+/// of it on both sides, after at least [`MIN_BATCHES`] batches, or when `budget` is spent.
+pub fn versus(a: &mut dyn Runner, b: &mut dyn Runner, precision: f64, budget: Duration) -> Result<Versus> {
+    let started = Instant::now();
+    let (a_slice, b_slice) = (slice_iterations(a)?, slice_iterations(b)?);
+    let mut order = Order::seeded();
+    let mut log_ratios: Vec<f64> = Vec::new();
+    let mut interval = None;
+    while started.elapsed() < budget {
+        let (a_ns, b_ns) = if order.a_first() {
+            let a_ns = timed(a, a_slice)?;
+            (a_ns, timed(b, b_slice)?)
+        } else {
+            let b_ns = timed(b, b_slice)?;
+            (timed(a, a_slice)?, b_ns)
+        };
+        log_ratios.push((a_ns / b_ns).ln());
+        if log_ratios.len().is_multiple_of(BATCH_ROUNDS) && log_ratios.len() >= MIN_BATCHES * BATCH_ROUNDS {
+            interval = crate::stats::batched_ratio(&log_ratios, BATCH_ROUNDS);
+            if interval.is_some_and(|found| found.high / found.ratio - 1.0 <= precision) {
+                break;
+            }
+        }
+    }
+    let rounds = log_ratios.len() - log_ratios.len() % BATCH_ROUNDS;
+    let interval = interval
+        .or_else(|| crate::stats::batched_ratio(&log_ratios, BATCH_ROUNDS))
+        .ok_or_else(|| {
+            anyhow::anyhow!("{rounds} paired rounds in the time given: too few for an interval")
+        })?;
+    Ok(Versus {
+        interval,
+        rounds,
+        elapsed: started.elapsed(),
+    })
+}
+
+/// How long one arm runs per turn: short enough that the two arms' turns see the same state of
+/// the machine (here two kernels' 1 ms slices correlate 0.91), long enough that the clock's
+/// cost is noise.
+pub const SLICE: Duration = Duration::from_millis(1);
+/// Rounds per batch of the interval: 25 rounds of two 1 ms slices, 50 ms.
+pub const BATCH_ROUNDS: usize = 25;
+/// No verdict before this many batches (2 s of slices at the least).
+pub const MIN_BATCHES: usize = 20;
+
+/// Iterations that take about [`SLICE`], after 50 ms of warm-up.
+fn slice_iterations(runner: &mut dyn Runner) -> Result<u64> {
+    let warm = Instant::now();
+    let mut iterations = 1u64;
+    let mut per_iteration_ns;
+    loop {
+        let start = Instant::now();
+        runner.run(iterations)?;
+        per_iteration_ns = start.elapsed().as_nanos() as f64 / iterations as f64;
+        if warm.elapsed() >= Duration::from_millis(50) || iterations >= 1 << 40 {
+            break;
+        }
+        if per_iteration_ns * (iterations as f64) < SLICE.as_nanos() as f64 {
+            iterations *= 2;
+        }
+    }
+    Ok(((SLICE.as_nanos() as f64 / per_iteration_ns.max(0.1)).round() as u64).max(1))
+}
+
+/// Nanoseconds per iteration of one slice.
+fn timed(runner: &mut dyn Runner, iterations: u64) -> Result<f64> {
+    let start = Instant::now();
+    runner.run(iterations)?;
+    Ok(start.elapsed().as_nanos() as f64 / iterations as f64)
+}
+
+/// Which arm goes first in each round: a xorshift generator seeded by the clock, so no order
+/// is favoured from run to run.
+struct Order(u64);
+
+impl Order {
+    fn seeded() -> Order {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |since| since.as_nanos() as u64);
+        Order(nanos | 1)
+    }
+
+    fn a_first(&mut self) -> bool {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 & 1 == 0
     }
 }
 

@@ -479,3 +479,45 @@ fn check_of_an_empty_file_with_prost_is_a_refusal_not_a_panic() {
         assert!(!message.contains("panicked"), "{payload}: {message}");
     }
 }
+
+/// `serbench vs`: two arms in paired slices, one sentence on stdout; an arm that does not exist
+/// is a usage error listing those that do. What the sentence says of the two depends on the
+/// machine, so only its form is checked here (its calibration is in the closing note of issue 25).
+#[test]
+fn vs_prints_one_sentence_of_two_arms_measured_in_paired_slices() {
+    let output = serbench(&[
+        "vs",
+        "postcard/postcard",
+        "protobuf/prost",
+        "--payload",
+        "order",
+        "--op",
+        "decode",
+        "--budget",
+        "5",
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let sentence = String::from_utf8(output.stdout).unwrap();
+    assert_eq!(sentence.lines().count(), 1, "{sentence}");
+    assert!(sentence.starts_with("`postcard/postcard` "), "{sentence}");
+    assert!(
+        sentence.contains("`order`") && sentence.contains("`protobuf/prost`"),
+        "{sentence}"
+    );
+    assert!(sentence.contains(" paired slices, "), "{sentence}");
+    let unknown = serbench(&[
+        "vs",
+        "postcard/postcard",
+        "nosuch",
+        "--payload",
+        "order",
+        "--op",
+        "decode",
+    ]);
+    assert_eq!(unknown.status.code(), Some(2));
+    let message = stderr(&unknown);
+    assert!(
+        message.contains("unknown arm of order decode 'nosuch'") && message.contains("protobuf/prost"),
+        "{message}"
+    );
+}

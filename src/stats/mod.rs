@@ -1,6 +1,6 @@
 //! Every statistic serbench computes, as pure functions of numbers: Student-t quantiles,
 //! intervals over reps and over processes (cluster intervals), percentiles, ratio intervals
-//! (independent and paired), and the difference test two runs' intervals are judged by. No I/O, no globals, no knowledge of arms or files: the measuring and reporting
+//! (independent, paired over workers, and batched over paired slices), and the difference test two runs' intervals are judged by. No I/O, no globals, no knowledge of arms or files: the measuring and reporting
 //! stages call these with plain slices.
 
 use statrs::distribution::{ContinuousCDF, StudentsT};
@@ -115,6 +115,29 @@ pub fn paired_ratio(pairs: &[(f64, f64)]) -> Option<RatioInterval> {
     })
 }
 
+/// The ratio of two arms from their per-slice log-ratios, taken in rounds in which both ran
+/// (`serbench vs`): the t interval over the means of consecutive batches of `batch` rounds,
+/// exponentiated. Batching keeps the interval honest where neighbouring rounds are not
+/// independent (a slow spell of the machine lasting several rounds): batch means of such
+/// rounds are close to independent, and rounds that do not fill a last batch are left out.
+/// `None` for fewer than two batches.
+pub fn batched_ratio(log_ratios: &[f64], batch: usize) -> Option<RatioInterval> {
+    let batch = batch.max(1);
+    let means: Vec<f64> = log_ratios
+        .chunks_exact(batch)
+        .map(|chunk| chunk.iter().sum::<f64>() / batch as f64)
+        .collect();
+    if means.len() < 2 {
+        return None;
+    }
+    let summary = Summary::of(&means);
+    Some(RatioInterval {
+        ratio: summary.mean.exp(),
+        low: (summary.mean - summary.half_width).exp(),
+        high: (summary.mean + summary.half_width).exp(),
+    })
+}
+
 /// The difference test of two runs' estimates of one quantity: whether `|b - a|` lies within
 /// the 95% interval of the difference, `sqrt(h_a² + h_b²)` (`h` the half-widths). With correct
 /// independent 95% intervals this holds for about 95% of arms; "b inside a's interval" cannot
@@ -129,6 +152,32 @@ mod tests {
 
     fn close(actual: f64, expected: f64, tolerance: f64) -> bool {
         (actual - expected).abs() <= tolerance
+    }
+
+    #[test]
+    fn batched_ratio_is_the_geometric_mean_and_batches_widen_correlated_noise() {
+        // Log-ratios of ln 2 with noise that alternates within runs of 10 rounds: rounds alone
+        // look independent and precise; batches of 10 see the runs for what they are.
+        let noise = |round: usize| {
+            if (round / 10).is_multiple_of(2) {
+                0.05
+            } else {
+                -0.05
+            }
+        };
+        let logs: Vec<f64> = (0..400)
+            .map(|round| 2f64.ln() + noise(round) * ((round % 7) as f64 / 6.0))
+            .collect();
+        let by_round = batched_ratio(&logs, 1).unwrap();
+        let by_batch = batched_ratio(&logs, 10).unwrap();
+        assert!(close(by_batch.ratio, by_round.ratio, 1e-12));
+        assert!(by_batch.low < 2.0 && 2.0 < by_batch.high, "{by_batch:?}");
+        assert!(by_batch.high - by_batch.low > by_round.high - by_round.low);
+        // A constant ratio: its interval is that point.
+        let constant = batched_ratio(&[0.5f64.ln(); 40], 10).unwrap();
+        assert!(close(constant.ratio, 0.5, 1e-12) && close(constant.low, 0.5, 1e-12));
+        // Fewer than two whole batches: no interval.
+        assert_eq!(batched_ratio(&[0.1; 19], 10), None);
     }
 
     #[test]
