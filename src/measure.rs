@@ -492,7 +492,7 @@ pub fn versus(a: &mut dyn Runner, b: &mut dyn Runner, precision: f64, budget: Du
 pub const SLICE: Duration = Duration::from_millis(1);
 /// Rounds per batch of the interval: 25 rounds of two 1 ms slices, 50 ms.
 pub const BATCH_ROUNDS: usize = 25;
-/// No verdict before this many batches (2 s of slices at the least).
+/// No verdict before this many batches (500 rounds, 1 s of slices at the least).
 pub const MIN_BATCHES: usize = 20;
 
 /// Iterations that take about [`SLICE`], after 50 ms of warm-up.
