@@ -408,7 +408,7 @@ pub fn fidelity(results_dir: &Path, criterion: &Path, bench_binary: Option<&Path
 }
 
 /// `serbench vs A B`: the two arms labelled `a` and `b` (as the report labels them) of `payload`
-/// and `operation`, each proven first, then measured slice by slice against each other until
+/// and `operation`, each proven (before each batch, see [`crate::measure::versus`]), then measured slice by slice against each other until
 /// their ratio is known to ±1% or `budget` is spent: one sentence, as `ratio` words it.
 pub fn vs(
     registry: &Registry,
@@ -435,11 +435,9 @@ pub fn vs(
             .expect("a checked label names an arm"))
     };
     let (first, second) = (find(a)?, find(b)?);
-    let mut prepared_a = first.prepare()?;
-    let mut prepared_b = second.prepare()?;
     let measured = crate::measure::versus(
-        prepared_a.runner.as_mut(),
-        prepared_b.runner.as_mut(),
+        &mut || Ok(first.prepare()?.runner),
+        &mut || Ok(second.prepare()?.runner),
         VS_PRECISION,
         budget,
     )?;

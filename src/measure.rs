@@ -446,34 +446,58 @@ pub struct Versus {
     pub elapsed: Duration,
 }
 
+/// How [`versus`] gets a fresh runner of an arm (its buffers allocated anew).
+pub type MakeRunner<'a> = &'a mut dyn FnMut() -> Result<Box<dyn Runner>>;
+
 /// `serbench vs`: two arms take turns in slices of about [`SLICE`] each, in a random order per
 /// round (tango's paired method), so both are measured in the same moments and what the
-/// machine does to both cancels in each round's log-ratio. Stops once the ratio's 95% interval
-/// ([`crate::stats::batched_ratio`], batches of [`BATCH_ROUNDS`] rounds) is within `precision`
-/// of it on both sides, after at least [`MIN_BATCHES`] batches, or when `budget` is spent.
-pub fn versus(a: &mut dyn Runner, b: &mut dyn Runner, precision: f64, budget: Duration) -> Result<Versus> {
+/// machine does to both cancels in each round's log-ratio. Each batch of [`BATCH_ROUNDS`] rounds
+/// runs on runners made anew behind a spacer allocation of random size, so where their buffers
+/// land differs from batch to batch: two copies of one arm in one process were up to 2% apart
+/// from placement alone, a difference that one placement would report as real. Stops once
+/// the ratio's 95% interval ([`crate::stats::batched_ratio`]) is within `precision` of it on
+/// both sides, after at least [`MIN_BATCHES`] batches, or when `budget` is spent.
+pub fn versus(make_a: MakeRunner, make_b: MakeRunner, precision: f64, budget: Duration) -> Result<Versus> {
     let started = Instant::now();
-    let (a_slice, b_slice) = (slice_iterations(a)?, slice_iterations(b)?);
+    let (a_slice, b_slice) = (
+        slice_iterations(make_a()?.as_mut())?,
+        slice_iterations(make_b()?.as_mut())?,
+    );
     let mut order = Order::seeded();
     let mut log_ratios: Vec<f64> = Vec::new();
     let mut interval = None;
     while started.elapsed() < budget {
-        let (a_ns, b_ns) = if order.a_first() {
-            let a_ns = timed(a, a_slice)?;
-            (a_ns, timed(b, b_slice)?)
+        let spacer = std::hint::black_box(vec![0u8; 1 + (order.next() % 8192) as usize]);
+        let (mut a, mut b) = if order.a_first() {
+            let a = make_a()?;
+            (a, make_b()?)
         } else {
-            let b_ns = timed(b, b_slice)?;
-            (timed(a, a_slice)?, b_ns)
+            let b = make_b()?;
+            (make_a()?, b)
         };
-        log_ratios.push((a_ns / b_ns).ln());
-        if log_ratios.len().is_multiple_of(BATCH_ROUNDS) && log_ratios.len() >= MIN_BATCHES * BATCH_ROUNDS {
+        for _ in 0..WARM_ROUNDS {
+            timed(a.as_mut(), a_slice)?;
+            timed(b.as_mut(), b_slice)?;
+        }
+        for _ in 0..BATCH_ROUNDS {
+            let (a_ns, b_ns) = if order.a_first() {
+                let a_ns = timed(a.as_mut(), a_slice)?;
+                (a_ns, timed(b.as_mut(), b_slice)?)
+            } else {
+                let b_ns = timed(b.as_mut(), b_slice)?;
+                (timed(a.as_mut(), a_slice)?, b_ns)
+            };
+            log_ratios.push((a_ns / b_ns).ln());
+        }
+        drop(spacer);
+        if log_ratios.len() >= MIN_BATCHES * BATCH_ROUNDS {
             interval = crate::stats::batched_ratio(&log_ratios, BATCH_ROUNDS);
             if interval.is_some_and(|found| found.high / found.ratio - 1.0 <= precision) {
                 break;
             }
         }
     }
-    let rounds = log_ratios.len() - log_ratios.len() % BATCH_ROUNDS;
+    let rounds = log_ratios.len();
     let interval = interval
         .or_else(|| crate::stats::batched_ratio(&log_ratios, BATCH_ROUNDS))
         .ok_or_else(|| {
@@ -494,6 +518,8 @@ pub const SLICE: Duration = Duration::from_millis(1);
 pub const BATCH_ROUNDS: usize = 25;
 /// No verdict before this many batches (500 rounds, 1 s of slices at the least).
 pub const MIN_BATCHES: usize = 20;
+/// Rounds each batch's new runners run untimed first (their caches and branch history).
+const WARM_ROUNDS: usize = 3;
 
 /// Iterations that take about [`SLICE`], after 50 ms of warm-up.
 fn slice_iterations(runner: &mut dyn Runner) -> Result<u64> {
@@ -521,8 +547,8 @@ fn timed(runner: &mut dyn Runner, iterations: u64) -> Result<f64> {
     Ok(start.elapsed().as_nanos() as f64 / iterations as f64)
 }
 
-/// Which arm goes first in each round: a xorshift generator seeded by the clock, so no order
-/// is favoured from run to run.
+/// Which arm goes first in each round, and the spacers' sizes: a xorshift generator seeded by
+/// the clock, so no order or placement is favoured from run to run.
 struct Order(u64);
 
 impl Order {
@@ -533,11 +559,15 @@ impl Order {
         Order(nanos | 1)
     }
 
-    fn a_first(&mut self) -> bool {
+    fn next(&mut self) -> u64 {
         self.0 ^= self.0 << 13;
         self.0 ^= self.0 >> 7;
         self.0 ^= self.0 << 17;
-        self.0 & 1 == 0
+        self.0
+    }
+
+    fn a_first(&mut self) -> bool {
+        self.next() & 1 == 0
     }
 }
 
