@@ -64,7 +64,9 @@ pub static FORMAT: Format = Format {
     },
     typed: TypedSupport::Derive(&TypedDerive::SERDE),
     data: DataSupport::Arms(|registry, payload| {
-        registry.data_tree(payload, RMP_SERDE, ValueData, &Operation::CODEC);
+        // The value tree writes objects as maps keyed by name: the `named` variant's shape, so its
+        // arms are that variant's and pair with the named typed arms (`--typed`).
+        registry.data_tree(payload, NAMED, ValueData, &Operation::CODEC);
     }),
 };
 
