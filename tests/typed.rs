@@ -74,6 +74,16 @@ fn with_build_log(output: &Output) -> String {
     format!("{printed}\n{}", errors.join("\n"))
 }
 
+/// Whether the test skips, saying so: building a generated crate takes a minute or two, so only
+/// with `SERBENCH_TYPED_BUILD=1`.
+fn skipped_without_typed_build() -> bool {
+    let skipped = std::env::var_os("SERBENCH_TYPED_BUILD").is_none();
+    if skipped {
+        eprintln!("skipped: set SERBENCH_TYPED_BUILD=1 to build a generated crate (a minute or two)");
+    }
+    skipped
+}
+
 /// The results.csv rows as maps from column to value.
 fn rows(path: &Path) -> Vec<BTreeMap<String, String>> {
     let mut reader = csv::Reader::from_path(path).expect("results.csv reads");
@@ -93,8 +103,7 @@ fn rows(path: &Path) -> Vec<BTreeMap<String, String>> {
 
 #[test]
 fn typed_data_is_generated_built_once_and_measured_beside_the_dynamic_arms() {
-    if std::env::var_os("SERBENCH_TYPED_BUILD").is_none() {
-        eprintln!("skipped: set SERBENCH_TYPED_BUILD=1 to build a generated crate (a minute or two)");
+    if skipped_without_typed_build() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -504,8 +513,7 @@ fn an_empty_file_is_one_line_and_a_failed_build_names_its_log() {
 /// formats that can, with the reason of each other one, and no arm failing.
 #[test]
 fn hard_schemas_are_carried_or_given_a_reason() {
-    if std::env::var_os("SERBENCH_TYPED_BUILD").is_none() {
-        eprintln!("skipped: set SERBENCH_TYPED_BUILD=1 to build a generated crate (a minute or two)");
+    if skipped_without_typed_build() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -635,14 +643,13 @@ fn hard_schemas_are_carried_or_given_a_reason() {
 }
 
 /// Issue 24's strongest check: on the corpora that also have hand-written types, the generated
-/// types encode to the same bytes wherever the two type sets have the same shape (citm_catalog
+/// types encode to as many bytes wherever the two type sets have the same shape (citm_catalog
 /// in JSON, BSON, CBOR and named MessagePack), and twitter's JSON differs by exactly what the
 /// hand-written type adds: each retweet's inner status writes `"retweeted_status":null` (24
 /// bytes), a field the data never has there.
 #[test]
 fn the_generated_types_encode_the_corpora_as_the_hand_written_ones_do() {
-    if std::env::var_os("SERBENCH_TYPED_BUILD").is_none() {
-        eprintln!("skipped: set SERBENCH_TYPED_BUILD=1 to build a generated crate (a minute or two)");
+    if skipped_without_typed_build() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
