@@ -541,7 +541,8 @@ fn running_out_of_memory_is_one_line_and_never_an_abort() {
     std::fs::write(&file, lines).unwrap();
     let under = |kib: u32| {
         let script = format!("ulimit -v {kib}; exec \"$0\" run --profile smoke --data \"$1\" --out \"$2\"");
-        Command::new("sh")
+        // /bin/sh by its path: a sandboxed Nix build has it, and no `sh` on its PATH.
+        Command::new("/bin/sh")
             .args(["-c", &script, env!("CARGO_BIN_EXE_serbench")])
             .arg(&file)
             .arg(dir.path().join(format!("out-{kib}")))
