@@ -443,7 +443,7 @@ pub fn vs(
     )?;
     let basis = format!(
         "95%, {} paired slices, {:.1} s",
-        thousands(measured.rounds),
+        crate::report::charts::grouped(measured.rounds as i64),
         measured.elapsed.as_secs_f64()
     );
     Ok(format!(
@@ -454,19 +454,6 @@ pub fn vs(
 
 /// How precisely `vs` wants the ratio: ±1%.
 pub const VS_PRECISION: f64 = 0.01;
-
-/// `4100` as `4,100`.
-fn thousands(count: usize) -> String {
-    let digits = count.to_string();
-    let mut out = String::new();
-    for (index, digit) in digits.chars().enumerate() {
-        if index > 0 && (digits.len() - index).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(digit);
-    }
-    out
-}
 
 /// `serbench dump`: the encoded bytes of the codec `query` names (of `payload`), or (`logical`)
 /// the payload as pretty JSON.

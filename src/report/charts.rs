@@ -133,7 +133,8 @@ fn tick(value: f64) -> String {
     }
 }
 
-fn grouped(value: i64) -> String {
+/// `4100` as `4,100`: thousands separated by commas.
+pub fn grouped(value: i64) -> String {
     let digits = value.unsigned_abs().to_string();
     let mut text = String::new();
     for (index, digit) in digits.chars().enumerate() {

@@ -107,12 +107,17 @@ pub fn paired_ratio(pairs: &[(f64, f64)]) -> Option<RatioInterval> {
         return None;
     }
     let logs: Vec<f64> = pairs.iter().map(|&(a, b)| (a / b).ln()).collect();
-    let summary = Summary::of(&logs);
-    Some(RatioInterval {
+    Some(exp_interval(&logs))
+}
+
+/// The t interval of the mean of `logs` (log-ratios), exponentiated into a ratio interval.
+fn exp_interval(logs: &[f64]) -> RatioInterval {
+    let summary = Summary::of(logs);
+    RatioInterval {
         ratio: summary.mean.exp(),
         low: (summary.mean - summary.half_width).exp(),
         high: (summary.mean + summary.half_width).exp(),
-    })
+    }
 }
 
 /// The ratio of two arms from their per-slice log-ratios, taken in rounds in which both ran
@@ -127,15 +132,7 @@ pub fn batched_ratio(log_ratios: &[f64], batch: usize) -> Option<RatioInterval> 
         .chunks_exact(batch)
         .map(|chunk| chunk.iter().sum::<f64>() / batch as f64)
         .collect();
-    if means.len() < 2 {
-        return None;
-    }
-    let summary = Summary::of(&means);
-    Some(RatioInterval {
-        ratio: summary.mean.exp(),
-        low: (summary.mean - summary.half_width).exp(),
-        high: (summary.mean + summary.half_width).exp(),
-    })
+    (means.len() >= 2).then(|| exp_interval(&means))
 }
 
 /// The difference test of two runs' estimates of one quantity: whether `|b - a|` lies within
