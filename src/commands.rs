@@ -112,7 +112,8 @@ pub fn run(registry: &Registry, selection: &Selection, options: &RunOptions) -> 
     let summary = crate::run::run(registry, selection, options)?;
     let rows = &summary.rows;
     let mut text = table::summary(rows);
-    if !summary.ratios.is_empty() {
+    let smoke = options.profile.name == Profile::SMOKE.name;
+    if !summary.ratios.is_empty() && !smoke {
         text += "\nheadline ratios (time per record; below 1 means the first arm is faster):\n";
         text += &table::ratios(&summary.ratios);
     }
@@ -125,7 +126,47 @@ pub fn run(registry: &Registry, selection: &Selection, options: &RunOptions) -> 
         options.out.display(),
         summary.report.display()
     );
+    text += &profile_caveat(&options.profile);
+    text += &busy_warning(rows);
     Ok(text)
+}
+
+/// What a profile's intervals are, for the profiles whose intervals are not rerun intervals.
+fn profile_caveat(profile: &Profile) -> String {
+    match profile.passes {
+        Some(_) => String::new(),
+        None if profile.name == Profile::SMOKE.name => {
+            "profile smoke is a wiring check: its times are a few \
+             milliseconds of one process, not measurements, so it prints no ratios\n"
+                .to_string()
+        }
+        None => format!(
+            "profile {}: each interval is over the reps of one process, not over reruns: a rerun's mean \
+             often falls outside it; --profile full gives intervals that hold across runs\n",
+            profile.name
+        ),
+    }
+}
+
+/// One line when some arms ran while the machine was busy ([`crate::busy`]).
+fn busy_warning(rows: &[results::ResultRow]) -> String {
+    let busy: Vec<crate::busy::Busy> = rows
+        .iter()
+        .filter_map(results::ResultRow::busy)
+        .filter(crate::busy::Busy::was_busy)
+        .collect();
+    let Some(busiest) = busy.iter().copied().reduce(crate::busy::Busy::max) else {
+        return String::new();
+    };
+    format!(
+        "warning: the machine was busy while {} of {} arms ran (load average up to {:.2}, {:.1}% of CPU time \
+         stolen by the hypervisor): their times are slower and noisier than on an idle machine; rerun them \
+         when it is idle\n",
+        busy.len(),
+        rows.len(),
+        busiest.load_1m,
+        busiest.stolen_percent
+    )
 }
 
 /// `serbench run --measure instructions`: counts the selected arms into OUT/instructions.csv,

@@ -14,6 +14,7 @@
 
 pub mod alloc;
 pub mod arm;
+pub mod busy;
 pub mod check;
 pub mod cli;
 pub mod codegen;

@@ -1,5 +1,6 @@
 //! Sampling: warm-up, a batch size calibrated so one rep lasts the profile's target time, reps
-//! taken round-robin across a block of arms, their summary (a Student-t 95% interval from
+//! taken round-robin across a block of arms (one section: a payload and operation) in a random
+//! order per round, their summary (a Student-t 95% interval from
 //! [`crate::stats`], over the reps or over worker processes' means for a profile with
 //! [`Passes`]), and allocation counts and the heap's peak from the counting allocator
 //! ([`crate::alloc`]) in a separate, untimed pass.
@@ -99,19 +100,21 @@ impl Profile {
         passes: None,
     };
     /// Adaptive, in worker processes over passes of the whole run (see [`Passes`]): each worker
-    /// warms each of its arms up (10 ms), counts its allocations, then takes 3 reps of 20 ms of
-    /// each, round-robin; every arm gets at least 6 workers, then more (at most 20) while its
-    /// 95% interval is wider than ±1% of its mean, and no pass starts after 18 minutes.
+    /// warms each of its arms up (10 ms), counts its allocations, then takes slices of about
+    /// 1 ms of each arm of a section (payload and operation) in turns, in a random order per
+    /// round, 60 rounds or 60 ms of each arm (at least 5 slices); every section gets at least 6
+    /// workers, then more (at most 20) while the 95% interval of an arm's ratio to the section's
+    /// reference is wider than ±1%, and no pass starts after 18 minutes.
     pub const FULL: Profile = Profile {
         name: "full",
         warmup: Duration::from_millis(10),
-        rep_time: Duration::from_millis(20),
-        min_reps: 3,
-        max_reps: 3,
+        rep_time: SLICE,
+        min_reps: 5,
+        max_reps: 60,
         precision: Some(0.01),
-        budget: Duration::from_secs(1),
+        budget: Duration::from_millis(60),
         passes: Some(Passes {
-            reps_each: 3,
+            reps_each: 60,
             min_workers: 6,
             max_workers: 20,
             run_budget: Duration::from_secs(18 * 60),
@@ -123,12 +126,13 @@ impl Profile {
         Profile::ALL.into_iter().find(|profile| profile.name == name)
     }
 
-    /// What one worker process does: its `reps_each` reps of each of its arms, after its own
-    /// warm-up; no stopping rule of its own.
+    /// What one worker process does: up to `reps_each` reps of each of its arms (at least
+    /// `min_reps`, and fewer once the profile's `budget` of an arm is spent: an arm slower
+    /// than a slice takes fewer), after its own warm-up; no precision target of its own.
     pub fn worker(&self) -> Profile {
         let passes = self.passes.expect("a profile that samples in worker processes");
         Profile {
-            min_reps: passes.reps_each,
+            min_reps: self.min_reps.min(passes.reps_each),
             max_reps: passes.reps_each,
             precision: None,
             passes: None,
@@ -149,7 +153,8 @@ impl Profile {
 /// How the reps of a block's arms are ordered in time.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Schedule {
-    /// Rep 1 of every arm, then rep 2, ...: drift lands in every arm's interval alike.
+    /// Rep 1 of every arm, then rep 2, ..., in a random order in each round: drift lands in
+    /// every arm's interval alike, and no arm always follows the same one.
     Interleaved,
     /// Every rep of one arm, then the next arm: the classic way, kept to measure the difference.
     Burst,
@@ -225,11 +230,14 @@ pub fn sample_block(
     };
     match schedule {
         Schedule::Interleaved => {
+            let mut order = Order::seeded();
+            let mut turns: Vec<usize> = (0..runners.len()).collect();
             let mut sampling = true;
             while sampling {
                 sampling = false;
-                for (runner, state) in runners.iter_mut().zip(states.iter_mut()) {
-                    sampling |= take_rep(runner, state);
+                order.shuffle(&mut turns);
+                for &arm in &turns {
+                    sampling |= take_rep(&mut runners[arm], &mut states[arm]);
                 }
             }
         }
@@ -568,6 +576,13 @@ impl Order {
 
     fn a_first(&mut self) -> bool {
         self.next() & 1 == 0
+    }
+
+    /// A Fisher-Yates shuffle.
+    fn shuffle(&mut self, items: &mut [usize]) {
+        for last in (1..items.len()).rev() {
+            items.swap(last, (self.next() % (last as u64 + 1)) as usize);
+        }
     }
 }
 

@@ -108,12 +108,13 @@ fn the_full_profile_combines_workers_over_passes() {
             (passes.min_workers..=passes.max_workers).contains(&workers),
             "{row:?}"
         );
-        assert_eq!(row.reps.unwrap(), workers * passes.reps_each, "{row:?}");
-        // Fewer than the maximum of workers only when the interval met the target.
+        // Each worker takes up to reps_each slices of an arm, fewer for an arm slower than a slice.
+        let reps = row.reps.unwrap();
         assert!(
-            workers == passes.max_workers || row.target_met == Some(true),
+            (workers * profile.worker().min_reps..=workers * passes.reps_each).contains(&reps),
             "{row:?}"
         );
+        assert!(row.load_1m.is_some() && row.stolen_percent.is_some(), "{row:?}");
         let (low, mean, high) = (
             row.ci95_low_ns.unwrap(),
             row.mean_ns.unwrap(),
@@ -128,6 +129,44 @@ fn the_full_profile_combines_workers_over_passes() {
         assert!(
             (mean_of_workers - mean).abs() <= 1e-9 * mean,
             "{mean_of_workers} vs {mean}"
+        );
+    }
+    // One section (order encode): its reference is its first arm in sort order, which alone has
+    // an A/A twin in every worker, and the section stopped before the maximum of workers only
+    // with every ratio to the reference (a lone arm: its own interval) within the target.
+    let mut ids: Vec<&serbench::arm::ArmId> = rows.iter().map(|row| &row.arm).collect();
+    ids.sort_by_key(|id| id.sort_key());
+    let of = |id: &serbench::arm::ArmId| -> Vec<&serbench::report::samples::SampleRow> {
+        samples.iter().filter(|sample| &sample.arm == id).collect()
+    };
+    assert!(of(ids[0]).iter().all(|sample| sample.twin_mean_ns.is_some()));
+    assert!(
+        ids[1..]
+            .iter()
+            .all(|id| of(id).iter().all(|sample| sample.twin_mean_ns.is_none()))
+    );
+    let workers = rows[0].workers.unwrap();
+    if workers < passes.max_workers {
+        let precision = profile.precision.unwrap();
+        let widest = match ids.len() {
+            1 => rows[0].relative_half_width().unwrap(),
+            _ => ids[1..]
+                .iter()
+                .map(|id| {
+                    let pairs: Vec<(f64, f64)> = of(id)
+                        .iter()
+                        .zip(of(ids[0]))
+                        .map(|(arm, reference)| (arm.mean_ns.unwrap(), reference.mean_ns.unwrap()))
+                        .collect();
+                    serbench::stats::paired_ratio(&pairs)
+                        .unwrap()
+                        .relative_half_width()
+                })
+                .fold(0.0, f64::max),
+        };
+        assert!(
+            widest <= precision,
+            "stopped at {workers} workers with a ratio ±{widest}"
         );
     }
 }

@@ -230,8 +230,8 @@ fn corrupt_input_is_one_line_naming_file_and_line_and_nothing_is_written() {
             "corrupt-sizes/sizes.csv:3: field 8 (encoded_bytes): ",
         ),
         (
-            vec![fixture("schema-v4")],
-            "schema-v4/results.csv:2: schema version \"4\", this serbench reads version 3",
+            vec![fixture("schema-v5")],
+            "schema-v5/results.csv:2: schema version \"5\", this serbench reads version 4",
         ),
         (
             vec![fixture("no-such-folder")],
@@ -315,12 +315,12 @@ fn compare_a_run_with_itself_covers_every_arm() {
 fn compare_refuses_a_schema_mismatch_and_corrupt_files() {
     let error = format!(
         "{:#}",
-        compare(&fixture("x86_64-linux"), &fixture("schema-v4")).unwrap_err()
+        compare(&fixture("x86_64-linux"), &fixture("schema-v5")).unwrap_err()
     );
     assert!(error.contains("schema version mismatch"), "{error}");
     assert!(
-        error.contains("x86_64-linux/results.csv has version 3")
-            && error.contains("schema-v4/results.csv has version 4")
+        error.contains("x86_64-linux/results.csv has version 4")
+            && error.contains("schema-v5/results.csv has version 5")
     );
     let error = format!(
         "{:#}",
@@ -370,7 +370,7 @@ fn the_binary_reports_compares_and_refuses_corrupt_input() {
     assert!(stderr.contains("truncated/results.csv:5: "), "{stderr}");
     assert!(!refused.exists());
 
-    let future = fixture("schema-v4");
+    let future = fixture("schema-v5");
     let output = serbench(&["compare", x86, future.to_str().unwrap()]);
     assert!(!output.status.success());
     assert!(String::from_utf8_lossy(&output.stderr).contains("schema version mismatch"));

@@ -364,7 +364,10 @@ fn write_precision(
         vec!["arm's time per record".to_string()],
         vec!["its ratio to the section's fastest arm, unpaired".to_string()],
         vec!["the same ratio, paired over workers".to_string()],
+        vec!["A/A: sections whose reference against its twin held 1.00".to_string()],
+        vec!["arms measured while the machine was busy".to_string()],
     ];
+    let mut failed_checks = Vec::new();
     for source in sources {
         let own: Vec<f64> = source
             .dir
@@ -389,6 +392,33 @@ fn write_precision(
             None => "- (no samples.csv)".to_string(),
             Some(_) => median_and_p90(&paired),
         });
+        let checks = source
+            .dir
+            .samples
+            .as_deref()
+            .map(ratios::self_checks)
+            .unwrap_or_default();
+        rows[3].push(match ratios::SelfCheckSummary::of(&checks) {
+            None => "- (no twins in samples.csv)".to_string(),
+            Some(summary) => {
+                if !summary.passed() {
+                    failed_checks.push(format!("- **{}**: {}", source.label, summary.sentence()));
+                }
+                format!(
+                    "{} of {} ({:.0}%), ±{:.1}%",
+                    summary.held,
+                    summary.sections,
+                    100.0 * summary.held as f64 / summary.sections as f64,
+                    100.0 * summary.median_half_width
+                )
+            }
+        });
+        let recorded: Vec<crate::busy::Busy> = source.dir.rows.iter().filter_map(ResultRow::busy).collect();
+        let busy = recorded.iter().filter(|busy| busy.was_busy()).count();
+        rows[4].push(match recorded.is_empty() {
+            true => "- (not recorded)".to_string(),
+            false => format!("{busy} of {}", recorded.len()),
+        });
     }
     writeln!(markdown, "## Precision\n")?;
     writeln!(
@@ -396,11 +426,17 @@ fn write_precision(
         "Median (90th percentile) half-width of the 95% intervals. A ratio to the fastest arm of \
          the same payload and operation is what the sections' `vs fastest` column shows: paired, \
          it is the geometric mean of the per-worker ratios with a t interval over the workers that \
-         measured both arms, so a worker that ran slow as a whole slows both and cancels.\n"
+         measured both arms, so a worker that ran slow as a whole slows both and cancels. The A/A \
+         row: in every worker each section's reference arm took its turns beside a second copy of \
+         itself; with right intervals about 95% of those ratios' intervals hold 1. Busy: a load \
+         average more than half a task above serbench's own, or over 1% of CPU time stolen.\n"
     )?;
     let mut header = vec![String::new()];
     header.extend(sources.iter().map(|source| format!(">{}", source.label)));
     markdown.push_str(&table(&header, &rows));
+    if !failed_checks.is_empty() {
+        writeln!(markdown, "\n{}", failed_checks.join("\n"))?;
+    }
     Ok(())
 }
 
@@ -1182,6 +1218,42 @@ mod tests {
         assert!(slow.contains("1.99x [1.10, 3.62] *"), "{slow}");
         assert!(unpaired.contains("`vs fastest` marked * is unpaired, from the two arms' own intervals"));
         assert!(line(&unpaired, "| the same ratio, paired").contains("no samples.csv"));
+    }
+
+    #[test]
+    fn a_run_whose_a_a_check_fails_says_so() {
+        // Twenty sections whose reference's twin ran 5% slower in every worker: no interval
+        // holds 1, which right intervals would do in about 19 of 20.
+        let mut dir = two_arms_four_workers(true);
+        let samples = dir.samples.as_mut().unwrap();
+        let reference: Vec<_> = samples
+            .iter()
+            .filter(|sample| sample.arm.codec.format == "postcard")
+            .cloned()
+            .collect();
+        samples.clear();
+        for section in 0..20 {
+            for sample in &reference {
+                let mut twin = sample.clone();
+                twin.arm.codec.payload = format!("data:p{section}");
+                twin.twin_mean_ns = sample
+                    .mean_ns
+                    .map(|mean| mean * 1.05 * (1.0 + 0.001 * sample.pass as f64));
+                samples.push(twin);
+            }
+        }
+        let markdown = render(&[dir]).unwrap().markdown;
+        let row = markdown
+            .lines()
+            .find(|line| line.starts_with("| A/A: sections"))
+            .unwrap_or_else(|| panic!("no A/A row in\n{markdown}"));
+        assert!(row.contains("0 of 20 (0%)"), "{row}");
+        assert!(
+            markdown.contains("- **run**: A/A check:") && markdown.contains("FAILED"),
+            "{markdown}"
+        );
+        let passing = render(&[two_arms_four_workers(true)]).unwrap().markdown;
+        assert!(passing.contains("no twins in samples.csv") && !passing.contains("FAILED"));
     }
 
     /// The values a hand-edited or corrupted file may hold where a figure belongs.

@@ -26,5 +26,6 @@ pub mod verdict;
 
 /// The version of the results.csv and sizes.csv schemas. A folder holding files of another
 /// version is refused, never overwritten or mixed.
-/// Version 2 added results.csv's `environment` column.
-pub const SCHEMA_VERSION: u32 = 3;
+/// Version 2 added results.csv's `environment` column; version 4 added results.csv's and
+/// samples.csv's `load_1m` and `stolen_percent`, and samples.csv's `twin_mean_ns`.
+pub const SCHEMA_VERSION: u32 = 4;

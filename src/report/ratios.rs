@@ -1,10 +1,12 @@
 //! Ratios between two arms of one run (time per record): the headline ones users quote (Avro
 //! vs JSON NDJSON decode, NDJSON vs array, dynamic vs typed, borrowed vs owned, simd-json vs serde_json,
-//! apache-avro vs serde_avro_fast, the copy share of simd-json's decode), written to
+//! apache-avro vs serde_avro_fast, the copy share of simd-json's decode, and each format against
+//! each when a run holds only a few: a user's selection), written to
 //! ratios.csv, and any pair of arms of one payload (`serbench ratio`). Each has two 95%
 //! intervals side by side: the unpaired one from the two arms' own intervals, and, when the run
 //! kept its workers (samples.csv, full profile), the paired one over the workers that measured
-//! both arms, in which noise the two share inside a worker cancels.
+//! both arms, in which noise the two share inside a worker cancels; and each section's A/A
+//! check ([`self_checks`]).
 
 use std::collections::HashMap;
 
@@ -58,6 +60,99 @@ pub fn worker_means(samples: &[SampleRow]) -> WorkerMeans<'_> {
             ))
         })
         .collect()
+}
+
+/// One section's A/A check (full profile): its reference arm against a second copy of itself
+/// that took its turns beside it in every worker ([`SampleRow::twin_mean_ns`]), paired over
+/// those workers. The true ratio is 1, so a 95% interval holds 1 in about 95% of sections when
+/// the intervals are right, and in fewer when they are too narrow.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SelfCheck {
+    pub arm: ArmId,
+    pub interval: stats::RatioInterval,
+    pub workers: usize,
+}
+
+/// The A/A check of every section whose reference has a twin in two or more workers.
+pub fn self_checks(samples: &[SampleRow]) -> Vec<SelfCheck> {
+    let mut pairs: std::collections::BTreeMap<&ArmId, Vec<(usize, f64, f64)>> = Default::default();
+    for sample in samples.iter().filter(|sample| sample.status == STATUS_OK) {
+        if let (Some(twin), Some(mean)) = (sample.twin_mean_ns, sample.mean_ns) {
+            pairs
+                .entry(&sample.arm)
+                .or_default()
+                .push((sample.pass, twin, mean));
+        }
+    }
+    pairs
+        .into_iter()
+        .filter_map(|(arm, mut pairs)| {
+            pairs.sort_by_key(|&(pass, _, _)| pass);
+            let pairs: Vec<(f64, f64)> = pairs.into_iter().map(|(_, twin, mean)| (twin, mean)).collect();
+            Some(SelfCheck {
+                arm: arm.clone(),
+                interval: stats::paired_ratio(&pairs)?,
+                workers: pairs.len(),
+            })
+        })
+        .collect()
+}
+
+/// What a run's A/A checks say together.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SelfCheckSummary {
+    pub sections: usize,
+    /// Sections whose interval holds 1.
+    pub held: usize,
+    pub median_half_width: f64,
+    /// The probability of `held` or fewer if every interval held 1 with 95% probability.
+    pub tail: f64,
+}
+
+/// Below this tail probability the run's intervals are called too narrow.
+pub const SELF_CHECK_FAILS_BELOW: f64 = 0.01;
+
+impl SelfCheckSummary {
+    pub fn of(checks: &[SelfCheck]) -> Option<SelfCheckSummary> {
+        if checks.is_empty() {
+            return None;
+        }
+        let halves: Vec<f64> = checks
+            .iter()
+            .map(|check| check.interval.relative_half_width())
+            .collect();
+        let held = checks.iter().filter(|check| check.interval.holds(1.0)).count();
+        Some(SelfCheckSummary {
+            sections: checks.len(),
+            held,
+            median_half_width: stats::percentile(&halves, 0.5),
+            tail: stats::coverage_tail(held, checks.len(), 0.95),
+        })
+    }
+
+    pub fn passed(&self) -> bool {
+        self.tail >= SELF_CHECK_FAILS_BELOW
+    }
+
+    /// One line for the terminal and the report.
+    pub fn sentence(&self) -> String {
+        let verdict = match self.passed() {
+            true => "the intervals are calibrated".to_string(),
+            false => format!(
+                "FAILED: so few would hold 1 with probability {:.4} if the intervals were right; \
+                 they are too narrow on this run, so read its ratios as wider than printed",
+                self.tail
+            ),
+        };
+        format!(
+            "A/A check: each section's reference arm against a copy of itself held 1.00 in its 95% interval \
+             in {} of {} sections ({:.0}%, expected 95%; median ±{:.2}%): {verdict}",
+            self.held,
+            self.sections,
+            100.0 * self.held as f64 / self.sections as f64,
+            100.0 * self.median_half_width
+        )
+    }
 }
 
 /// The ratio `numerator / denominator` of two arms of `rows`, unpaired and (with `workers`)
@@ -124,7 +219,8 @@ pub fn by_arm(rows: &[ResultRow]) -> HashMap<&ArmId, &ResultRow> {
 }
 
 /// Every headline ratio the rows allow, in a stable order; paired too when the run's
-/// `samples` are given.
+/// `samples` are given. A set of two to [`CHOSEN_FORMATS_AT_MOST`] formats (a user's selection)
+/// also compares each format with each.
 pub fn headline(rows: &[ResultRow], samples: Option<&[SampleRow]>) -> Vec<Ratio> {
     let by_arm = by_arm(rows);
     let workers = samples.map(worker_means);
@@ -232,6 +328,22 @@ pub fn headline(rows: &[ResultRow], samples: Option<&[SampleRow]>) -> Vec<Ratio>
                 typed("rkyv", "rkyv", payload, operation, Framing::Document),
             );
         }
+        // A selection of a few formats: each against each, their first backends' typed arms.
+        for (numerator, denominator) in chosen_pairs(rows) {
+            for operation in Operation::ALL {
+                push(
+                    "the formats chosen, each against each",
+                    typed(numerator.0, numerator.1, payload, operation, Framing::Document),
+                    typed(
+                        denominator.0,
+                        denominator.1,
+                        payload,
+                        operation,
+                        Framing::Document,
+                    ),
+                );
+            }
+        }
         // Every dynamic and every borrowed arm against the typed (owned) arm of the same backend,
         // variant and operation (a data payload's value tree also encodes).
         for row in rows.iter().filter(|row| row.arm.codec.payload == payload) {
@@ -251,10 +363,80 @@ pub fn headline(rows: &[ResultRow], samples: Option<&[SampleRow]>) -> Vec<Ratio>
     ratios
 }
 
+/// The most formats a result set may hold for its formats to count as the user's choice, each
+/// compared with each; a whole matrix has its fastest-arm ratios instead.
+pub const CHOSEN_FORMATS_AT_MOST: usize = 5;
+
+/// A format and one of its backends, by name.
+type FormatBackend = (&'static str, &'static str);
+
+/// Each pair of the formats the rows hold, in registry order, as (format, first backend), when
+/// they hold two to [`CHOSEN_FORMATS_AT_MOST`].
+fn chosen_pairs(rows: &[ResultRow]) -> Vec<(FormatBackend, FormatBackend)> {
+    let chosen: Vec<FormatBackend> = crate::format::all()
+        .into_iter()
+        .filter(|format| rows.iter().any(|row| row.arm.codec.format == format.name))
+        .filter_map(|format| Some((format.name, format.backends.first()?.backend)))
+        .collect();
+    if !(2..=CHOSEN_FORMATS_AT_MOST).contains(&chosen.len()) {
+        return Vec::new();
+    }
+    let mut pairs = Vec::new();
+    for (index, &numerator) in chosen.iter().enumerate() {
+        for &denominator in &chosen[index + 1..] {
+            pairs.push((numerator, denominator));
+        }
+    }
+    pairs
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::arm::Named;
+
+    #[test]
+    fn the_self_check_pairs_each_reference_with_its_twin_over_workers() {
+        let reference = ArmId::typed("json", "serde_json", "", "order", Operation::Decode);
+        let other = ArmId::typed("postcard", "postcard", "", "order", Operation::Decode);
+        let sample = |arm: &ArmId, pass: usize, mean: f64, twin: Option<f64>| SampleRow {
+            arm: arm.clone(),
+            pass,
+            mean_ns: Some(mean),
+            twin_mean_ns: twin,
+            status: STATUS_OK.to_string(),
+            ..SampleRow::default()
+        };
+        // The twin is 1% slower in every worker, whatever the worker's speed: paired, the
+        // interval is exactly 1.01 and excludes 1.
+        let samples: Vec<SampleRow> = (0..4)
+            .map(|pass| {
+                let speed = 1.0 + 0.1 * pass as f64;
+                sample(&reference, pass, 100.0 * speed, Some(101.0 * speed))
+            })
+            .chain([sample(&other, 0, 50.0, None)])
+            .collect();
+        let checks = self_checks(&samples);
+        assert_eq!(checks.len(), 1);
+        assert_eq!((&checks[0].arm, checks[0].workers), (&reference, 4));
+        assert!((checks[0].interval.ratio - 1.01).abs() < 1e-9);
+        assert!(!checks[0].interval.holds(1.0));
+        let summary = SelfCheckSummary::of(&checks).unwrap();
+        assert_eq!((summary.held, summary.sections), (0, 1));
+        // One section of one that misses is within chance (probability 1 - 0.95 = 0.05).
+        assert!(summary.passed(), "{}", summary.sentence());
+        let many: Vec<SelfCheck> = (0..20).map(|_| checks[0].clone()).collect();
+        let failed = SelfCheckSummary::of(&many).unwrap();
+        assert!(!failed.passed());
+        assert!(
+            failed
+                .sentence()
+                .contains("in 0 of 20 sections (0%, expected 95%"),
+            "{}",
+            failed.sentence()
+        );
+        assert!(failed.sentence().contains("FAILED"), "{}", failed.sentence());
+    }
 
     fn row(format: &str, backend: &str, framing: &str, mean: f64, half: f64, records: usize) -> ResultRow {
         ResultRow {
@@ -329,6 +511,47 @@ mod tests {
         assert_eq!(find("sonic-rs vs").ratio, 0.5);
         assert_eq!(find("sonic-rs vs").denominator, "json/serde_json array");
         assert_eq!(ratios.len(), 4, "{ratios:#?}");
+    }
+
+    #[test]
+    fn a_few_formats_are_compared_each_with_each_and_a_whole_matrix_is_not() {
+        let decode = |format: &str, backend: &str, mean: f64| row(format, backend, "document", mean, 1.0, 1);
+        let rows = vec![
+            decode("json", "serde_json", 400.0),
+            decode("json", "simd-json", 300.0),
+            decode("postcard", "postcard", 100.0),
+            decode("protobuf", "prost", 200.0),
+        ];
+        let chosen: Vec<(String, String, f64)> = headline(&rows, None)
+            .into_iter()
+            .filter(|ratio| ratio.comparison == "the formats chosen, each against each")
+            .map(|ratio| (ratio.numerator, ratio.denominator, ratio.ratio))
+            .collect();
+        // Registry order (json, postcard, protobuf), each format by its first backend.
+        let expected = [
+            ("json/serde_json", "postcard/postcard", 4.0),
+            ("json/serde_json", "protobuf/prost", 2.0),
+            ("postcard/postcard", "protobuf/prost", 0.5),
+        ];
+        assert_eq!(chosen.len(), expected.len(), "{chosen:#?}");
+        for ((numerator, denominator, ratio), (want_n, want_d, want_r)) in chosen.iter().zip(expected) {
+            assert!(
+                numerator.starts_with(want_n) && denominator.starts_with(want_d),
+                "{chosen:#?}"
+            );
+            assert!((ratio - want_r).abs() < 1e-12, "{chosen:#?}");
+        }
+        let whole: Vec<ResultRow> = crate::format::all()
+            .into_iter()
+            .map(|format| decode(format.name, format.backends[0].backend, 100.0))
+            .collect();
+        assert!(whole.len() > CHOSEN_FORMATS_AT_MOST);
+        assert!(
+            !headline(&whole, None)
+                .iter()
+                .any(|ratio| ratio.comparison.starts_with("the formats chosen")),
+            "a whole matrix"
+        );
     }
 
     #[test]

@@ -12,6 +12,7 @@ use super::SCHEMA_VERSION;
 use super::files::{self, Record, in_range};
 use super::host::Host;
 use crate::arm::{ArmId, CodecId};
+use crate::busy::Busy;
 use crate::measure::{Measurement, Schedule};
 
 pub const FILE_NAME: &str = "results.csv";
@@ -55,6 +56,11 @@ pub struct ResultRow {
     pub alloc_bytes_per_op: Option<f64>,
     /// The highest the live heap rose above its start during one operation.
     pub peak_heap_bytes_per_op: Option<f64>,
+    /// How busy the machine was while the arm ran ([`crate::busy`]; the busiest of its
+    /// workers): the 1-minute load average and the percentage of CPU time stolen. Empty
+    /// without /proc.
+    pub load_1m: Option<f64>,
+    pub stolen_percent: Option<f64>,
     pub status: String,
     pub note: String,
 }
@@ -122,6 +128,21 @@ impl ResultRow {
         self
     }
 
+    /// The row with how busy the machine was while the arm ran.
+    pub fn with_busy(mut self, busy: Option<Busy>) -> ResultRow {
+        self.load_1m = busy.map(|busy| busy.load_1m);
+        self.stolen_percent = busy.map(|busy| busy.stolen_percent);
+        self
+    }
+
+    /// How busy the machine was while the arm ran, where recorded.
+    pub fn busy(&self) -> Option<Busy> {
+        Some(Busy {
+            load_1m: self.load_1m?,
+            stolen_percent: self.stolen_percent?,
+        })
+    }
+
     /// Whether this row records the arm `id`.
     pub fn is_arm(&self, id: &ArmId) -> bool {
         self.arm == *id
@@ -178,6 +199,7 @@ impl Record for ResultRow {
         if let Some(peak) = self.peak_heap_bytes_per_op {
             in_range("peak_heap_bytes_per_op", peak, 0.0, f64::MAX)?;
         }
+        check_busy(self.load_1m, self.stolen_percent)?;
         if self.status == STATUS_OK
             && (self.encoded_bytes.is_none()
                 || self.reps.is_none_or(|reps| reps == 0)
@@ -219,6 +241,18 @@ impl Record for ResultRow {
             ("profile", &self.profile),
             ("schedule", &self.schedule),
         ]
+    }
+}
+
+/// A recorded load average and stolen share are both there or both empty, and in range.
+pub fn check_busy(load_1m: Option<f64>, stolen_percent: Option<f64>) -> Result<(), String> {
+    match (load_1m, stolen_percent) {
+        (Some(load), Some(stolen)) => {
+            in_range("load_1m", load, 0.0, 1e6)?;
+            in_range("stolen_percent", stolen, 0.0, 100.0)
+        }
+        (None, None) => Ok(()),
+        _ => Err("load_1m and stolen_percent are recorded together or not at all".to_string()),
     }
 }
 

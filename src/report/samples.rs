@@ -39,13 +39,25 @@ pub struct SampleRow {
     pub allocs_per_op: Option<f64>,
     pub alloc_bytes_per_op: Option<f64>,
     pub peak_heap_bytes_per_op: Option<f64>,
+    /// The section's reference arm only: the mean time per operation of its A/A twin in this
+    /// worker (see [`crate::run::ArmSample::twin_mean_ns`]).
+    pub twin_mean_ns: Option<f64>,
+    /// How busy the machine was while the worker ran ([`crate::busy`]).
+    pub load_1m: Option<f64>,
+    pub stolen_percent: Option<f64>,
     pub status: String,
     pub note: String,
 }
 
 impl SampleRow {
     /// The row of a worker's `sampled` reps (and the encoded size of the arm's bytes).
-    pub fn measured(mut self, sampled: &Sampled, encoded_bytes: usize) -> SampleRow {
+    pub fn measured(
+        mut self,
+        sampled: &Sampled,
+        encoded_bytes: usize,
+        twin_mean_ns: Option<f64>,
+    ) -> SampleRow {
+        self.twin_mean_ns = twin_mean_ns;
         self.status = STATUS_OK.to_string();
         self.reps = Some(sampled.samples_ns.len());
         self.batch = Some(sampled.batch);
@@ -62,6 +74,21 @@ impl SampleRow {
         self.status = STATUS_FAILED.to_string();
         self.note = reason.replace('\n', " ");
         self
+    }
+
+    /// The row with how busy the machine was while the worker ran.
+    pub fn with_busy(mut self, busy: Option<crate::busy::Busy>) -> SampleRow {
+        self.load_1m = busy.map(|busy| busy.load_1m);
+        self.stolen_percent = busy.map(|busy| busy.stolen_percent);
+        self
+    }
+
+    /// How busy the machine was while the worker ran, where recorded.
+    pub fn busy(&self) -> Option<crate::busy::Busy> {
+        Some(crate::busy::Busy {
+            load_1m: self.load_1m?,
+            stolen_percent: self.stolen_percent?,
+        })
     }
 
     /// What the worker's figures were, as its parent received them.
@@ -85,6 +112,9 @@ impl Record for SampleRow {
             STATUS_OK => {
                 let mean = self.mean_ns.ok_or("an ok sample needs mean_ns")?;
                 in_range("mean_ns", mean, MIN_NS, MAX_NS)?;
+                if let Some(twin) = self.twin_mean_ns {
+                    in_range("twin_mean_ns", twin, MIN_NS, MAX_NS)?;
+                }
                 if self.reps.is_none_or(|reps| reps == 0) || self.batch.is_none_or(|batch| batch == 0) {
                     return Err("an ok sample needs reps and batch (at least 1)".to_string());
                 }
@@ -104,6 +134,7 @@ impl Record for SampleRow {
             STATUS_FAILED => {}
             other => return Err(format!("status {other:?}: {STATUS_OK} or {STATUS_FAILED}")),
         }
+        super::results::check_busy(self.load_1m, self.stolen_percent)?;
         in_range("started_s", self.started_s, 0.0, 1e9)
     }
 

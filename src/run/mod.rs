@@ -28,7 +28,7 @@ mod passes;
 mod workers;
 
 use workers::sample_here;
-pub use workers::{WorkerReport, block_worker};
+pub use workers::{ArmSample, WorkerReport, block_worker};
 
 /// Which part of the matrix to touch; an empty list selects everything on that axis.
 #[derive(Clone, Debug, Default)]
@@ -255,11 +255,14 @@ fn run_here(
             continue;
         }
         progress.block(payload.name);
+        let mark = crate::busy::mark();
+        let outcomes = measure_here(&block, profile, schedule, &progress);
+        let busy = mark.and_then(|mark| mark.since());
         let block_rows: Vec<ResultRow> = block
             .iter()
-            .zip(measure_here(&block, profile, schedule, &progress))
+            .zip(outcomes)
             .map(|(arm, outcome)| {
-                let row = this_run.for_arm(&arm.id, arm.spec.records);
+                let row = this_run.for_arm(&arm.id, arm.spec.records).with_busy(busy);
                 let row = match outcome {
                     Ok((measurement, encoded_bytes)) => row.measured(encoded_bytes, &measurement),
                     Err(error) => row.failed(&error),
@@ -397,11 +400,15 @@ type Outcome = Result<(Measurement, usize)>;
 
 /// Proves and times a block in this process.
 fn measure_here(block: &[&Arm], profile: &Profile, schedule: Schedule, progress: &Progress) -> Vec<Outcome> {
-    sample_here(block, profile, schedule, || progress.rep())
+    sample_here(block, profile, schedule, false, || progress.rep())
         .into_iter()
         .map(|sampled| {
-            sampled
-                .map(|(sampled, encoded_bytes)| (Measurement::of_process(&sampled, profile), encoded_bytes))
+            sampled.map(|sample| {
+                (
+                    Measurement::of_process(&sample.sampled, profile),
+                    sample.encoded_bytes,
+                )
+            })
         })
         .collect()
 }

@@ -15,9 +15,10 @@ use crate::arm::{Arm, ArmId};
 use crate::format::Registry;
 use crate::measure::{Measurement, Passes, Profile, Schedule};
 use crate::report::files::{Appender, OutDir};
+use crate::report::ratios::{SelfCheckSummary, self_checks};
 use crate::report::results::{self, ResultRow, STATUS_OK};
 use crate::report::samples::{self, SampleRow};
-use crate::stats::percentile;
+use crate::stats::{self, Summary, percentile};
 
 /// One arm's workers so far.
 struct Arms<'a> {
@@ -27,7 +28,7 @@ struct Arms<'a> {
     samples: BTreeMap<ArmId, Vec<SampleRow>>,
 }
 
-impl Arms<'_> {
+impl<'a> Arms<'a> {
     fn means(&self, id: &ArmId) -> Vec<f64> {
         self.samples
             .get(id)
@@ -43,16 +44,91 @@ impl Arms<'_> {
             .is_some_and(|samples| samples.iter().any(|sample| sample.status != STATUS_OK))
     }
 
-    /// The selected arms of `payload` that still need a worker by the profile's rule.
-    fn wanted(&self, payload: &str, passes: &Passes, profile: &Profile) -> Vec<&Arm> {
-        self.selected
+    /// Each worker's mean of `id`, by pass.
+    fn by_pass(&self, id: &ArmId) -> BTreeMap<usize, f64> {
+        self.samples
+            .get(id)
+            .into_iter()
+            .flatten()
+            .filter_map(|sample| Some((sample.pass, sample.mean_ns?)))
+            .collect()
+    }
+
+    /// Every section (payload and operation) of the selected arms that have not failed, in
+    /// payload order, with how many workers measured it and how wide its widest ratio is.
+    fn sections(&self) -> Vec<Section<'a>> {
+        let mut sections: Vec<Section<'a>> = Vec::new();
+        let mut arms: Vec<&'a Arm> = self
+            .selected
             .iter()
             .copied()
-            .filter(|arm| arm.id.codec.payload == payload)
-            .filter(|arm| {
-                !self.failed(&arm.id) && !passes.has_enough(&self.means(&arm.id), profile.precision)
-            })
-            .collect()
+            .filter(|arm| !self.failed(&arm.id))
+            .collect();
+        arms.sort_by_key(|arm| arm.id.sort_key());
+        for arm in arms {
+            match sections.last_mut() {
+                Some(section)
+                    if section.arms[0].id.codec.payload == arm.id.codec.payload
+                        && section.arms[0].id.operation == arm.id.operation =>
+                {
+                    section.arms.push(arm)
+                }
+                _ => sections.push(Section {
+                    arms: vec![arm],
+                    workers: 0,
+                    widest: None,
+                }),
+            }
+        }
+        for section in &mut sections {
+            let reference = self.by_pass(&section.arms[0].id);
+            section.workers = section
+                .arms
+                .iter()
+                .map(|arm| self.means(&arm.id).len())
+                .min()
+                .unwrap_or(0);
+            section.widest = match section.arms.len() {
+                1 => Some(Summary::of(&reference.values().copied().collect::<Vec<f64>>()))
+                    .filter(|summary| summary.half_width.is_finite())
+                    .map(|summary| summary.relative_half_width()),
+                _ => section.arms[1..]
+                    .iter()
+                    .map(|arm| {
+                        let pairs: Vec<(f64, f64)> = self
+                            .by_pass(&arm.id)
+                            .into_iter()
+                            .filter_map(|(pass, mean)| Some((mean, *reference.get(&pass)?)))
+                            .collect();
+                        stats::paired_ratio(&pairs).map(|ratio| ratio.relative_half_width())
+                    })
+                    .collect::<Option<Vec<f64>>>()
+                    .map(|halves| halves.into_iter().fold(0.0, f64::max)),
+            };
+        }
+        sections
+    }
+
+    /// The arms to sample in this pass, payload by payload, the payloads whose widest section is
+    /// widest first (so a run that ends at its budget has narrowed those), with the section
+    /// widths that put them in that order.
+    fn wanted(&self, passes: &Passes, profile: &Profile) -> Vec<(Vec<&'a Arm>, f64)> {
+        let mut blocks: Vec<(Vec<&'a Arm>, f64)> = Vec::new();
+        for section in self.sections() {
+            if !section.wants(passes, profile) {
+                continue;
+            }
+            let widest = section.widest.unwrap_or(f64::INFINITY);
+            match blocks.last_mut() {
+                Some((arms, width)) if arms[0].id.codec.payload == section.arms[0].id.codec.payload => {
+                    arms.extend(&section.arms);
+                    *width = width.max(widest);
+                }
+                _ => blocks.push((section.arms, widest)),
+            }
+        }
+        blocks.sort_by(|(_, a), (_, b)| b.total_cmp(a));
+        blocks
     }
 
     /// One results row per arm with samples, from all of its workers. An interval over workers
@@ -81,9 +157,41 @@ impl Arms<'_> {
                 let reps = samples.iter().filter_map(|sample| sample.reps).sum();
                 let sampled = first.sampled().expect("an ok sample has its figures");
                 let measurement = Measurement::of_workers(&means, reps, &sampled, profile);
-                Some(row.measured(first.encoded_bytes.unwrap_or(0), &measurement))
+                let busiest = samples
+                    .iter()
+                    .map(SampleRow::busy)
+                    .reduce(|a, b| Some(a?.max(b?)))
+                    .flatten();
+                Some(
+                    row.measured(first.encoded_bytes.unwrap_or(0), &measurement)
+                        .with_busy(busiest),
+                )
             })
             .collect()
+    }
+}
+
+/// The selected arms of one payload and operation, measured together in each worker: the first
+/// in sort order is the reference every other arm's ratio is taken to.
+struct Section<'a> {
+    arms: Vec<&'a Arm>,
+    /// Workers that measured every arm of the section.
+    workers: usize,
+    /// The widest relative half-width of an arm's paired ratio to the reference (a lone arm:
+    /// of its own interval); `None` before two workers.
+    widest: Option<f64>,
+}
+
+impl Section<'_> {
+    /// Whether the section needs another worker: below `min_workers`, or below `max_workers`
+    /// with a ratio wider than the profile's precision.
+    fn wants(&self, passes: &Passes, profile: &Profile) -> bool {
+        let wide = match (self.widest, profile.precision) {
+            (Some(widest), Some(precision)) => widest > precision,
+            (None, _) => true,
+            (Some(_), None) => false,
+        };
+        self.workers < passes.min_workers || (self.workers < passes.max_workers && wide)
     }
 }
 
@@ -145,30 +253,29 @@ pub fn run(
         }
         let layout = pass % programs.len();
         let mut sampled = 0;
-        for payload in registry.payloads() {
-            let block = state.wanted(payload.name, &passes, profile);
-            if block.is_empty() {
-                continue;
-            }
+        for (block, _) in state.wanted(&passes, profile) {
             let started_s = started.elapsed().as_secs_f64();
             let ids: Vec<ArmId> = block.iter().map(|arm| arm.id.clone()).collect();
             let new =
                 |arm: &Arm| SampleRow::new(this_run, &arm.id, arm.spec.records, pass, layout, started_s);
-            let block_samples: Vec<SampleRow> =
-                match start_worker(&programs[layout], &ids, profile, schedule, registry) {
-                    Ok(reports) => block
-                        .iter()
-                        .zip(reports)
-                        .map(|(arm, report)| match &report.result {
-                            Ok(sampled) => new(arm).measured(sampled, report.encoded_bytes),
-                            Err(message) => new(arm).failed(message),
-                        })
-                        .collect(),
-                    Err(error) => block
-                        .iter()
-                        .map(|arm| new(arm).failed(&format!("{}: {error:#}", arm.id)))
-                        .collect(),
-                };
+            let mark = crate::busy::mark();
+            let reports = start_worker(&programs[layout], &ids, profile, schedule, registry);
+            let busy = mark.and_then(|mark| mark.since());
+            let new = |arm: &Arm| new(arm).with_busy(busy);
+            let block_samples: Vec<SampleRow> = match reports {
+                Ok(reports) => block
+                    .iter()
+                    .zip(reports)
+                    .map(|(arm, report)| match &report.result {
+                        Ok(sampled) => new(arm).measured(sampled, report.encoded_bytes, report.twin_mean_ns),
+                        Err(message) => new(arm).failed(message),
+                    })
+                    .collect(),
+                Err(error) => block
+                    .iter()
+                    .map(|arm| new(arm).failed(&format!("{}: {error:#}", arm.id)))
+                    .collect(),
+            };
             file.append(&block_samples)?;
             sampled += block_samples.len();
             for sample in block_samples {
@@ -180,10 +287,18 @@ pub fn run(
         }
         let rows = state.rows(this_run, profile, false);
         out.write_csv(results::FILE_NAME, &rows)?;
-        eprintln!("{}", pass_line(pass, sampled, &rows, profile, started.elapsed()));
+        let widths: Vec<Option<f64>> = state.sections().iter().map(|section| section.widest).collect();
+        eprintln!(
+            "{}",
+            pass_line(pass, sampled, &widths, profile, started.elapsed())
+        );
     }
     let rows = state.rows(this_run, profile, true);
     out.write_csv(results::FILE_NAME, &rows)?;
+    let samples: Vec<SampleRow> = state.samples.into_values().flatten().collect();
+    if let Some(summary) = SelfCheckSummary::of(&self_checks(&samples)) {
+        eprintln!("{}", summary.sentence());
+    }
     Ok(rows)
 }
 
@@ -211,27 +326,31 @@ pub(super) fn check_layouts(layouts: &[PathBuf]) -> Result<()> {
     Ok(())
 }
 
-/// What a pass leaves, for the terminal: arms sampled, how many meet the target, the median
-/// half-width, the time so far.
+/// What a pass leaves, for the terminal: arms sampled, how many sections' ratios meet the
+/// target (`widths`: each section's widest ratio, see [`Section::widest`]), the median width,
+/// the time so far.
 fn pass_line(
     pass: usize,
     sampled: usize,
-    rows: &[ResultRow],
+    widths: &[Option<f64>],
     profile: &Profile,
     elapsed: Duration,
 ) -> String {
-    let halves: Vec<f64> = rows.iter().filter_map(ResultRow::relative_half_width).collect();
-    let met = rows.iter().filter(|row| row.target_met == Some(true)).count();
+    let halves: Vec<f64> = widths.iter().flatten().copied().collect();
     let target = profile.precision.map_or(String::new(), |precision| {
-        format!(", {met} within ±{:.0}%", precision * 100.0)
+        let met = halves.iter().filter(|&&half| half <= precision).count();
+        format!(
+            ", {met} of {} sections within ±{:.0}%",
+            widths.len(),
+            precision * 100.0
+        )
     });
     // After the first pass every arm has one worker, and an interval needs two.
     let median = match halves.is_empty() {
         true => "no interval yet (one worker per arm)".to_string(),
         false => format!(
-            "median ±{:.2}% over {} arms",
+            "widest ratio to each section's reference: median ±{:.2}%",
             percentile(&halves, 0.5) * 100.0,
-            halves.len()
         ),
     };
     format!(
@@ -250,21 +369,19 @@ mod tests {
     #[test]
     fn a_pass_line_without_intervals_says_so() {
         let profile = Profile::by_name("full").unwrap();
-        let row = |interval: Option<(f64, f64)>| ResultRow {
-            arm: ArmId::typed("json", "serde_json", "", "order", Operation::Decode),
-            mean_ns: Some(100.0),
-            ci95_low_ns: interval.map(|(low, _)| low),
-            ci95_high_ns: interval.map(|(_, high)| high),
-            ..ResultRow::default()
-        };
         let minute = Duration::from_secs(60);
-        let line = pass_line(0, 2, &[row(None), row(None)], &profile, minute);
+        let line = pass_line(0, 2, &[None, None], &profile, minute);
         assert!(
             line.contains("no interval yet") && !line.contains("NaN"),
             "{line}"
         );
-        let line = pass_line(1, 2, &[row(Some((98.0, 102.0))), row(None)], &profile, minute);
-        assert!(line.contains("median ±2.00% over 1 arms, 1.0 min"), "{line}");
+        let line = pass_line(1, 2, &[Some(0.02), Some(0.005), None], &profile, minute);
+        assert!(
+            line.contains(
+                "1 of 3 sections within ±1%, widest ratio to each section's reference: median ±1.25%, 1.0 min"
+            ),
+            "{line}"
+        );
     }
 
     #[test]
@@ -280,7 +397,7 @@ mod tests {
                 alloc_bytes_per_op: 8.0,
                 peak_heap_bytes: 8.0,
             };
-            SampleRow::new(&this_run, &id, 1, pass, 0, 0.0).measured(&sampled, 100)
+            SampleRow::new(&this_run, &id, 1, pass, 0, 0.0).measured(&sampled, 100, None)
         };
         let mut arms = Arms {
             selected: Vec::new(),

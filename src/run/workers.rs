@@ -10,46 +10,80 @@ use std::process::{Command, Stdio};
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
-use crate::arm::{Arm, ArmId};
+use crate::arm::{Arm, ArmId, Operation};
 use crate::format::Registry;
 use crate::measure::{Profile, Sampled, Schedule, sample_block};
 
-/// Proves every arm of `block` in this process and samples the proven ones together: their
-/// reps and encoded sizes, or why an arm has none, in block order.
+/// What sampling one arm in a process gave.
+#[derive(Debug)]
+pub struct ArmSample {
+    pub sampled: Sampled,
+    pub encoded_bytes: usize,
+    /// For the reference arm of a section sampled with `twins`: the mean time per operation of
+    /// a second copy of it (prepared anew) that took its turns beside it, the A/A check.
+    pub twin_mean_ns: Option<f64>,
+}
+
+/// Proves every arm of `block` in this process and samples the proven ones section by section
+/// (the arms of one operation together, see [`sample_block`]): their reps and encoded sizes,
+/// or why an arm has none, in block order. With `twins`, each section's first proven arm (its
+/// reference) is prepared a second time and sampled beside it as one more arm.
 pub fn sample_here(
     block: &[&Arm],
     profile: &Profile,
     schedule: Schedule,
-    on_rep: impl FnMut(),
-) -> Vec<Result<(Sampled, usize)>> {
-    let mut failures: Vec<Option<anyhow::Error>> = Vec::new();
-    let mut runners = Vec::new();
-    let mut encoded = Vec::new();
-    for arm in block {
-        match arm.prepare() {
-            Ok(prepared) => {
-                runners.push(prepared.runner);
-                encoded.push(prepared.encoded_bytes);
-                failures.push(None);
+    twins: bool,
+    mut on_rep: impl FnMut(),
+) -> Vec<Result<ArmSample>> {
+    let mut outcomes: Vec<Option<Result<ArmSample>>> = block.iter().map(|_| None).collect();
+    let mut operations: Vec<Operation> = block.iter().map(|arm| arm.id.operation).collect();
+    operations.sort_by_key(|operation| Operation::ALL.iter().position(|known| known == operation));
+    operations.dedup();
+    for operation in operations {
+        let section: Vec<usize> = (0..block.len())
+            .filter(|&index| block[index].id.operation == operation)
+            .collect();
+        let mut runners = Vec::new();
+        let mut proven = Vec::new();
+        for &index in &section {
+            match block[index].prepare() {
+                Ok(prepared) => {
+                    runners.push(prepared.runner);
+                    proven.push((index, prepared.encoded_bytes));
+                }
+                Err(error) => outcomes[index] = Some(Err(error)),
             }
-            Err(error) => failures.push(Some(error)),
+        }
+        let twin = proven
+            .first()
+            .filter(|_| twins)
+            .and_then(|&(index, _)| block[index].prepare().ok());
+        let has_twin = twin.is_some();
+        runners.extend(twin.map(|twin| twin.runner));
+        let mut sampled = sample_block(&mut runners, profile, schedule, &mut on_rep);
+        let twin_mean_ns = match has_twin {
+            true => sampled
+                .pop()
+                .and_then(|twin| twin.ok())
+                .map(|twin| twin.mean_ns()),
+            false => None,
+        };
+        for (position, ((index, encoded_bytes), sampled)) in proven.into_iter().zip(sampled).enumerate() {
+            let arm = &block[index].id;
+            outcomes[index] = Some(
+                sampled
+                    .map(|sampled| ArmSample {
+                        sampled,
+                        encoded_bytes,
+                        twin_mean_ns: twin_mean_ns.filter(|_| position == 0),
+                    })
+                    .map_err(|error| error.context(format!("{arm}: failed while timed"))),
+            );
         }
     }
-    let mut sampled = sample_block(&mut runners, profile, schedule, on_rep)
+    outcomes
         .into_iter()
-        .zip(encoded);
-    block
-        .iter()
-        .zip(failures)
-        .map(|(arm, failure)| match failure {
-            Some(error) => Err(error),
-            None => {
-                let (sampled, encoded_bytes) = sampled.next().expect("one sample set per proven arm");
-                sampled
-                    .map(|sampled| (sampled, encoded_bytes))
-                    .map_err(|error| error.context(format!("{}: failed while timed", arm.id)))
-            }
-        })
+        .map(|outcome| outcome.expect("every arm of the block is in one section"))
         .collect()
 }
 
@@ -63,6 +97,8 @@ pub struct WorkerReport {
     pub data_sha256: Option<String>,
     /// The reps, or the error (with the arm's name) that stopped the arm.
     pub result: Result<Sampled, String>,
+    /// See [`ArmSample::twin_mean_ns`].
+    pub twin_mean_ns: Option<f64>,
 }
 
 /// The SHA-256 of the data file behind `id`'s payload in `registry`, for a `data:` payload.
@@ -133,7 +169,8 @@ pub fn start_worker(
 }
 
 /// What a `block-worker` process does: proves the arms `ids` (fresh, in this process) and
-/// samples them with the profile's worker share ([`Profile::worker`]).
+/// samples them with the profile's worker share ([`Profile::worker`]), each section with the
+/// A/A twin of its reference.
 pub fn block_worker(
     registry: &Registry,
     ids: &[ArmId],
@@ -148,21 +185,23 @@ pub fn block_worker(
                 .with_context(|| format!("{id}: no such arm in this build"))
         })
         .collect::<Result<Vec<&Arm>>>()?;
-    Ok(sample_here(&block, &profile.worker(), schedule, || {})
+    Ok(sample_here(&block, &profile.worker(), schedule, true, || {})
         .into_iter()
         .zip(ids)
         .map(|(sampled, id)| match sampled {
-            Ok((sampled, encoded_bytes)) => WorkerReport {
+            Ok(sample) => WorkerReport {
                 arm: id.clone(),
-                encoded_bytes,
+                encoded_bytes: sample.encoded_bytes,
                 data_sha256: data_sha256(registry, id),
-                result: Ok(sampled),
+                result: Ok(sample.sampled),
+                twin_mean_ns: sample.twin_mean_ns,
             },
             Err(error) => WorkerReport {
                 arm: id.clone(),
                 encoded_bytes: 0,
                 data_sha256: data_sha256(registry, id),
                 result: Err(format!("{error:#}")),
+                twin_mean_ns: None,
             },
         })
         .collect())

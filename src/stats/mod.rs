@@ -85,6 +85,28 @@ pub struct RatioInterval {
     pub high: f64,
 }
 
+impl RatioInterval {
+    /// How far the interval reaches from the ratio, as a fraction of it: the wider side.
+    pub fn relative_half_width(&self) -> f64 {
+        (self.high / self.ratio - 1.0).max(1.0 - self.low / self.ratio)
+    }
+
+    /// Whether the interval holds `value`.
+    pub fn holds(&self, value: f64) -> bool {
+        self.low <= value && value <= self.high
+    }
+}
+
+/// For `trials` intervals that should each hold the truth with probability `coverage`: the
+/// probability that `held` or fewer do (the binomial lower tail). A small value says the
+/// intervals are too narrow.
+pub fn coverage_tail(held: usize, trials: usize, coverage: f64) -> f64 {
+    use statrs::distribution::{Binomial, DiscreteCDF};
+    Binomial::new(coverage, trials as u64)
+        .expect("a probability in [0, 1] is a valid binomial")
+        .cdf(held as u64)
+}
+
 /// The ratio `a / b` of two independently measured means with relative half-widths `h_a` and
 /// `h_b`: the delta method on the log scale, `ratio · exp(±sqrt(h_a² + h_b²))`.
 pub fn independent_ratio(a: f64, h_a: f64, b: f64, h_b: f64) -> RatioInterval {
@@ -149,6 +171,15 @@ mod tests {
 
     fn close(actual: f64, expected: f64, tolerance: f64) -> bool {
         (actual - expected).abs() <= tolerance
+    }
+
+    #[test]
+    fn coverage_tail_is_the_binomial_lower_tail() {
+        // 20 intervals at 95%: all held, probability 1; 17 or fewer: 1 - P(18..20) = 0.0755;
+        // 15 or fewer: 0.0026 (by hand from the binomial pmf).
+        assert!(close(coverage_tail(20, 20, 0.95), 1.0, 1e-12));
+        assert!(close(coverage_tail(17, 20, 0.95), 0.0755, 1e-4));
+        assert!(close(coverage_tail(15, 20, 0.95), 0.0026, 1e-4));
     }
 
     #[test]
