@@ -475,7 +475,7 @@ pub fn versus(make_a: MakeRunner, make_b: MakeRunner, precision: f64, budget: Du
     let mut log_ratios: Vec<f64> = Vec::new();
     let mut interval = None;
     while started.elapsed() < budget {
-        let spacer = std::hint::black_box(vec![0u8; 1 + (order.next() % 8192) as usize]);
+        let spacer = order.spacer();
         let (mut a, mut b) = if order.a_first() {
             let a = make_a()?;
             (a, make_b()?)
@@ -557,10 +557,10 @@ fn timed(runner: &mut dyn Runner, iterations: u64) -> Result<f64> {
 
 /// Which arm goes first in each round, and the spacers' sizes: a xorshift generator seeded by
 /// the clock, so no order or placement is favoured from run to run.
-struct Order(u64);
+pub struct Order(u64);
 
 impl Order {
-    fn seeded() -> Order {
+    pub fn seeded() -> Order {
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |since| since.as_nanos() as u64);
@@ -574,12 +574,18 @@ impl Order {
         self.0
     }
 
+    /// An allocation of 1 to 8,192 bytes (anywhere within two pages) to hold while arms are
+    /// prepared, so where their buffers land moves from one preparation to the next.
+    pub fn spacer(&mut self) -> Vec<u8> {
+        std::hint::black_box(vec![0u8; 1 + (self.next() % 8192) as usize])
+    }
+
     fn a_first(&mut self) -> bool {
         self.next() & 1 == 0
     }
 
     /// A Fisher-Yates shuffle.
-    fn shuffle(&mut self, items: &mut [usize]) {
+    pub fn shuffle<T>(&mut self, items: &mut [T]) {
         for last in (1..items.len()).rev() {
             items.swap(last, (self.next() % (last as u64 + 1)) as usize);
         }
