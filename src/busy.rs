@@ -26,6 +26,22 @@ impl Busy {
         self.load_1m - 1.0 > BUSY_LOAD_BEYOND_OURS || self.stolen_percent > BUSY_STOLEN_PERCENT
     }
 
+    /// From a row's two columns: both recorded, or none.
+    pub fn of_columns(load_1m: Option<f64>, stolen_percent: Option<f64>) -> Option<Busy> {
+        Some(Busy {
+            load_1m: load_1m?,
+            stolen_percent: stolen_percent?,
+        })
+    }
+
+    /// A row's two columns (`load_1m`, `stolen_percent`), empty where nothing was recorded.
+    pub fn columns(busy: Option<Busy>) -> (Option<f64>, Option<f64>) {
+        (
+            busy.map(|busy| busy.load_1m),
+            busy.map(|busy| busy.stolen_percent),
+        )
+    }
+
     /// The busier of two spans, field by field.
     pub fn max(self, other: Busy) -> Busy {
         Busy {

@@ -49,9 +49,9 @@ pub struct Ratio {
 pub type WorkerMeans<'a> = HashMap<(&'a ArmId, usize), f64>;
 
 /// The ok samples of samples.csv by arm and pass.
-pub fn worker_means(samples: &[SampleRow]) -> WorkerMeans<'_> {
+pub fn worker_means<'a>(samples: impl IntoIterator<Item = &'a SampleRow>) -> WorkerMeans<'a> {
     samples
-        .iter()
+        .into_iter()
         .filter(|sample| sample.status == STATUS_OK)
         .filter_map(|sample| {
             Some((
@@ -155,6 +155,17 @@ impl SelfCheckSummary {
     }
 }
 
+/// The two arms' time per record in each worker that measured both, in pass order.
+pub fn paired(workers: &WorkerMeans, numerator: &ArmId, denominator: &ArmId) -> Vec<(f64, f64)> {
+    let mut pairs: Vec<(usize, f64, f64)> = workers
+        .iter()
+        .filter(|((arm, _), _)| *arm == numerator)
+        .filter_map(|(&(_, pass), &a)| Some((pass, a, *workers.get(&(denominator, pass))?)))
+        .collect();
+    pairs.sort_by_key(|&(pass, _, _)| pass);
+    pairs.into_iter().map(|(_, a, b)| (a, b)).collect()
+}
+
 /// The ratio `numerator / denominator` of two arms of `rows`, unpaired and (with `workers`)
 /// paired; `None` when either arm has no figures.
 pub fn pair(
@@ -166,17 +177,7 @@ pub fn pair(
 ) -> Option<Ratio> {
     let (a, b) = (rows.get(numerator)?, rows.get(denominator)?);
     let (ratio, ci95_low, ci95_high) = ratio_of(a, b)?;
-    let pairs: Vec<(f64, f64)> = workers
-        .map(|workers| {
-            let mut pairs: Vec<(usize, f64, f64)> = workers
-                .iter()
-                .filter(|((arm, _), _)| *arm == numerator)
-                .filter_map(|(&(_, pass), &a)| Some((pass, a, *workers.get(&(denominator, pass))?)))
-                .collect();
-            pairs.sort_by_key(|&(pass, _, _)| pass);
-            pairs.into_iter().map(|(_, a, b)| (a, b)).collect()
-        })
-        .unwrap_or_default();
+    let pairs = workers.map_or_else(Vec::new, |workers| paired(workers, numerator, denominator));
     let paired = stats::paired_ratio(&pairs);
     let (low, high) = paired.map_or((ci95_low, ci95_high), |paired| (paired.low, paired.high));
     Some(Ratio {

@@ -130,17 +130,13 @@ impl ResultRow {
 
     /// The row with how busy the machine was while the arm ran.
     pub fn with_busy(mut self, busy: Option<Busy>) -> ResultRow {
-        self.load_1m = busy.map(|busy| busy.load_1m);
-        self.stolen_percent = busy.map(|busy| busy.stolen_percent);
+        (self.load_1m, self.stolen_percent) = Busy::columns(busy);
         self
     }
 
     /// How busy the machine was while the arm ran, where recorded.
     pub fn busy(&self) -> Option<Busy> {
-        Some(Busy {
-            load_1m: self.load_1m?,
-            stolen_percent: self.stolen_percent?,
-        })
+        Busy::of_columns(self.load_1m, self.stolen_percent)
     }
 
     /// Whether this row records the arm `id`.

@@ -10,6 +10,7 @@ use super::SCHEMA_VERSION;
 use super::files::{self, Record, in_range};
 use super::results::{MAX_NS, MIN_NS, STATUS_FAILED, STATUS_OK};
 use crate::arm::ArmId;
+use crate::busy::Busy;
 use crate::measure::Sampled;
 
 pub const FILE_NAME: &str = "samples.csv";
@@ -77,18 +78,14 @@ impl SampleRow {
     }
 
     /// The row with how busy the machine was while the worker ran.
-    pub fn with_busy(mut self, busy: Option<crate::busy::Busy>) -> SampleRow {
-        self.load_1m = busy.map(|busy| busy.load_1m);
-        self.stolen_percent = busy.map(|busy| busy.stolen_percent);
+    pub fn with_busy(mut self, busy: Option<Busy>) -> SampleRow {
+        (self.load_1m, self.stolen_percent) = Busy::columns(busy);
         self
     }
 
     /// How busy the machine was while the worker ran, where recorded.
-    pub fn busy(&self) -> Option<crate::busy::Busy> {
-        Some(crate::busy::Busy {
-            load_1m: self.load_1m?,
-            stolen_percent: self.stolen_percent?,
-        })
+    pub fn busy(&self) -> Option<Busy> {
+        Busy::of_columns(self.load_1m, self.stolen_percent)
     }
 
     /// What the worker's figures were, as its parent received them.

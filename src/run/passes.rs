@@ -15,7 +15,7 @@ use crate::arm::{Arm, ArmId};
 use crate::format::Registry;
 use crate::measure::{Measurement, Passes, Profile, Schedule};
 use crate::report::files::{Appender, OutDir};
-use crate::report::ratios::{SelfCheckSummary, self_checks};
+use crate::report::ratios::{SelfCheckSummary, paired, self_checks, worker_means};
 use crate::report::results::{self, ResultRow, STATUS_OK};
 use crate::report::samples::{self, SampleRow};
 use crate::stats::{self, Summary, percentile};
@@ -44,16 +44,6 @@ impl<'a> Arms<'a> {
             .is_some_and(|samples| samples.iter().any(|sample| sample.status != STATUS_OK))
     }
 
-    /// Each worker's mean of `id`, by pass.
-    fn by_pass(&self, id: &ArmId) -> BTreeMap<usize, f64> {
-        self.samples
-            .get(id)
-            .into_iter()
-            .flatten()
-            .filter_map(|sample| Some((sample.pass, sample.mean_ns?)))
-            .collect()
-    }
-
     /// Every section (payload and operation) of the selected arms that have not failed, in
     /// payload order, with how many workers measured it and how wide its widest ratio is.
     fn sections(&self) -> Vec<Section<'a>> {
@@ -80,8 +70,9 @@ impl<'a> Arms<'a> {
                 }),
             }
         }
+        let workers = worker_means(self.samples.values().flatten());
         for section in &mut sections {
-            let reference = self.by_pass(&section.arms[0].id);
+            let reference = &section.arms[0].id;
             section.workers = section
                 .arms
                 .iter()
@@ -89,18 +80,14 @@ impl<'a> Arms<'a> {
                 .min()
                 .unwrap_or(0);
             section.widest = match section.arms.len() {
-                1 => Some(Summary::of(&reference.values().copied().collect::<Vec<f64>>()))
+                1 => Some(Summary::of(&self.means(reference)))
                     .filter(|summary| summary.half_width.is_finite())
                     .map(|summary| summary.relative_half_width()),
                 _ => section.arms[1..]
                     .iter()
                     .map(|arm| {
-                        let pairs: Vec<(f64, f64)> = self
-                            .by_pass(&arm.id)
-                            .into_iter()
-                            .filter_map(|(pass, mean)| Some((mean, *reference.get(&pass)?)))
-                            .collect();
-                        stats::paired_ratio(&pairs).map(|ratio| ratio.relative_half_width())
+                        stats::paired_ratio(&paired(&workers, &arm.id, reference))
+                            .map(|ratio| ratio.relative_half_width())
                     })
                     .collect::<Option<Vec<f64>>>()
                     .map(|halves| halves.into_iter().fold(0.0, f64::max)),
@@ -110,9 +97,8 @@ impl<'a> Arms<'a> {
     }
 
     /// The arms to sample in this pass, payload by payload, the payloads whose widest section is
-    /// widest first (so a run that ends at its budget has narrowed those), with the section
-    /// widths that put them in that order.
-    fn wanted(&self, passes: &Passes, profile: &Profile) -> Vec<(Vec<&'a Arm>, f64)> {
+    /// widest first (so a run that ends at its budget has narrowed those).
+    fn wanted(&self, passes: &Passes, profile: &Profile) -> Vec<Vec<&'a Arm>> {
         let mut blocks: Vec<(Vec<&'a Arm>, f64)> = Vec::new();
         for section in self.sections() {
             if !section.wants(passes, profile) {
@@ -128,7 +114,7 @@ impl<'a> Arms<'a> {
             }
         }
         blocks.sort_by(|(_, a), (_, b)| b.total_cmp(a));
-        blocks
+        blocks.into_iter().map(|(arms, _)| arms).collect()
     }
 
     /// One results row per arm with samples, from all of its workers. An interval over workers
@@ -253,7 +239,7 @@ pub fn run(
         }
         let layout = pass % programs.len();
         let mut sampled = 0;
-        for (block, _) in state.wanted(&passes, profile) {
+        for block in state.wanted(&passes, profile) {
             let started_s = started.elapsed().as_secs_f64();
             let ids: Vec<ArmId> = block.iter().map(|arm| arm.id.clone()).collect();
             let new =
