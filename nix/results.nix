@@ -2,7 +2,7 @@
 # whatever else `serbench run` writes into its folder, plus host.txt and the printed summary.
 #
 # A build is cached: building it again returns the first measurement. `nix run .#bench` is the
-# way to measure; README (Nix) says how to re-measure through this derivation and how its numbers
+# way to measure; docs/nix.md says how to re-measure through this derivation and how its numbers
 # differ. serbench itself sees that it runs inside a build (every results.csv row says
 # `nix-build ...` in its environment column); host.txt adds what the build can see of the
 # daemon's context.

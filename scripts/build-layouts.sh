@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds serbench K more times with the same code in K different layouts, for
-# `serbench run --profile full --layout DIR/serbench-layout-1 ...` (README: "Code layout").
+# `serbench run --profile full --layout DIR/serbench-layout-1 ...` (docs/measurement.md: "Code layout").
 #
 #   scripts/build-layouts.sh K [OUTDIR]     (default OUTDIR: target/layouts)
 #

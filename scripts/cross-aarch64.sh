@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# aarch64 as far as an x86_64 Linux machine reaches (README: Cross builds). Needs root (apt-get)
+# aarch64 as far as an x86_64 Linux machine reaches (docs/nix.md: Cross builds). Needs root (apt-get)
 # the first time; run from anywhere:
 #
 #   bash scripts/cross-aarch64.sh
@@ -16,7 +16,7 @@
 # Emulated timings are not measurements: everything goes to a temporary folder, nothing into
 # results/. The cross builds use the release profile without fat LTO
 # (CARGO_PROFILE_RELEASE_LTO=false): the round trips are the same code, and the build takes
-# minutes less. Cold, on a loaded 2-core machine: about 12 minutes (README: Cross builds).
+# minutes less. Cold, on a loaded 2-core machine: about 12 minutes (docs/nix.md: Cross builds).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 readonly ZIGLANG_VERSION=0.15.2

@@ -350,7 +350,7 @@ impl CodecArgs {
     }
 }
 
-/// Data without Rust types to measure as payloads `data:<file stem>`: see README, "Your own data".
+/// Data without Rust types to measure as payloads `data:<file stem>`: see docs/your-data.md.
 #[derive(Args, Clone, Default)]
 struct DataArgs {
     /// A JSON file (one document, an array of records, or NDJSON), a folder of them, or
@@ -410,7 +410,7 @@ impl Select {
     }
 }
 
-/// `--seed`: decimal, or hexadecimal after `0x` (as README writes the default, 0x5EED0B05).
+/// `--seed`: decimal, or hexadecimal after `0x` (as docs/commands.md writes the default, 0x5EED0B05).
 fn parse_seed(text: &str) -> Result<u64, String> {
     let parsed = match text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
         Some(hex) => u64::from_str_radix(hex, 16),

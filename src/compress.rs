@@ -24,7 +24,7 @@ pub const ZLIB_LEVEL: u32 = 6;
 /// (0.3-1 MB, a file or a transfer), the two sizes at which compressing is worth asking about.
 /// The small messages are left out because compression does not pay for them (sizes.csv: most
 /// grow under zstd), and the others repeat these two shapes; together they keep the default
-/// matrix within its time (README: Measurement).
+/// matrix within its time (docs/measurement.md).
 pub const PAYLOADS: [&str; 2] = ["telemetry", "vec-big"];
 
 /// Whether the codecs of `payload` get compression arms.

@@ -1,4 +1,4 @@
-//! The memory bound README and `payload::data` state: reading a data file and inferring its
+//! The memory bound docs/your-data.md and `payload::data` state: reading a data file and inferring its
 //! schema take at most `READ_MEMORY_FACTOR` times the file's size, measured by serbench's own
 //! allocator (live bytes and their peak) on the shapes that cost the most per byte of JSON.
 //! One test in its own binary, so no other test allocates during the measurement.

@@ -638,7 +638,7 @@ fn numeric_options_are_checked_before_any_work() {
         assert!(message.contains(range), "{flag} {value}: {message}");
         assert!(!out.exists(), "{flag} {value} created the folder");
     }
-    // The README's own spelling of the default seed.
+    // docs/commands.md's own spelling of the default seed.
     let output = run(&[
         "robustness",
         "--format",

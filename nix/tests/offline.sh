@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Offline tests of the flake (run by .ci/run, as root, no network): what can be proven without
-# fetching nixpkgs. Real nixpkgs builds are the networked check (README: Nix).
+# fetching nixpkgs. Real nixpkgs builds are the networked check (docs/nix.md).
 #
 #   bash nix/tests/offline.sh
 #

@@ -22,7 +22,7 @@
 //! does: `access-all` validates every value it passes (the whole document up to its closing
 //! brace, nothing after it); `access-partial` validates only the text it scans, which ends at
 //! the last routing field, so a damaged tail after it goes unnoticed. Neither has a nesting
-//! limit (sonic-rs skips a container by recursion): see README's robustness table. Neither reads a list's length for free: the
+//! limit (sonic-rs skips a container by recursion): see docs/robustness.md. Neither reads a list's length for free: the
 //! digest folds a list's length before its elements, so a list is iterated twice (counted, then
 //! read; the second pass skips without validating again, as sonic-rs does inside a validated
 //! value). There is no update: a JSON number's text can change length.
@@ -1648,7 +1648,7 @@ mod tests {
 }
 
 /// Where the JSON backends are known to differ, each backend's behaviour is pinned here (and
-/// tabled in README), instead of assuming they agree.
+/// tabled in docs/formats.md), instead of assuming they agree.
 #[cfg(test)]
 mod differential {
     use sonic_rs::JsonValueTrait;

@@ -3,7 +3,7 @@
 //! 95% interval, whether the two arms' intervals overlap and whether B's mean lies inside A's
 //! interval. Arms only one side has are listed, and so are arms that failed on either side.
 //!
-//! Over the arms both sides measured it sums up how honest the intervals are (README,
+//! Over the arms both sides measured it sums up how honest the intervals are (docs/measurement.md,
 //! "Measurement"): coverage (the fraction of arms whose B mean lies
 //! inside A's interval), the fraction whose intervals overlap, the median and 95th-percentile
 //! drift |B/A - 1|, and the median interval half-width of each side.

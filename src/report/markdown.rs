@@ -571,7 +571,7 @@ fn write_zero_copy_section(
     )?;
     writeln!(
         markdown,
-        "Every format that reads in place, on the same fields (README, zero-copy formats): its \
+        "Every format that reads in place, on the same fields (docs/results.md, zero-copy formats): its \
          access of every field and of the routing fields, its in-place update of one scalar, and \
          its decode into the owned model, time per record ({}).\n",
         source.label

@@ -27,7 +27,7 @@ pub struct SampleRow {
     pub records: usize,
     /// The pass of the run (0-based): every payload's arms of one pass share one worker.
     pub pass: usize,
-    /// Which build of serbench (code layout, see README) the worker ran: 0 without
+    /// Which build of serbench (code layout, see docs/measurement.md) the worker ran: 0 without
     /// `--layouts`.
     pub layout: usize,
     /// When the worker started, in seconds since the run started.

@@ -4,7 +4,7 @@
 # evaluates on both systems, that the apps, the results matrix and the dev shell run. Every
 # builder is the host's /bin/bash, the tools are placeholders, and the Rust build wraps the
 # host's rustup toolchain and cargo registry cache (impure, offline). Real nixpkgs is checked
-# on a networked machine: `nix flake check`, `nix build .#results` (README: Nix).
+# on a networked machine: `nix flake check`, `nix build .#results` (docs/nix.md).
 {
   description = "offline test stub of nixpkgs (wiring only)";
   outputs = _: {

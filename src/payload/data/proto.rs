@@ -180,7 +180,7 @@ impl Plan {
         let origin = origin.escape_debug();
         let mut text = format!(
             "// The schema serbench inferred from {origin} (`serbench schema`). Wrapper messages\n\
-             // carry the lists, maps and nulls protobuf has no field for (see serbench's README).\n\
+             // carry the lists, maps and nulls protobuf has no field for (serbench's docs/your-data.md).\n\
              syntax = \"proto3\";\n\npackage {PACKAGE};\n"
         );
         for message in &self.messages {
