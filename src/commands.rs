@@ -421,7 +421,8 @@ pub fn overhead(profile: &Profile) -> Result<String> {
 /// `serbench fidelity`: serbench's means next to criterion's for the same arms, and with the
 /// fidelity bench's executable both sides' instructions per operation.
 pub fn fidelity(results_dir: &Path, criterion: &Path, bench_binary: Option<&Path>) -> Result<String> {
-    let rows = load::load(results_dir)?.rows;
+    let loaded = load::load(results_dir)?;
+    let rows = loaded.rows;
     let mut pairs = fidelity::pairs(&fidelity::criterion_means(criterion)?, &rows);
     anyhow::ensure!(
         !pairs.is_empty(),
@@ -445,7 +446,13 @@ pub fn fidelity(results_dir: &Path, criterion: &Path, bench_binary: Option<&Path
         }
         std::fs::remove_dir_all(&scratch).ok();
     }
-    Ok(fidelity::table(&pairs))
+    let ratio_pairs = fidelity::ratio_pairs(&pairs, &rows, loaded.samples.as_deref());
+    let mut out = fidelity::table(&pairs);
+    if !ratio_pairs.is_empty() {
+        out += "\n";
+        out += &fidelity::ratio_table(&ratio_pairs);
+    }
+    Ok(out)
 }
 
 /// `serbench vs A B`: the two arms labelled `a` and `b` (as the report labels them) of `payload`

@@ -3,13 +3,20 @@
 //! Criterion writes `<id>/new/benchmark.json` (the id) and `new/estimates.json` (the mean in
 //! ns) under `target/criterion`; the ids are the arms' paths ([`crate::arm::ArmId::path`]). A mean
 //! outside serbench's own range of times is refused, naming its file.
+//!
+//! What a user quotes is a ratio, so [`ratio_pairs`] also sets criterion's ratio of every two
+//! cases of one payload and operation against serbench's ratio of the same arms and its
+//! interval (paired over workers when the run kept samples.csv): whether criterion's ratio falls
+//! inside it is the fidelity that matters when the two binaries place code differently.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use serde::Deserialize;
 
+use super::ratios::{self, Ratio};
 use super::results::{ResultRow, STATUS_OK};
+use super::samples::SampleRow;
 
 /// One arm measured both ways.
 #[derive(Clone, Debug, PartialEq)]
@@ -102,6 +109,84 @@ pub fn pairs(criterion: &[(String, f64)], rows: &[ResultRow]) -> Vec<Pair> {
         .collect()
 }
 
+/// Two cases of one payload and operation: criterion's ratio of their means beside serbench's.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RatioPair {
+    pub criterion: f64,
+    pub serbench: Ratio,
+}
+
+impl RatioPair {
+    /// serbench's interval (the paired one where there is one) holds criterion's ratio.
+    pub fn inside(&self) -> bool {
+        let (low, high) = match (self.serbench.paired_low, self.serbench.paired_high) {
+            (Some(low), Some(high)) => (low, high),
+            _ => (self.serbench.ci95_low, self.serbench.ci95_high),
+        };
+        low <= self.criterion && self.criterion <= high
+    }
+}
+
+/// Every two measured pairs of one payload and operation, the slower one over the faster by
+/// criterion's means.
+pub fn ratio_pairs(pairs: &[Pair], rows: &[ResultRow], samples: Option<&[SampleRow]>) -> Vec<RatioPair> {
+    let by_arm = ratios::by_arm(rows);
+    let arm_of = |pair: &Pair| by_arm.keys().copied().find(|arm| arm.path() == pair.id);
+    let workers = samples.map(ratios::worker_means);
+    let mut found = Vec::new();
+    for (index, a) in pairs.iter().enumerate() {
+        for b in &pairs[index + 1..] {
+            let (Some(arm_a), Some(arm_b)) = (arm_of(a), arm_of(b)) else {
+                continue;
+            };
+            if arm_a.codec.payload != arm_b.codec.payload || arm_a.operation != arm_b.operation {
+                continue;
+            }
+            let (slow, fast, criterion) = if a.criterion_ns >= b.criterion_ns {
+                (arm_a, arm_b, a.criterion_ns / b.criterion_ns)
+            } else {
+                (arm_b, arm_a, b.criterion_ns / a.criterion_ns)
+            };
+            if let Some(serbench) = ratios::pair("fidelity", &by_arm, workers.as_ref(), slow, fast) {
+                found.push(RatioPair { criterion, serbench });
+            }
+        }
+    }
+    found
+}
+
+/// The ratio table: each pair's criterion ratio, serbench's with its interval, and whether the
+/// interval holds criterion's; then one line counting them.
+pub fn ratio_table(pairs: &[RatioPair]) -> String {
+    let cells: Vec<Vec<String>> = pairs
+        .iter()
+        .map(|pair| {
+            let ratio = &pair.serbench;
+            let (value, low, high, kind) = match (ratio.paired_ratio, ratio.paired_low, ratio.paired_high) {
+                (Some(value), Some(low), Some(high)) => (value, low, high, "paired"),
+                _ => (ratio.ratio, ratio.ci95_low, ratio.ci95_high, "unpaired"),
+            };
+            vec![
+                format!("{} {}", ratio.payload, ratio.operation.name()),
+                format!("{} / {}", ratio.numerator, ratio.denominator),
+                format!("{:.3}", pair.criterion),
+                format!("{value:.3} [{low:.3}, {high:.3}] {kind}"),
+                if pair.inside() { "yes".into() } else { "NO".into() },
+            ]
+        })
+        .collect();
+    let inside = pairs.iter().filter(|pair| pair.inside()).count();
+    format!(
+        "{}\ncriterion's ratio is inside serbench's 95% interval for {inside} of {} pairs ({:.0}%).\n",
+        super::table::render(
+            &["section", "arms", ">criterion ratio", ">serbench ratio", "inside"],
+            &cells
+        ),
+        pairs.len(),
+        100.0 * inside as f64 / pairs.len().max(1) as f64,
+    )
+}
+
 /// `serbench fidelity`: each pair's two means, their ratio, and instruction counts when taken.
 pub fn table(pairs: &[Pair]) -> String {
     let cells: Vec<Vec<String>> = pairs
@@ -176,6 +261,89 @@ mod tests {
         let found = pairs(&criterion, &[row]);
         assert_eq!(found.len(), 1);
         assert!((found[0].ratio() - 1.03).abs() < 1e-12);
+    }
+
+    #[test]
+    fn criterion_ratios_are_set_against_serbench_paired_intervals_within_a_section() {
+        use crate::arm::{ArmId, Operation};
+        let arm = |format: &str, backend: &str, payload: &str| {
+            ArmId::typed(format, backend, "", payload, Operation::Decode)
+        };
+        let (postcard, prost, json) = (
+            arm("postcard", "postcard", "order"),
+            arm("protobuf", "prost", "order"),
+            arm("json", "serde_json", "order"),
+        );
+        let bincode = arm("bincode", "bincode", "telemetry");
+        let row = |arm: &ArmId, ns: f64| ResultRow {
+            arm: arm.clone(),
+            status: STATUS_OK.into(),
+            records: 1,
+            mean_ns: Some(ns),
+            ns_per_record: Some(ns),
+            ci95_low_ns: Some(ns * 0.8),
+            ci95_high_ns: Some(ns * 1.2),
+            ..ResultRow::default()
+        };
+        let rows = [
+            row(&postcard, 120.0),
+            row(&prost, 100.0),
+            row(&json, 150.0),
+            row(&bincode, 9.0),
+        ];
+        // Four workers of different speeds; postcard/prost 1.19 or 1.21 in each, json/postcard 1.25.
+        let samples: Vec<SampleRow> = (0..4)
+            .flat_map(|pass| {
+                let speed = 1.0 + 0.3 * pass as f64;
+                let wobble = if pass % 2 == 0 { 1.19 } else { 1.21 };
+                [
+                    (&prost, 100.0),
+                    (&postcard, 100.0 * wobble),
+                    (&json, 125.0 * wobble),
+                ]
+                .map(|(arm, ns)| SampleRow {
+                    arm: arm.clone(),
+                    pass,
+                    records: 1,
+                    mean_ns: Some(ns * speed),
+                    status: STATUS_OK.into(),
+                    ..SampleRow::default()
+                })
+            })
+            .collect();
+        let criterion = [
+            (postcard.path(), 120.0),
+            (prost.path(), 100.0),
+            (json.path(), 200.0),
+            (bincode.path(), 10.0),
+        ];
+        let found = ratio_pairs(&pairs(&criterion, &rows), &rows, Some(&samples));
+        let by_arms: Vec<(String, String, bool)> = found
+            .iter()
+            .map(|pair| {
+                (
+                    pair.serbench.numerator.clone(),
+                    pair.serbench.denominator.clone(),
+                    pair.inside(),
+                )
+            })
+            .collect();
+        // The telemetry case has no partner; json's criterion ratio 1.67 is outside serbench's
+        // paired 1.25, though inside the wide unpaired interval.
+        assert_eq!(
+            by_arms,
+            [
+                ("postcard/postcard".into(), "protobuf/prost".into(), true),
+                ("json/serde_json".into(), "postcard/postcard".into(), false),
+                ("json/serde_json".into(), "protobuf/prost".into(), false),
+            ]
+        );
+        assert_eq!(found[0].serbench.paired_workers, Some(4));
+        let table = ratio_table(&found);
+        assert!(
+            table.ends_with("inside serbench's 95% interval for 1 of 3 pairs (33%).\n"),
+            "{table}"
+        );
     }
 
     #[test]
