@@ -8,8 +8,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Result;
-use clap::builder::PossibleValuesParser;
-use clap::{Args, Parser, Subcommand};
+use clap::builder::{PossibleValue, PossibleValuesParser};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::UsageError;
 use crate::arm::{Framing, Operation};
@@ -17,6 +17,7 @@ use crate::commands;
 use crate::format::Registry;
 use crate::measure::Profile;
 use crate::payload;
+use crate::payload::data::DataFraming;
 use crate::robustness::{MAX_ALLOC_CAP_MIB, MAX_CASE_TIMEOUT_SECS, MAX_CASES};
 use crate::run::{RunOptions, Selection};
 
@@ -53,11 +54,11 @@ enum Command {
     Run {
         #[command(flatten)]
         select: Select,
-        /// Operations to time (repeatable; default: all).
-        #[arg(long = "op", value_parser = PossibleValuesParser::new(Operation::ALL.map(Operation::name)))]
-        operations: Vec<String>,
-        #[arg(long, default_value = "quick", value_parser = PossibleValuesParser::new(Profile::ALL.map(|profile| profile.name)))]
-        profile: String,
+        /// Operations to time (repeatable or comma-separated; default: all).
+        #[arg(long = "op", value_delimiter = ',')]
+        operations: Vec<Operation>,
+        #[arg(long, default_value = "quick")]
+        profile: Profile,
         /// Results folder (default: results/local/<system>/, or <system>-native/ for a native
         /// build).
         #[arg(long)]
@@ -72,8 +73,8 @@ enum Command {
         replace: bool,
         /// `time` (default) or `instructions`: deterministic instruction counts per operation
         /// under valgrind's callgrind (Linux only), written to instructions.csv.
-        #[arg(long, default_value = "time", value_parser = ["time", "instructions"])]
-        measure: String,
+        #[arg(long, value_enum, default_value = "time")]
+        measure: Measure,
         /// Take every rep of one arm before the next arm (default: round-robin across the
         /// payload's arms). Kept to measure what interleaving buys.
         #[arg(long)]
@@ -116,8 +117,8 @@ enum Command {
         dir: PathBuf,
         #[arg(long)]
         payload: String,
-        #[arg(long = "op", value_parser = PossibleValuesParser::new(Operation::ALL.map(Operation::name)))]
-        operation: String,
+        #[arg(long = "op")]
+        operation: Operation,
         /// The first arm's label as the report shows it, e.g. `postcard/postcard` or
         /// `json/serde_json dynamic`.
         numerator: String,
@@ -133,8 +134,8 @@ enum Command {
         b: String,
         #[arg(long)]
         payload: String,
-        #[arg(long = "op", value_parser = PossibleValuesParser::new(Operation::ALL.map(Operation::name)))]
-        operation: String,
+        #[arg(long = "op")]
+        operation: Operation,
         /// Stop after this many seconds even if the ratio is not yet known to ±1%.
         #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
         budget: u64,
@@ -146,10 +147,10 @@ enum Command {
     Selfcheck {
         #[command(flatten)]
         select: Select,
-        #[arg(long = "op", value_parser = PossibleValuesParser::new(Operation::ALL.map(Operation::name)))]
-        operations: Vec<String>,
-        #[arg(long, default_value = "full", value_parser = PossibleValuesParser::new(Profile::ALL.map(|profile| profile.name)))]
-        profile: String,
+        #[arg(long = "op", value_delimiter = ',')]
+        operations: Vec<Operation>,
+        #[arg(long, default_value = "full")]
+        profile: Profile,
         #[arg(long)]
         burst: bool,
         /// Where both runs go (default: a temporary folder).
@@ -161,8 +162,8 @@ enum Command {
     },
     /// What the harness costs: the timed loop around a no-op, and copy bandwidth.
     Overhead {
-        #[arg(long, default_value = "quick", value_parser = PossibleValuesParser::new(Profile::ALL.map(|profile| profile.name)))]
-        profile: String,
+        #[arg(long, default_value = "quick")]
+        profile: Profile,
     },
     /// Pair serbench's means with the independent criterion benchmarks of the same arms
     /// (`cargo bench --bench fidelity` first).
@@ -181,8 +182,8 @@ enum Command {
     /// JSON on stdin, prints its reports as JSON on stdout.
     #[command(hide = true)]
     BlockWorker {
-        #[arg(long, value_parser = PossibleValuesParser::new(Profile::ALL.map(|profile| profile.name)))]
-        profile: String,
+        #[arg(long)]
+        profile: Profile,
         #[arg(long)]
         burst: bool,
         /// The run's data, read again to build the same registry.
@@ -200,12 +201,12 @@ enum Command {
     /// garbage, length bombs, deep nesting), each decoder in its own worker processes; write
     /// robustness.csv and print the outcome table.
     Robustness {
-        #[arg(long = "format", value_parser = PossibleValuesParser::new(crate::robustness::format_names()))]
+        #[arg(long = "format", value_parser = PossibleValuesParser::new(crate::robustness::format_names()), value_delimiter = ',')]
         formats: Vec<String>,
         /// Payloads (default: the small ones).
-        #[arg(long = "payload", value_parser = payload_names())]
+        #[arg(long = "payload", value_parser = payload_names(), value_delimiter = ',')]
         payloads: Vec<String>,
-        #[arg(long = "backend")]
+        #[arg(long = "backend", value_delimiter = ',')]
         backends: Vec<String>,
         /// Random cases per kind of hostile input, 1 to 1000000000 (bombs get four times as
         /// many); generated as they run, so memory does not grow with it.
@@ -235,8 +236,9 @@ enum Command {
     /// built per format (and with none, the baseline) in fresh target dirs, release profile,
     /// stripped; writes footprint.csv. Slow: a clean build per format and run.
     Footprint {
-        /// Formats to build (repeatable; default: all); the baseline is always built.
-        #[arg(long = "format", value_parser = format_names())]
+        /// Formats to build (repeatable or comma-separated; default: all); the baseline is
+        /// always built.
+        #[arg(long = "format", value_parser = format_names(), value_delimiter = ',')]
         formats: Vec<String>,
         /// Clean builds of each, 1 to 100, back to back (footprint.csv is written after each
         /// build).
@@ -286,8 +288,8 @@ enum Command {
         /// Output folder (created; must not exist, or be empty).
         #[arg(long)]
         out: PathBuf,
-        /// Formats the crate carries (repeatable; default: all).
-        #[arg(long = "format", value_parser = format_names())]
+        /// Formats the crate carries (repeatable or comma-separated; default: all).
+        #[arg(long = "format", value_parser = format_names(), value_delimiter = ',')]
         formats: Vec<String>,
     },
     /// Infer the schema of data files and write it as FILE.avsc, FILE.proto and FILE.schema.txt.
@@ -306,12 +308,13 @@ enum Command {
 /// The matrix axes every command can narrow; each flag is repeatable.
 #[derive(Args)]
 struct Select {
-    #[arg(long = "format", value_parser = format_names())]
+    /// Formats to keep (repeatable or comma-separated, as every list flag here).
+    #[arg(long = "format", value_parser = format_names(), value_delimiter = ',')]
     formats: Vec<String>,
-    #[arg(long = "payload", value_parser = payload_names())]
+    #[arg(long = "payload", value_parser = payload_names(), value_delimiter = ',')]
     payloads: Vec<String>,
-    /// Backends to keep (e.g. serde_json, simd-json).
-    #[arg(long = "backend")]
+    /// Backends to keep (e.g. serde_json,simd-json).
+    #[arg(long = "backend", value_delimiter = ',')]
     backends: Vec<String>,
     #[command(flatten)]
     data: DataArgs,
@@ -329,8 +332,8 @@ struct CodecArgs {
     variant: Option<String>,
     /// The JSON framing: document, array or ndjson (a batch's records as a top-level array or
     /// one per line).
-    #[arg(long, value_parser = PossibleValuesParser::new(Framing::ALL.map(Framing::name)))]
-    framing: Option<String>,
+    #[arg(long)]
+    framing: Option<Framing>,
     #[command(flatten)]
     data: DataArgs,
 }
@@ -342,10 +345,7 @@ impl CodecArgs {
             payload,
             backend: self.backend.as_deref(),
             variant: self.variant.as_deref(),
-            framing: self
-                .framing
-                .as_deref()
-                .and_then(|name| Framing::ALL.into_iter().find(|framing| framing.name() == name)),
+            framing: self.framing,
         }
     }
 }
@@ -359,8 +359,8 @@ struct DataArgs {
     #[arg(long = "data", value_name = "FILE")]
     sources: Vec<String>,
     /// How the files hold their records (default: detected).
-    #[arg(long = "data-framing", value_parser = PossibleValuesParser::new(payload::data::DataFraming::ALL.map(payload::data::DataFraming::name)))]
-    data_framing: Option<String>,
+    #[arg(long = "data-framing")]
+    data_framing: Option<DataFraming>,
     /// Read the objects at this schema path (`$.events`, `$.items[].tags`) as a map (repeatable).
     #[arg(long = "map", value_name = "PATH")]
     maps: Vec<String>,
@@ -382,10 +382,7 @@ impl DataArgs {
     fn request(&self) -> payload::data::Request {
         payload::data::Request {
             sources: self.sources.clone(),
-            framing: self
-                .data_framing
-                .as_deref()
-                .and_then(payload::data::DataFraming::by_name),
+            framing: self.data_framing,
             overrides: payload::data::Overrides {
                 maps: self.maps.clone(),
                 records: self.records.clone(),
@@ -404,8 +401,41 @@ fn payload_names() -> PossibleValuesParser {
     PossibleValuesParser::new(payload::specs().into_iter().map(|spec| spec.name))
 }
 
+/// What `run` measures.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Measure {
+    /// Wall time per operation, in worker processes (the profile's).
+    Time,
+    /// Instructions per operation under valgrind's callgrind (Linux only): instructions.csv.
+    Instructions,
+}
+
+/// The library's named enums are command-line values under their own names, so what clap
+/// accepts and what the code matches on are one list.
+macro_rules! named_values {
+    ($($type:ty => $name:expr),* $(,)?) => {$(
+        impl ValueEnum for $type {
+            fn value_variants<'a>() -> &'a [Self] {
+                &<$type>::ALL
+            }
+
+            fn to_possible_value(&self) -> Option<PossibleValue> {
+                let name: fn(&$type) -> &'static str = $name;
+                Some(PossibleValue::new(name(self)))
+            }
+        }
+    )*};
+}
+
+named_values! {
+    Operation => |operation| operation.name(),
+    Framing => |framing| framing.name(),
+    DataFraming => |framing| framing.name(),
+    Profile => |profile| profile.name,
+}
+
 impl Select {
-    fn selection(self, operations: Vec<String>, registry: &Registry) -> Result<Selection> {
+    fn selection(self, operations: Vec<Operation>, registry: &Registry) -> Result<Selection> {
         commands::selection(registry, self.formats, self.backends, self.payloads, operations)
     }
 }
@@ -468,11 +498,6 @@ pub fn main() -> ExitCode {
     }
 }
 
-/// Profiles are clap-checked names.
-fn profile(name: &str) -> Profile {
-    Profile::by_name(name).expect("clap checked the profile name")
-}
-
 /// Calls the subcommand's function and prints what it returns.
 fn execute(command: Command) -> Result<()> {
     // Workers first: the instructions worker builds only its own format (nothing else may touch
@@ -480,12 +505,12 @@ fn execute(command: Command) -> Result<()> {
     match command {
         Command::InstructionsWorker { arm } => return commands::instructions_worker(&arm),
         Command::BlockWorker {
-            ref profile,
+            profile,
             burst,
             ref data,
         } => {
             return print(commands::block_worker(
-                &self::profile(profile),
+                &profile,
                 commands::schedule(burst),
                 &data.request(),
             )?);
@@ -533,19 +558,19 @@ fn execute(command: Command) -> Result<()> {
         } => {
             let selection = select.selection(operations, &registry)?;
             let out = out.unwrap_or_else(commands::default_out);
-            match measure.as_str() {
-                "instructions" if resume => Err(UsageError::error(
+            match measure {
+                Measure::Instructions if resume => Err(UsageError::error(
                     "--resume extends a timing run; instruction counts are taken whole (--replace to redo them)",
                 )),
-                "instructions" if !layouts.is_empty() => Err(UsageError::error(
+                Measure::Instructions if !layouts.is_empty() => Err(UsageError::error(
                     "--layout spreads timing workers over builds; instruction counts are taken in this build only",
                 )),
-                "instructions" => print(commands::count_instructions(
+                Measure::Instructions => print(commands::count_instructions(
                     &registry, &selection, &out, replace,
                 )?),
-                _ => {
+                Measure::Time => {
                     let options = RunOptions {
-                        profile: self::profile(&profile),
+                        profile,
                         schedule: commands::schedule(burst),
                         out,
                         resume,
@@ -610,7 +635,7 @@ fn execute(command: Command) -> Result<()> {
         } => print(commands::ratio(
             &dir,
             &payload,
-            &operation,
+            operation,
             &numerator,
             &denominator,
         )?),
@@ -624,7 +649,7 @@ fn execute(command: Command) -> Result<()> {
         } => print(commands::vs(
             &registry,
             &payload,
-            &operation,
+            operation,
             &a,
             &b,
             std::time::Duration::from_secs(budget),
@@ -641,13 +666,13 @@ fn execute(command: Command) -> Result<()> {
             print(commands::selfcheck(
                 &registry,
                 &selection,
-                self::profile(&profile),
+                profile,
                 commands::schedule(burst),
                 out,
                 replace,
             )?)
         }
-        Command::Overhead { profile } => print(commands::overhead(&self::profile(&profile))?),
+        Command::Overhead { profile } => print(commands::overhead(&profile)?),
         Command::Fidelity {
             results,
             criterion,
@@ -723,6 +748,61 @@ impl Command {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lists_take_commas_and_named_values_parse_to_their_types() {
+        let cli = Cli::try_parse_from([
+            "serbench",
+            "run",
+            "--format",
+            "postcard,json",
+            "--format",
+            "bson",
+            "--op",
+            "decode,encode",
+            "--backend",
+            "serde_json,postcard",
+            "--profile",
+            "smoke",
+            "--measure",
+            "instructions",
+        ])
+        .unwrap();
+        let Command::Run {
+            select,
+            operations,
+            profile,
+            measure,
+            ..
+        } = cli.command
+        else {
+            panic!("not run")
+        };
+        assert_eq!(select.formats, ["postcard", "json", "bson"]);
+        assert_eq!(select.backends, ["serde_json", "postcard"]);
+        assert_eq!(operations, [Operation::Decode, Operation::Encode]);
+        assert_eq!(profile.name, "smoke");
+        assert!(measure == Measure::Instructions);
+        for bad in [
+            ["--op", "decode,nope"],
+            ["--format", "postcard,nope"],
+            ["--profile", "fast"],
+        ] {
+            let error = Cli::try_parse_from(["serbench", "run", bad[0], bad[1]])
+                .err()
+                .unwrap();
+            assert_eq!(error.kind(), clap::error::ErrorKind::InvalidValue, "{bad:?}");
+        }
+        // Every named value clap offers is one the library names.
+        let offered: Vec<String> = Operation::value_variants()
+            .iter()
+            .map(|operation| operation.to_possible_value().unwrap().get_name().to_string())
+            .collect();
+        assert_eq!(
+            offered,
+            Operation::ALL.map(|operation| operation.name().to_string())
+        );
+    }
 
     #[test]
     fn seeds_are_decimal_or_hex_and_the_default_is_the_library_one() {

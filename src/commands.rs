@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
-use crate::arm::ArmId;
+use crate::arm::{ArmId, Operation};
 use crate::check::CodecQuery;
 use crate::footprint::FootprintOptions;
 use crate::format::{Registry, Unsupported};
@@ -56,7 +56,7 @@ pub fn selection(
     formats: Vec<String>,
     backends: Vec<String>,
     payloads: Vec<String>,
-    operations: Vec<String>,
+    operations: Vec<Operation>,
 ) -> Result<Selection> {
     let known = registry.encoders.iter().map(|encoder| encoder.id.backend.clone());
     check_names("backend", &backends, known)?;
@@ -310,7 +310,7 @@ pub fn compare(a: &Path, b: &Path, as_markdown: bool) -> Result<String> {
 pub fn ratio(
     dir: &Path,
     payload: &str,
-    operation: &str,
+    operation: Operation,
     numerator: &str,
     denominator: &str,
 ) -> Result<String> {
@@ -319,12 +319,12 @@ pub fn ratio(
         .rows
         .iter()
         .map(|row| &row.arm)
-        .filter(|arm| arm.codec.payload == payload && arm.operation.name() == operation)
+        .filter(|arm| arm.codec.payload == payload && arm.operation == operation)
         .collect();
     let find = |label: &str| -> Result<ArmId> {
         let known = arms.iter().map(|arm| arm.label());
         check_names(
-            &format!("arm of {payload} {operation}"),
+            &format!("arm of {payload} {}", operation.name()),
             &[label.to_string()],
             known,
         )?;
@@ -461,7 +461,7 @@ pub fn fidelity(results_dir: &Path, criterion: &Path, bench_binary: Option<&Path
 pub fn vs(
     registry: &Registry,
     payload: &str,
-    operation: &str,
+    operation: Operation,
     a: &str,
     b: &str,
     budget: std::time::Duration,
@@ -469,11 +469,11 @@ pub fn vs(
     let arms: Vec<&crate::arm::Arm> = registry
         .arms
         .iter()
-        .filter(|arm| arm.id.codec.payload == payload && arm.id.operation.name() == operation)
+        .filter(|arm| arm.id.codec.payload == payload && arm.id.operation == operation)
         .collect();
     let find = |label: &str| -> Result<&crate::arm::Arm> {
         check_names(
-            &format!("arm of {payload} {operation}"),
+            &format!("arm of {payload} {}", operation.name()),
             &[label.to_string()],
             arms.iter().map(|arm| arm.id.label()),
         )?;

@@ -15,7 +15,7 @@ use anyhow::Result;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::UsageError;
-use crate::arm::{Arm, ArmId, CodecId, Encoder};
+use crate::arm::{Arm, ArmId, CodecId, Encoder, Operation};
 use crate::format::Registry;
 use crate::measure::{Measurement, Profile, Schedule};
 use crate::report::files::{self, DERIVED_FILES, OutDir, Record, SetKind};
@@ -36,7 +36,7 @@ pub struct Selection {
     pub formats: Vec<String>,
     pub backends: Vec<String>,
     pub payloads: Vec<String>,
-    pub operations: Vec<String>,
+    pub operations: Vec<Operation>,
 }
 
 fn allows(list: &[String], name: &str) -> bool {
@@ -59,7 +59,7 @@ impl Selection {
     }
 
     pub fn arm(&self, id: &ArmId) -> bool {
-        self.codec(&id.codec) && allows(&self.operations, id.operation.name())
+        self.codec(&id.codec) && (self.operations.is_empty() || self.operations.contains(&id.operation))
     }
 
     pub fn arms<'r>(&self, registry: &'r Registry) -> Vec<&'r Arm> {
