@@ -37,272 +37,326 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// List every arm, and every unsupported combination with its reason.
-    List {
-        #[command(flatten)]
-        select: Select,
-        /// Print JSON (formats, payloads, arms, unsupported) instead of a table.
-        #[arg(long, conflicts_with = "markdown")]
-        json: bool,
-        /// List the formats and backends (crates, schema, buffer policy) instead of the arms.
-        #[arg(long = "formats")]
-        formats_table: bool,
-        /// With --formats: as the Markdown table README holds.
-        #[arg(long, requires = "formats_table")]
-        markdown: bool,
-    },
+    List(ListArgs),
     /// Verify and time the selected arms; write results.csv and sizes.csv.
-    Run {
-        #[command(flatten)]
-        select: Select,
-        /// Operations to time (repeatable or comma-separated; default: all).
-        #[arg(long = "op", value_delimiter = ',')]
-        operations: Vec<Operation>,
-        #[arg(long, default_value = "quick")]
-        profile: Profile,
-        /// Results folder (default: results/local/<system>/, or <system>-native/ for a native
-        /// build).
-        #[arg(long)]
-        out: Option<PathBuf>,
-        /// Extend the folder's result set (after an interrupted run): measure only the selected
-        /// arms it does not hold yet, and again those that failed. The set must be of the same
-        /// machine, build, profile and schedule.
-        #[arg(long, conflicts_with = "replace")]
-        resume: bool,
-        /// Move the result set the folder holds into its replaced/ folder and start anew.
-        #[arg(long)]
-        replace: bool,
-        /// `time` (default) or `instructions`: deterministic instruction counts per operation
-        /// under valgrind's callgrind (Linux only), written to instructions.csv.
-        #[arg(long, value_enum, default_value = "time")]
-        measure: Measure,
-        /// Take every rep of one arm before the next arm (default: round-robin across the
-        /// payload's arms). Kept to measure what interleaving buys.
-        #[arg(long)]
-        burst: bool,
-        /// Full profile: other builds of this serbench (code layouts, e.g. from
-        /// scripts/build-layouts.sh) whose worker processes take turns pass by pass (repeatable).
-        #[arg(long = "layout")]
-        layouts: Vec<PathBuf>,
-    },
+    Run(RunArgs),
     /// Encoded and zstd-compressed sizes only, no timing: writes sizes.csv.
-    Sizes {
-        #[command(flatten)]
-        select: Select,
-        /// Output folder (default: results/local/<system>/).
-        #[arg(long)]
-        out: Option<PathBuf>,
-        /// Move the result set the folder holds into its replaced/ folder first.
-        #[arg(long)]
-        replace: bool,
-    },
+    Sizes(SizesArgs),
     /// Markdown report and SVG charts from one or more results folders (hosts side by side).
-    Report {
-        #[arg(required = true)]
-        dirs: Vec<PathBuf>,
-        /// Output folder (default: the first results folder).
-        #[arg(long)]
-        out: Option<PathBuf>,
-    },
+    Report(ReportArgs),
     /// Two results folders side by side, arm by arm, with coverage and drift.
-    Compare {
-        a: PathBuf,
-        b: PathBuf,
-        /// Print Markdown instead of a text table.
-        #[arg(long)]
-        markdown: bool,
-    },
+    Compare(CompareArgs),
     /// One arm over another of one payload and operation in a results folder: the unpaired
     /// interval, and the paired one where the folder kept its workers (full profile).
-    Ratio {
-        dir: PathBuf,
-        #[arg(long)]
-        payload: String,
-        #[arg(long = "op")]
-        operation: Operation,
-        /// The first arm's label as the report shows it, e.g. `postcard/postcard` or
-        /// `json/serde_json dynamic`.
-        numerator: String,
-        /// The second arm's label.
-        denominator: String,
-    },
+    Ratio(RatioArgs),
     /// Two arms of one payload and operation measured against each other in turns of about 1 ms
     /// (paired slices), until their ratio is known to ±1% or the budget is spent: one sentence.
-    Vs {
-        /// The first arm's label as the report shows it, e.g. `postcard/postcard`.
-        a: String,
-        /// The second arm's label.
-        b: String,
-        #[arg(long)]
-        payload: String,
-        #[arg(long = "op")]
-        operation: Operation,
-        /// Stop after this many seconds even if the ratio is not yet known to ±1%.
-        #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
-        budget: u64,
-        #[command(flatten)]
-        data: DataArgs,
-    },
+    Vs(VsArgs),
     /// Run the same selection twice back to back (into OUT/a and OUT/b) and print how well the
     /// first run's intervals cover the second run's means.
-    Selfcheck {
-        #[command(flatten)]
-        select: Select,
-        #[arg(long = "op", value_delimiter = ',')]
-        operations: Vec<Operation>,
-        #[arg(long, default_value = "full")]
-        profile: Profile,
-        #[arg(long)]
-        burst: bool,
-        /// Where both runs go (default: a temporary folder).
-        #[arg(long)]
-        out: Option<PathBuf>,
-        /// Move result sets already in OUT/a and OUT/b into their replaced/ folders first.
-        #[arg(long)]
-        replace: bool,
-    },
+    Selfcheck(SelfcheckArgs),
     /// What the harness costs: the timed loop around a no-op, and copy bandwidth.
-    Overhead {
-        #[arg(long, default_value = "quick")]
-        profile: Profile,
-    },
+    Overhead(OverheadArgs),
     /// Pair serbench's means with the independent criterion benchmarks of the same arms
     /// (`cargo bench --bench fidelity` first).
-    Fidelity {
-        /// A results folder holding the same arms (from `serbench run`).
-        results: PathBuf,
-        /// Criterion's output folder.
-        #[arg(long, default_value = "target/criterion")]
-        criterion: PathBuf,
-        /// The fidelity benchmark's executable (`cargo bench --bench fidelity --no-run` prints
-        /// it): also count instructions per operation of both sides under callgrind.
-        #[arg(long)]
-        bench_binary: Option<PathBuf>,
-    },
+    Fidelity(FidelityArgs),
     /// Internal: one worker process of a block (see `Profile::processes`): reads its arms as
     /// JSON on stdin, prints its reports as JSON on stdout.
     #[command(hide = true)]
-    BlockWorker {
-        #[arg(long)]
-        profile: Profile,
-        #[arg(long)]
-        burst: bool,
-        /// The run's data, read again to build the same registry.
-        #[command(flatten)]
-        data: DataArgs,
-    },
+    BlockWorker(BlockWorkerArgs),
     /// Internal: one arm under callgrind (see `run --measure instructions`).
     #[command(hide = true)]
-    InstructionsWorker {
-        /// The arm's coordinates as JSON.
-        #[arg(long)]
-        arm: String,
-    },
+    InstructionsWorker(InstructionsWorkerArgs),
     /// Feed every decoder hostile inputs derived from its real payloads (truncations, bit flips,
     /// garbage, length bombs, deep nesting), each decoder in its own worker processes; write
     /// robustness.csv and print the outcome table.
-    Robustness {
-        #[arg(long = "format", value_parser = PossibleValuesParser::new(crate::robustness::format_names()), value_delimiter = ',')]
-        formats: Vec<String>,
-        /// Payloads (default: the small ones).
-        #[arg(long = "payload", value_parser = payload_names(), value_delimiter = ',')]
-        payloads: Vec<String>,
-        #[arg(long = "backend", value_delimiter = ',')]
-        backends: Vec<String>,
-        /// Random cases per kind of hostile input, 1 to 1000000000 (bombs get four times as
-        /// many); generated as they run, so memory does not grow with it.
-        #[arg(long, default_value_t = crate::robustness::DEFAULT_CASES as u64,
-              value_parser = clap::value_parser!(u64).range(1..=MAX_CASES as u64))]
-        cases: u64,
-        /// The seed of the cases, decimal or 0x-hex (any 64-bit value).
-        #[arg(long, default_value = "0x5EED0B05", value_parser = parse_seed)]
-        seed: u64,
-        /// Allocation cap of a worker, in MiB, 1 to 1048576: a decoder asking for more is
-        /// recorded over-cap.
-        #[arg(long, default_value_t = (crate::robustness::DEFAULT_ALLOC_CAP >> 20) as u64,
-              value_parser = clap::value_parser!(u64).range(1..=MAX_ALLOC_CAP_MIB as u64))]
-        alloc_cap_mib: u64,
-        /// Seconds without an answer before a case counts as a hang, 1 to 86400.
-        #[arg(long, default_value_t = crate::robustness::DEFAULT_CASE_TIMEOUT.as_secs(),
-              value_parser = clap::value_parser!(u64).range(1..=MAX_CASE_TIMEOUT_SECS))]
-        case_timeout: u64,
-        /// Output folder (default: results/local/<system>/).
-        #[arg(long)]
-        out: Option<PathBuf>,
-        /// Move the robustness.csv the folder holds into its replaced/ folder first.
-        #[arg(long)]
-        replace: bool,
-    },
+    Robustness(RobustnessArgs),
     /// What each format adds to a binary and to a clean build: the fixed program footprint/
     /// built per format (and with none, the baseline) in fresh target dirs, release profile,
     /// stripped; writes footprint.csv. Slow: a clean build per format and run.
-    Footprint {
-        /// Formats to build (repeatable or comma-separated; default: all); the baseline is
-        /// always built.
-        #[arg(long = "format", value_parser = format_names(), value_delimiter = ',')]
-        formats: Vec<String>,
-        /// Clean builds of each, 1 to 100, back to back (footprint.csv is written after each
-        /// build).
-        #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..=100))]
-        runs: u64,
-        /// serbench's source tree (default: the one this binary was built from, else the
-        /// current folder).
-        #[arg(long)]
-        source: Option<PathBuf>,
-        /// Output folder (default: results/local/<system>/).
-        #[arg(long)]
-        out: Option<PathBuf>,
-        /// Move the footprint.csv the folder holds into its replaced/ folder first.
-        #[arg(long)]
-        replace: bool,
-    },
+    Footprint(FootprintArgs),
     /// Write the exact encoded bytes of one payload, or its logical data as pretty JSON.
-    Dump {
-        #[arg(long, value_parser = format_names())]
-        format: Option<String>,
-        #[command(flatten)]
-        codec: CodecArgs,
-        /// The logical data as pretty JSON instead of a format's bytes.
-        #[arg(long, conflicts_with = "format")]
-        logical: bool,
-        /// Output file (default: standard output). An existing file is refused unless --replace.
-        #[arg(short = 'o', long = "output")]
-        output: Option<PathBuf>,
-        /// Move an existing output file into `replaced/<time>/` beside it first.
-        #[arg(long, requires = "output")]
-        replace: bool,
-    },
+    Dump(DumpArgs),
     /// Decode BYTES_FILE, made by another program, with one codec and compare it with a payload:
     /// exit 0 when it holds the same data, 1 with the first differing path and both values.
-    Check {
-        #[arg(long, value_parser = format_names())]
-        format: String,
-        #[command(flatten)]
-        codec: CodecArgs,
-        bytes_file: PathBuf,
-    },
+    Check(CheckArgs),
     /// Write the Rust crate `--typed` builds for data files (types, derives, the arms' hook)
     /// without building it: to read, copy into a service, or edit.
-    Gen {
-        #[command(flatten)]
-        data: DataArgs,
-        /// Output folder (created; must not exist, or be empty).
-        #[arg(long)]
-        out: PathBuf,
-        /// Formats the crate carries (repeatable or comma-separated; default: all).
-        #[arg(long = "format", value_parser = format_names(), value_delimiter = ',')]
-        formats: Vec<String>,
-    },
+    Gen(GenArgs),
     /// Infer the schema of data files and write it as FILE.avsc, FILE.proto and FILE.schema.txt.
-    Schema {
-        #[command(flatten)]
-        data: DataArgs,
-        /// Output folder.
-        #[arg(long)]
-        out: PathBuf,
-        /// Move the schema files the folder holds for these data into its replaced/ folder first.
-        #[arg(long)]
-        replace: bool,
-    },
+    Schema(SchemaArgs),
+}
+
+#[derive(Args)]
+struct ListArgs {
+    #[command(flatten)]
+    select: Select,
+    /// Print JSON (formats, payloads, arms, unsupported) instead of a table.
+    #[arg(long, conflicts_with = "markdown")]
+    json: bool,
+    /// List the formats and backends (crates, schema, buffer policy) instead of the arms.
+    #[arg(long = "formats")]
+    formats_table: bool,
+    /// With --formats: as the Markdown table README holds.
+    #[arg(long, requires = "formats_table")]
+    markdown: bool,
+}
+
+#[derive(Args)]
+struct RunArgs {
+    #[command(flatten)]
+    select: Select,
+    /// Operations to time (repeatable or comma-separated; default: all).
+    #[arg(long = "op", value_delimiter = ',')]
+    operations: Vec<Operation>,
+    #[arg(long, default_value = "quick")]
+    profile: Profile,
+    /// Results folder (default: results/local/<system>/, or <system>-native/ for a native
+    /// build).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Extend the folder's result set (after an interrupted run): measure only the selected
+    /// arms it does not hold yet, and again those that failed. The set must be of the same
+    /// machine, build, profile and schedule.
+    #[arg(long, conflicts_with = "replace")]
+    resume: bool,
+    /// Move the result set the folder holds into its replaced/ folder and start anew.
+    #[arg(long)]
+    replace: bool,
+    /// `time` (default) or `instructions`: deterministic instruction counts per operation
+    /// under valgrind's callgrind (Linux only), written to instructions.csv.
+    #[arg(long, value_enum, default_value = "time")]
+    measure: Measure,
+    /// Take every rep of one arm before the next arm (default: round-robin across the
+    /// payload's arms). Kept to measure what interleaving buys.
+    #[arg(long)]
+    burst: bool,
+    /// Full profile: other builds of this serbench (code layouts, e.g. from
+    /// scripts/build-layouts.sh) whose worker processes take turns pass by pass (repeatable).
+    #[arg(long = "layout")]
+    layouts: Vec<PathBuf>,
+}
+
+#[derive(Args)]
+struct SizesArgs {
+    #[command(flatten)]
+    select: Select,
+    /// Output folder (default: results/local/<system>/).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Move the result set the folder holds into its replaced/ folder first.
+    #[arg(long)]
+    replace: bool,
+}
+
+#[derive(Args)]
+struct ReportArgs {
+    #[arg(required = true)]
+    dirs: Vec<PathBuf>,
+    /// Output folder (default: the first results folder).
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+#[derive(Args)]
+struct CompareArgs {
+    a: PathBuf,
+    b: PathBuf,
+    /// Print Markdown instead of a text table.
+    #[arg(long)]
+    markdown: bool,
+}
+
+#[derive(Args)]
+struct RatioArgs {
+    dir: PathBuf,
+    #[arg(long)]
+    payload: String,
+    #[arg(long = "op")]
+    operation: Operation,
+    /// The first arm's label as the report shows it, e.g. `postcard/postcard` or
+    /// `json/serde_json dynamic`.
+    numerator: String,
+    /// The second arm's label.
+    denominator: String,
+}
+
+#[derive(Args)]
+struct VsArgs {
+    /// The first arm's label as the report shows it, e.g. `postcard/postcard`.
+    a: String,
+    /// The second arm's label.
+    b: String,
+    #[arg(long)]
+    payload: String,
+    #[arg(long = "op")]
+    operation: Operation,
+    /// Stop after this many seconds even if the ratio is not yet known to ±1%.
+    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    budget: u64,
+    #[command(flatten)]
+    data: DataArgs,
+}
+
+#[derive(Args)]
+struct SelfcheckArgs {
+    #[command(flatten)]
+    select: Select,
+    #[arg(long = "op", value_delimiter = ',')]
+    operations: Vec<Operation>,
+    #[arg(long, default_value = "full")]
+    profile: Profile,
+    #[arg(long)]
+    burst: bool,
+    /// Where both runs go (default: a temporary folder).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Move result sets already in OUT/a and OUT/b into their replaced/ folders first.
+    #[arg(long)]
+    replace: bool,
+}
+
+#[derive(Args)]
+struct OverheadArgs {
+    #[arg(long, default_value = "quick")]
+    profile: Profile,
+}
+
+#[derive(Args)]
+struct FidelityArgs {
+    /// A results folder holding the same arms (from `serbench run`).
+    results: PathBuf,
+    /// Criterion's output folder.
+    #[arg(long, default_value = "target/criterion")]
+    criterion: PathBuf,
+    /// The fidelity benchmark's executable (`cargo bench --bench fidelity --no-run` prints
+    /// it): also count instructions per operation of both sides under callgrind.
+    #[arg(long)]
+    bench_binary: Option<PathBuf>,
+}
+
+#[derive(Args)]
+struct BlockWorkerArgs {
+    #[arg(long)]
+    profile: Profile,
+    #[arg(long)]
+    burst: bool,
+    /// The run's data, read again to build the same registry.
+    #[command(flatten)]
+    data: DataArgs,
+}
+
+#[derive(Args)]
+struct InstructionsWorkerArgs {
+    /// The arm's coordinates as JSON.
+    #[arg(long)]
+    arm: String,
+}
+
+#[derive(Args)]
+struct RobustnessArgs {
+    #[arg(long = "format", value_parser = PossibleValuesParser::new(crate::robustness::format_names()), value_delimiter = ',')]
+    formats: Vec<String>,
+    /// Payloads (default: the small ones).
+    #[arg(long = "payload", value_parser = payload_names(), value_delimiter = ',')]
+    payloads: Vec<String>,
+    #[arg(long = "backend", value_delimiter = ',')]
+    backends: Vec<String>,
+    /// Random cases per kind of hostile input, 1 to 1000000000 (bombs get four times as
+    /// many); generated as they run, so memory does not grow with it.
+    #[arg(long, default_value_t = crate::robustness::DEFAULT_CASES as u64,
+          value_parser = clap::value_parser!(u64).range(1..=MAX_CASES as u64))]
+    cases: u64,
+    /// The seed of the cases, decimal or 0x-hex (any 64-bit value).
+    #[arg(long, default_value = "0x5EED0B05", value_parser = parse_seed)]
+    seed: u64,
+    /// Allocation cap of a worker, in MiB, 1 to 1048576: a decoder asking for more is
+    /// recorded over-cap.
+    #[arg(long, default_value_t = (crate::robustness::DEFAULT_ALLOC_CAP >> 20) as u64,
+          value_parser = clap::value_parser!(u64).range(1..=MAX_ALLOC_CAP_MIB as u64))]
+    alloc_cap_mib: u64,
+    /// Seconds without an answer before a case counts as a hang, 1 to 86400.
+    #[arg(long, default_value_t = crate::robustness::DEFAULT_CASE_TIMEOUT.as_secs(),
+          value_parser = clap::value_parser!(u64).range(1..=MAX_CASE_TIMEOUT_SECS))]
+    case_timeout: u64,
+    /// Output folder (default: results/local/<system>/).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Move the robustness.csv the folder holds into its replaced/ folder first.
+    #[arg(long)]
+    replace: bool,
+}
+
+#[derive(Args)]
+struct FootprintArgs {
+    /// Formats to build (repeatable or comma-separated; default: all); the baseline is
+    /// always built.
+    #[arg(long = "format", value_parser = format_names(), value_delimiter = ',')]
+    formats: Vec<String>,
+    /// Clean builds of each, 1 to 100, back to back (footprint.csv is written after each
+    /// build).
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..=100))]
+    runs: u64,
+    /// serbench's source tree (default: the one this binary was built from, else the
+    /// current folder).
+    #[arg(long)]
+    source: Option<PathBuf>,
+    /// Output folder (default: results/local/<system>/).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Move the footprint.csv the folder holds into its replaced/ folder first.
+    #[arg(long)]
+    replace: bool,
+}
+
+#[derive(Args)]
+struct DumpArgs {
+    #[arg(long, value_parser = format_names())]
+    format: Option<String>,
+    #[command(flatten)]
+    codec: CodecArgs,
+    /// The logical data as pretty JSON instead of a format's bytes.
+    #[arg(long, conflicts_with = "format")]
+    logical: bool,
+    /// Output file (default: standard output). An existing file is refused unless --replace.
+    #[arg(short = 'o', long = "output")]
+    output: Option<PathBuf>,
+    /// Move an existing output file into `replaced/<time>/` beside it first.
+    #[arg(long, requires = "output")]
+    replace: bool,
+}
+
+#[derive(Args)]
+struct CheckArgs {
+    #[arg(long, value_parser = format_names())]
+    format: String,
+    #[command(flatten)]
+    codec: CodecArgs,
+    bytes_file: PathBuf,
+}
+
+#[derive(Args)]
+struct GenArgs {
+    #[command(flatten)]
+    data: DataArgs,
+    /// Output folder (created; must not exist, or be empty).
+    #[arg(long)]
+    out: PathBuf,
+    /// Formats the crate carries (repeatable or comma-separated; default: all).
+    #[arg(long = "format", value_parser = format_names(), value_delimiter = ',')]
+    formats: Vec<String>,
+}
+
+#[derive(Args)]
+struct SchemaArgs {
+    #[command(flatten)]
+    data: DataArgs,
+    /// Output folder.
+    #[arg(long)]
+    out: PathBuf,
+    /// Move the schema files the folder holds for these data into its replaced/ folder first.
+    #[arg(long)]
+    replace: bool,
 }
 
 /// The matrix axes every command can narrow; each flag is repeatable.
@@ -498,219 +552,204 @@ pub fn main() -> ExitCode {
     }
 }
 
-/// Calls the subcommand's function and prints what it returns.
+/// Calls the subcommand's function and prints what it returns, one line per subcommand. The
+/// registry is built only where arms are listed, measured or read: the instructions worker
+/// builds its own format alone (nothing else may touch its heap before counting), the block
+/// worker only what its arms need, and gen and schema read data files, not arms.
 fn execute(command: Command) -> Result<()> {
-    // Workers first: the instructions worker builds only its own format (nothing else may touch
-    // its heap before counting), the block worker only what its arms need.
+    let request = command.data_request();
+    let registry = || crate::codegen::hook::registry(&request);
     match command {
-        Command::InstructionsWorker { arm } => return commands::instructions_worker(&arm),
-        Command::BlockWorker {
-            profile,
-            burst,
-            ref data,
-        } => {
-            return print(commands::block_worker(
-                &profile,
-                commands::schedule(burst),
-                &data.request(),
-            )?);
-        }
-        Command::Gen {
-            ref data,
-            ref out,
-            ref formats,
-        } => return print(crate::codegen::write_crate(&data.request(), formats, out)?),
-        // Before the registry: it reads data files, not arms.
-        Command::Schema {
-            ref data,
-            ref out,
-            replace,
-        } => return print(commands::schema(&data.request(), out, replace)?),
-        _ => {}
+        Command::List(args) => args.execute(&registry()?),
+        Command::Run(args) => args.execute(&registry()?),
+        Command::Sizes(args) => args.execute(&registry()?),
+        Command::Report(args) => print(commands::report(&args.dirs, args.out)?),
+        Command::Compare(args) => print(commands::compare(&args.a, &args.b, args.markdown)?),
+        Command::Ratio(args) => args.execute(),
+        Command::Vs(args) => args.execute(&registry()?),
+        Command::Selfcheck(args) => args.execute(&registry()?),
+        Command::Overhead(args) => print(commands::overhead(&args.profile)?),
+        Command::Fidelity(args) => args.execute(),
+        Command::BlockWorker(args) => args.execute(&request),
+        Command::InstructionsWorker(args) => commands::instructions_worker(&args.arm),
+        Command::Robustness(args) => args.execute(&registry()?),
+        Command::Footprint(args) => args.execute(),
+        Command::Dump(args) => args.execute(&registry()?),
+        Command::Check(args) => args.execute(&registry()?),
+        Command::Gen(args) => print(crate::codegen::write_crate(&request, &args.formats, &args.out)?),
+        Command::Schema(args) => print(commands::schema(&request, &args.out, args.replace)?),
     }
-    let registry = crate::codegen::hook::registry(&command.data_request())?;
-    match command {
-        Command::InstructionsWorker { .. }
-        | Command::BlockWorker { .. }
-        | Command::Schema { .. }
-        | Command::Gen { .. } => {
-            unreachable!("handled above")
+}
+
+impl ListArgs {
+    fn execute(self, registry: &Registry) -> Result<()> {
+        if self.formats_table {
+            return print(commands::list_formats(self.markdown));
         }
-        Command::List {
-            formats_table: true,
-            markdown,
-            ..
-        } => print(commands::list_formats(markdown)),
-        Command::List { select, json, .. } => {
-            let selection = select.selection(Vec::new(), &registry)?;
-            print(commands::list(&registry, &selection, json)?)
-        }
-        Command::Run {
-            select,
-            operations,
-            profile,
-            out,
-            resume,
-            replace,
-            measure,
-            burst,
-            layouts,
-        } => {
-            let selection = select.selection(operations, &registry)?;
-            let out = out.unwrap_or_else(commands::default_out);
-            match measure {
-                Measure::Instructions if resume => Err(UsageError::error(
-                    "--resume extends a timing run; instruction counts are taken whole (--replace to redo them)",
-                )),
-                Measure::Instructions if !layouts.is_empty() => Err(UsageError::error(
-                    "--layout spreads timing workers over builds; instruction counts are taken in this build only",
-                )),
-                Measure::Instructions => print(commands::count_instructions(
-                    &registry, &selection, &out, replace,
-                )?),
-                Measure::Time => {
-                    let options = RunOptions {
-                        profile,
-                        schedule: commands::schedule(burst),
-                        out,
-                        resume,
-                        replace,
-                        layouts,
-                    };
-                    print(commands::run(&registry, &selection, &options)?)
-                }
-            }
-        }
-        Command::Sizes { select, out, replace } => {
-            let selection = select.selection(Vec::new(), &registry)?;
-            let out = out.unwrap_or_else(commands::default_out);
-            print(commands::sizes(&registry, &selection, &out, replace)?)
-        }
-        Command::Robustness {
-            formats,
-            payloads,
-            backends,
-            cases,
-            seed,
-            alloc_cap_mib,
-            case_timeout,
-            out,
-            replace,
-        } => {
-            let options = commands::robustness_options(
-                formats,
-                payloads,
-                backends,
-                cases,
-                seed,
-                alloc_cap_mib,
-                case_timeout,
-            );
-            let out = out.unwrap_or_else(commands::default_out);
-            print(commands::robustness(&registry, &options, &out, replace)?)
-        }
-        Command::Footprint {
-            formats,
-            runs,
-            source,
-            out,
-            replace,
-        } => {
-            let options = crate::footprint::FootprintOptions {
-                formats,
-                runs: runs as usize,
-                source: source.unwrap_or_else(crate::footprint::default_source),
-            };
-            let out = out.unwrap_or_else(commands::default_out);
-            print(commands::footprint(&options, &out, replace)?)
-        }
-        Command::Report { dirs, out } => print(commands::report(&dirs, out)?),
-        Command::Compare { a, b, markdown } => print(commands::compare(&a, &b, markdown)?),
-        Command::Ratio {
-            dir,
-            payload,
-            operation,
-            numerator,
-            denominator,
-        } => print(commands::ratio(
-            &dir,
-            &payload,
-            operation,
-            &numerator,
-            &denominator,
-        )?),
-        Command::Vs {
-            a,
-            b,
-            payload,
-            operation,
-            budget,
-            ..
-        } => print(commands::vs(
-            &registry,
-            &payload,
-            operation,
-            &a,
-            &b,
-            std::time::Duration::from_secs(budget),
-        )?),
-        Command::Selfcheck {
-            select,
-            operations,
-            profile,
-            burst,
-            out,
-            replace,
-        } => {
-            let selection = select.selection(operations, &registry)?;
-            print(commands::selfcheck(
-                &registry,
+        let selection = self.select.selection(Vec::new(), registry)?;
+        print(commands::list(registry, &selection, self.json)?)
+    }
+}
+
+impl RunArgs {
+    fn execute(self, registry: &Registry) -> Result<()> {
+        let selection = self.select.selection(self.operations, registry)?;
+        let out = self.out.unwrap_or_else(commands::default_out);
+        match self.measure {
+            Measure::Instructions if self.resume => Err(UsageError::error(
+                "--resume extends a timing run; instruction counts are taken whole (--replace to redo them)",
+            )),
+            Measure::Instructions if !self.layouts.is_empty() => Err(UsageError::error(
+                "--layout spreads timing workers over builds; instruction counts are taken in this build only",
+            )),
+            Measure::Instructions => print(commands::count_instructions(
+                registry,
                 &selection,
-                profile,
-                commands::schedule(burst),
-                out,
-                replace,
-            )?)
-        }
-        Command::Overhead { profile } => print(commands::overhead(&profile)?),
-        Command::Fidelity {
-            results,
-            criterion,
-            bench_binary,
-        } => print(commands::fidelity(&results, &criterion, bench_binary.as_deref())?),
-        Command::Dump {
-            format,
-            codec,
-            logical,
-            output,
-            replace,
-        } => {
-            let payload = commands::one_payload(&registry, codec.payload.as_deref())?;
-            let query = format.as_deref().map(|format| codec.query(format, &payload));
-            let bytes = commands::dump(&registry, &payload, query.as_ref(), logical)?;
-            match output {
-                Some(path) => commands::write_output(&path, &bytes, replace),
-                None => {
-                    let mut stdout = std::io::stdout().lock();
-                    stdout.write_all(&bytes)?;
-                    Ok(stdout.flush()?)
-                }
+                &out,
+                self.replace,
+            )?),
+            Measure::Time => {
+                let options = RunOptions {
+                    profile: self.profile,
+                    schedule: commands::schedule(self.burst),
+                    out,
+                    resume: self.resume,
+                    replace: self.replace,
+                    layouts: self.layouts,
+                };
+                print(commands::run(registry, &selection, &options)?)
             }
         }
-        Command::Check {
-            format,
-            codec,
-            bytes_file,
-        } => {
-            let payload = commands::one_payload(&registry, codec.payload.as_deref())?;
-            let max_bytes = codec.data.max_data_mib << 20;
-            print(crate::check::check(
-                &registry,
-                &codec.query(&format, &payload),
-                &bytes_file,
-                max_bytes,
-            )?)
+    }
+}
+
+impl SizesArgs {
+    fn execute(self, registry: &Registry) -> Result<()> {
+        let selection = self.select.selection(Vec::new(), registry)?;
+        let out = self.out.unwrap_or_else(commands::default_out);
+        print(commands::sizes(registry, &selection, &out, self.replace)?)
+    }
+}
+
+impl RatioArgs {
+    fn execute(self) -> Result<()> {
+        print(commands::ratio(
+            &self.dir,
+            &self.payload,
+            self.operation,
+            &self.numerator,
+            &self.denominator,
+        )?)
+    }
+}
+
+impl VsArgs {
+    fn execute(self, registry: &Registry) -> Result<()> {
+        let budget = std::time::Duration::from_secs(self.budget);
+        print(commands::vs(
+            registry,
+            &self.payload,
+            self.operation,
+            &self.a,
+            &self.b,
+            budget,
+        )?)
+    }
+}
+
+impl SelfcheckArgs {
+    fn execute(self, registry: &Registry) -> Result<()> {
+        let selection = self.select.selection(self.operations, registry)?;
+        print(commands::selfcheck(
+            registry,
+            &selection,
+            self.profile,
+            commands::schedule(self.burst),
+            self.out,
+            self.replace,
+        )?)
+    }
+}
+
+impl FidelityArgs {
+    fn execute(self) -> Result<()> {
+        print(commands::fidelity(
+            &self.results,
+            &self.criterion,
+            self.bench_binary.as_deref(),
+        )?)
+    }
+}
+
+impl BlockWorkerArgs {
+    fn execute(self, request: &payload::data::Request) -> Result<()> {
+        print(commands::block_worker(
+            &self.profile,
+            commands::schedule(self.burst),
+            request,
+        )?)
+    }
+}
+
+impl RobustnessArgs {
+    fn execute(self, registry: &Registry) -> Result<()> {
+        let options = crate::robustness::RobustnessOptions {
+            formats: self.formats,
+            payloads: self.payloads,
+            backends: self.backends,
+            cases: self.cases as usize,
+            seed: self.seed,
+            alloc_cap: (self.alloc_cap_mib as usize) << 20,
+            case_timeout: std::time::Duration::from_secs(self.case_timeout),
+            progress: true,
+            ..Default::default()
+        };
+        let out = self.out.unwrap_or_else(commands::default_out);
+        print(commands::robustness(registry, &options, &out, self.replace)?)
+    }
+}
+
+impl FootprintArgs {
+    fn execute(self) -> Result<()> {
+        let options = crate::footprint::FootprintOptions {
+            formats: self.formats,
+            runs: self.runs as usize,
+            source: self.source.unwrap_or_else(crate::footprint::default_source),
+        };
+        let out = self.out.unwrap_or_else(commands::default_out);
+        print(commands::footprint(&options, &out, self.replace)?)
+    }
+}
+
+impl DumpArgs {
+    fn execute(self, registry: &Registry) -> Result<()> {
+        let payload = commands::one_payload(registry, self.codec.payload.as_deref())?;
+        let query = self
+            .format
+            .as_deref()
+            .map(|format| self.codec.query(format, &payload));
+        let bytes = commands::dump(registry, &payload, query.as_ref(), self.logical)?;
+        match self.output {
+            Some(path) => commands::write_output(&path, &bytes, self.replace),
+            None => {
+                let mut stdout = std::io::stdout().lock();
+                stdout.write_all(&bytes)?;
+                Ok(stdout.flush()?)
+            }
         }
+    }
+}
+
+impl CheckArgs {
+    fn execute(self, registry: &Registry) -> Result<()> {
+        let payload = commands::one_payload(registry, self.codec.payload.as_deref())?;
+        let max_bytes = self.codec.data.max_data_mib << 20;
+        print(crate::check::check(
+            registry,
+            &self.codec.query(&self.format, &payload),
+            &self.bytes_file,
+            max_bytes,
+        )?)
     }
 }
 
@@ -718,15 +757,17 @@ impl Command {
     /// The data the command measures (`--data`), read before the registry is built.
     fn data_request(&self) -> payload::data::Request {
         match self {
-            Command::List { select, .. }
-            | Command::Run { select, .. }
-            | Command::Sizes { select, .. }
-            | Command::Selfcheck { select, .. } => select.data.request(),
-            Command::Dump { codec, .. } | Command::Check { codec, .. } => codec.data.request(),
-            Command::BlockWorker { data, .. }
-            | Command::Schema { data, .. }
-            | Command::Gen { data, .. }
-            | Command::Vs { data, .. } => data.request(),
+            Command::List(ListArgs { select, .. })
+            | Command::Run(RunArgs { select, .. })
+            | Command::Sizes(SizesArgs { select, .. })
+            | Command::Selfcheck(SelfcheckArgs { select, .. }) => select.data.request(),
+            Command::Dump(DumpArgs { codec, .. }) | Command::Check(CheckArgs { codec, .. }) => {
+                codec.data.request()
+            }
+            Command::BlockWorker(BlockWorkerArgs { data, .. })
+            | Command::Schema(SchemaArgs { data, .. })
+            | Command::Gen(GenArgs { data, .. })
+            | Command::Vs(VsArgs { data, .. }) => data.request(),
             _ => payload::data::Request::default(),
         }
     }
@@ -734,12 +775,12 @@ impl Command {
     /// The formats a `--typed` build must carry (none named: every enabled format).
     fn typed_formats(&self) -> Vec<String> {
         match self {
-            Command::List { select, .. }
-            | Command::Run { select, .. }
-            | Command::Sizes { select, .. }
-            | Command::Selfcheck { select, .. } => select.formats.clone(),
-            Command::Dump { format, .. } => format.iter().cloned().collect(),
-            Command::Check { format, .. } => vec![format.clone()],
+            Command::List(ListArgs { select, .. })
+            | Command::Run(RunArgs { select, .. })
+            | Command::Sizes(SizesArgs { select, .. })
+            | Command::Selfcheck(SelfcheckArgs { select, .. }) => select.formats.clone(),
+            Command::Dump(args) => args.format.iter().cloned().collect(),
+            Command::Check(args) => vec![args.format.clone()],
             _ => Vec::new(),
         }
     }
@@ -768,13 +809,13 @@ mod tests {
             "instructions",
         ])
         .unwrap();
-        let Command::Run {
+        let Command::Run(RunArgs {
             select,
             operations,
             profile,
             measure,
             ..
-        } = cli.command
+        }) = cli.command
         else {
             panic!("not run")
         };

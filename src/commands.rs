@@ -4,7 +4,7 @@
 //! result; main.rs only parses and prints.
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use anyhow::{Context, Result};
 
@@ -582,29 +582,6 @@ pub fn block_worker(
 pub fn instructions_worker(arm: &str) -> Result<()> {
     let id: ArmId = serde_json::from_str(arm).context("--arm is an arm's coordinates as JSON")?;
     crate::instructions::worker(&id)
-}
-
-/// The robustness options of the command line: the counts in range (clap checked them).
-pub fn robustness_options(
-    formats: Vec<String>,
-    payloads: Vec<String>,
-    backends: Vec<String>,
-    cases: u64,
-    seed: u64,
-    alloc_cap_mib: u64,
-    case_timeout_secs: u64,
-) -> RobustnessOptions {
-    RobustnessOptions {
-        formats,
-        payloads,
-        backends,
-        cases: cases as usize,
-        seed,
-        alloc_cap: (alloc_cap_mib as usize) << 20,
-        case_timeout: Duration::from_secs(case_timeout_secs),
-        progress: true,
-        ..Default::default()
-    }
 }
 
 /// A private scratch folder for callgrind's dump files.
