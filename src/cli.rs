@@ -123,8 +123,7 @@ struct RunArgs {
     /// Move the result set the folder holds into its replaced/ folder and start anew.
     #[arg(long)]
     replace: bool,
-    /// `time` (default) or `instructions`: deterministic instruction counts per operation
-    /// under valgrind's callgrind (Linux only), written to instructions.csv.
+    /// What to measure.
     #[arg(long, value_enum, default_value = "time")]
     measure: Measure,
     /// Take every rep of one arm before the next arm (default: round-robin across the
@@ -458,9 +457,10 @@ fn payload_names() -> PossibleValuesParser {
 /// What `run` measures.
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum Measure {
-    /// Wall time per operation, in worker processes (the profile's).
+    /// Wall time per operation, sampled as the profile says: results.csv.
     Time,
-    /// Instructions per operation under valgrind's callgrind (Linux only): instructions.csv.
+    /// Deterministic instruction counts per operation under valgrind's callgrind, with its
+    /// cache simulation (Linux only): instructions.csv.
     Instructions,
 }
 
