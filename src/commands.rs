@@ -344,24 +344,10 @@ pub fn ratio(
         &denominator,
     )
     .with_context(|| format!("{numerator} or {denominator} has no figures (failed)"))?;
-    let (interval, basis) = match (
-        ratio.paired_ratio,
-        ratio.paired_low,
-        ratio.paired_high,
-        ratio.paired_workers,
-    ) {
-        (Some(ratio), Some(low), Some(high), Some(workers)) => (
-            crate::stats::RatioInterval { ratio, low, high },
-            format!("95%, paired over {workers} workers"),
-        ),
-        _ => (
-            crate::stats::RatioInterval {
-                ratio: ratio.ratio,
-                low: ratio.ci95_low,
-                high: ratio.ci95_high,
-            },
-            "95%, unpaired: no worker of this folder measured both".to_string(),
-        ),
+    let (interval, paired) = ratio.quoted();
+    let basis = match ratio.paired_workers {
+        Some(workers) if paired => format!("95%, paired over {workers} workers"),
+        _ => "95%, unpaired: no worker of this folder measured both".to_string(),
     };
     let sentence = verdict::sentence(
         &numerator.label(),

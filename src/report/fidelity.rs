@@ -119,11 +119,7 @@ pub struct RatioPair {
 impl RatioPair {
     /// serbench's interval (the paired one where there is one) holds criterion's ratio.
     pub fn inside(&self) -> bool {
-        let (low, high) = match (self.serbench.paired_low, self.serbench.paired_high) {
-            (Some(low), Some(high)) => (low, high),
-            _ => (self.serbench.ci95_low, self.serbench.ci95_high),
-        };
-        low <= self.criterion && self.criterion <= high
+        self.serbench.quoted().0.holds(self.criterion)
     }
 }
 
@@ -162,15 +158,16 @@ pub fn ratio_table(pairs: &[RatioPair]) -> String {
         .iter()
         .map(|pair| {
             let ratio = &pair.serbench;
-            let (value, low, high, kind) = match (ratio.paired_ratio, ratio.paired_low, ratio.paired_high) {
-                (Some(value), Some(low), Some(high)) => (value, low, high, "paired"),
-                _ => (ratio.ratio, ratio.ci95_low, ratio.ci95_high, "unpaired"),
-            };
+            let (interval, paired) = ratio.quoted();
+            let kind = if paired { "paired" } else { "unpaired" };
             vec![
                 format!("{} {}", ratio.payload, ratio.operation.name()),
                 format!("{} / {}", ratio.numerator, ratio.denominator),
                 format!("{:.3}", pair.criterion),
-                format!("{value:.3} [{low:.3}, {high:.3}] {kind}"),
+                format!(
+                    "{:.3} [{:.3}, {:.3}] {kind}",
+                    interval.ratio, interval.low, interval.high
+                ),
                 if pair.inside() { "yes".into() } else { "NO".into() },
             ]
         })

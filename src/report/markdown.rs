@@ -1006,13 +1006,9 @@ fn fastest_cell(ratio: &ratios::Ratio) -> (String, bool) {
             ratio_text(high)
         )
     };
-    match (ratio.paired_ratio, ratio.paired_low, ratio.paired_high) {
-        (Some(value), Some(low), Some(high)) => (interval(value, low, high), true),
-        _ => (
-            interval(ratio.ratio, ratio.ci95_low, ratio.ci95_high) + " *",
-            false,
-        ),
-    }
+    let (quoted, paired) = ratio.quoted();
+    let cell = interval(quoted.ratio, quoted.low, quoted.high);
+    (if paired { cell } else { cell + " *" }, paired)
 }
 
 fn optional<T>(value: Option<T>, show: impl Fn(T) -> String) -> String {

@@ -45,6 +45,24 @@ pub struct Ratio {
     pub paired_workers: Option<usize>,
 }
 
+impl Ratio {
+    /// The interval a reader quotes: the paired one where the run kept its workers (and
+    /// `true`), else the unpaired one from the two arms' own intervals (and `false`).
+    pub fn quoted(&self) -> (stats::RatioInterval, bool) {
+        match (self.paired_ratio, self.paired_low, self.paired_high) {
+            (Some(ratio), Some(low), Some(high)) => (stats::RatioInterval { ratio, low, high }, true),
+            _ => (
+                stats::RatioInterval {
+                    ratio: self.ratio,
+                    low: self.ci95_low,
+                    high: self.ci95_high,
+                },
+                false,
+            ),
+        }
+    }
+}
+
 /// Each worker's time per record of each arm: `(arm, pass) -> ns per record`.
 pub type WorkerMeans<'a> = HashMap<(&'a ArmId, usize), f64>;
 
