@@ -122,10 +122,6 @@ impl Profile {
     };
     pub const ALL: [Profile; 3] = [Profile::SMOKE, Profile::QUICK, Profile::FULL];
 
-    pub fn by_name(name: &str) -> Option<Profile> {
-        Profile::ALL.into_iter().find(|profile| profile.name == name)
-    }
-
     /// What one worker process does: up to `reps_each` reps of each of its arms (at least
     /// `min_reps`, and fewer once the profile's `budget` of an arm is spent: an arm slower
     /// than a slice takes fewer), after its own warm-up; no precision target of its own.

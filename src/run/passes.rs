@@ -354,7 +354,7 @@ mod tests {
 
     #[test]
     fn a_pass_line_without_intervals_says_so() {
-        let profile = Profile::by_name("full").unwrap();
+        let profile = Profile::FULL;
         let minute = Duration::from_secs(60);
         let line = pass_line(0, 2, &[None, None], &profile, minute);
         assert!(
@@ -372,7 +372,7 @@ mod tests {
 
     #[test]
     fn an_arm_gets_a_row_once_two_workers_bound_its_interval() {
-        let profile = Profile::by_name("full").unwrap();
+        let profile = Profile::FULL;
         let this_run = ResultRow::default();
         let id = ArmId::typed("json", "serde_json", "", "order", Operation::Decode);
         let worker = |pass: usize, mean_ns: f64| {

@@ -36,12 +36,6 @@ impl DataFraming {
             DataFraming::Ndjson => "ndjson",
         }
     }
-
-    pub fn by_name(name: &str) -> Option<DataFraming> {
-        DataFraming::ALL
-            .into_iter()
-            .find(|framing| framing.name() == name)
-    }
 }
 
 /// The records of a data file and how it held them.
