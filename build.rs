@@ -1,8 +1,8 @@
 //! Records the compiler, the source commit and the CPU the code is compiled for (portable or
-//! native, src/report/codegen.rs) into the binary, so every result row says which build
-//! produced it, and the hash of its sources (src/report/stamp.rs), by which the binary takes the
+//! native, src/host/flags.rs) into the binary, so every result row says which build
+//! produced it, and the hash of its sources (src/host/stamp.rs), by which the binary takes the
 //! commit from git at run time. A Nix build has no `.git` and compiles in `unknown`: the flake's
-//! wrapper sets SERBENCH_COMMIT at run time instead (src/report/host.rs). Either way a commit
+//! wrapper sets SERBENCH_COMMIT at run time instead (src/host/mod.rs). Either way a commit
 //! that changes no source does not rebuild the binary.
 //!
 //! It also writes the locked version of every direct dependency (`$OUT_DIR/crate_versions.rs`),
@@ -12,10 +12,10 @@
 use std::process::Command;
 
 // The one reading of the compiler flags, shared with the library (and tested there).
-#[path = "src/report/codegen.rs"]
-mod codegen;
+#[path = "src/host/flags.rs"]
+mod flags;
 // The one hash of the package's sources, shared with the library.
-#[path = "src/report/stamp.rs"]
+#[path = "src/host/stamp.rs"]
 mod stamp;
 
 fn output(program: &str, args: &[&str]) -> Option<String> {
@@ -41,10 +41,7 @@ fn main() {
     // Portable or native, from the flags cargo passes to rustc for this package (RUSTFLAGS and
     // cargo's config alike): a results row then says which build measured it.
     let rustflags = std::env::var("CARGO_ENCODED_RUSTFLAGS").unwrap_or_default();
-    println!(
-        "cargo:rustc-env=SERBENCH_BUILD={}",
-        codegen::build_kind(&rustflags)
-    );
+    println!("cargo:rustc-env=SERBENCH_BUILD={}", flags::build_kind(&rustflags));
 
     // The enabled Cargo features, so a test can check the format registry against them.
     let mut features: Vec<String> = std::env::vars()

@@ -1,9 +1,9 @@
 # serbench with the commit stamped at run time: a wrapper sets SERBENCH_COMMIT, which the binary
-# prefers to the `unknown` compiled into a Nix build (src/report/host.rs). The binary itself is
+# prefers to the `unknown` compiled into a Nix build (src/host/mod.rs). The binary itself is
 # built from the sources alone (source.nix), so a commit that changes none of them rebuilds only
 # this wrapper.
 #
-# `--typed` builds a crate of the data's types against serbench's library (src/codegen): the
+# `--typed` builds a crate of the data's types against serbench's library (src/typed, src/codegen): the
 # wrapper gives it the source this binary was built from, the crates it was built with (vendored
 # from Cargo.lock, so the build is offline), the pinned toolchain, a C compiler (zstd's bundled C)
 # and the Cap'n Proto compiler, and flatc where nixpkgs has the version the flatbuffers crate

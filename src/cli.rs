@@ -26,7 +26,7 @@ use crate::run::{RunOptions, Selection};
     name = "serbench",
     // The commit and the build too: a run checks that its other layouts (`--layout`) are
     // builds of itself.
-    version = crate::report::host::version(),
+    version = crate::host::version(),
     about = "Which serialization format is cheapest for my data?"
 )]
 struct Cli {
@@ -532,8 +532,8 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let outcome = match cli.command.data_request() {
         // The plain binary hands a `--typed` command to the binary built for the data's types.
-        request if request.typed && !crate::codegen::hook::installed() => {
-            crate::codegen::build::run_typed(&request, &cli.command.typed_formats())
+        request if request.typed && !crate::typed::hook::installed() => {
+            crate::typed::build::run_typed(&request, &cli.command.typed_formats())
         }
         _ => execute(cli.command),
     };
@@ -558,7 +558,7 @@ pub fn main() -> ExitCode {
 /// worker only what its arms need, and gen and schema read data files, not arms.
 fn execute(command: Command) -> Result<()> {
     let request = command.data_request();
-    let registry = || crate::codegen::hook::registry(&request);
+    let registry = || crate::typed::hook::registry(&request);
     match command {
         Command::List(args) => args.execute(&registry()?),
         Command::Run(args) => args.execute(&registry()?),
@@ -576,7 +576,7 @@ fn execute(command: Command) -> Result<()> {
         Command::Footprint(args) => args.execute(),
         Command::Dump(args) => args.execute(&registry()?),
         Command::Check(args) => args.execute(&registry()?),
-        Command::Gen(args) => print(crate::codegen::write_crate(&request, &args.formats, &args.out)?),
+        Command::Gen(args) => print(crate::typed::write_crate(&request, &args.formats, &args.out)?),
         Command::Schema(args) => print(commands::schema(&request, &args.out, args.replace)?),
     }
 }

@@ -10,14 +10,16 @@ use anyhow::{Context, Result};
 
 use crate::arm::{ArmId, Operation};
 use crate::check::CodecQuery;
+use crate::files::{OutDir, ResultSet};
 use crate::footprint::FootprintOptions;
 use crate::format::{Registry, Unsupported};
+use crate::host;
 use crate::measure::{Profile, Schedule};
-use crate::report::files::{OutDir, SetKind};
-use crate::report::footprint as report_footprint;
-use crate::report::{compare, fidelity, formats, host, load, markdown, ratios, results, table, verdict};
+use crate::report::{compare, fidelity, formats, markdown, table, verdict};
 use crate::robustness::RobustnessOptions;
 use crate::run::{RunOptions, Selection};
+use crate::schema::footprint::{self as footprint_csv, FootprintRow};
+use crate::schema::{SetKind, load, ratios, results};
 use crate::{UsageError, check_names};
 
 /// Where results go without `--out`: not results/<system>/, whose committed results a run
@@ -109,7 +111,7 @@ pub fn list_formats(markdown: bool) -> String {
 /// files are.
 pub fn run(registry: &Registry, selection: &Selection, options: &RunOptions) -> Result<String> {
     let started = Instant::now();
-    let summary = crate::run::run(registry, selection, options)?;
+    let (summary, report) = run_and_report(registry, selection, options)?;
     let rows = &summary.rows;
     let mut text = table::summary(rows);
     let smoke = options.profile.name == Profile::SMOKE.name;
@@ -124,11 +126,22 @@ pub fn run(registry: &Registry, selection: &Selection, options: &RunOptions) -> 
         started.elapsed().as_secs_f64(),
         options.profile.name,
         options.out.display(),
-        summary.report.display()
+        report.display()
     );
     text += &profile_caveat(&options.profile);
     text += &busy_warning(rows);
     Ok(text)
+}
+
+/// A run, then the report of its whole folder (written while the run still holds the folder).
+fn run_and_report(
+    registry: &Registry,
+    selection: &Selection,
+    options: &RunOptions,
+) -> Result<(crate::run::RunSummary, PathBuf)> {
+    let summary = crate::run::run(registry, selection, options)?;
+    let report = markdown::write(&[load::load(summary.out.path())?], &summary.out)?.report;
+    Ok((summary, report))
 }
 
 /// What a profile's intervals are, for the profiles whose intervals are not rerun intervals.
@@ -200,7 +213,7 @@ pub fn count_instructions(
         rows.push(row);
     }
     std::fs::remove_dir_all(&scratch).ok();
-    let path = out.write_csv(crate::instructions::FILE_NAME, &rows)?;
+    let path = out.write_csv(crate::schema::instructions::FILE_NAME, &rows)?;
     Ok(table::instructions(&rows) + &format!("{}\n", path.display()))
 }
 
@@ -233,7 +246,7 @@ pub fn robustness(
     out.write_file(crate::robustness::FILE_NAME, |file| {
         crate::robustness::write_csv(file, &rows)
     })?;
-    let mut text = crate::robustness::markdown_table(&rows);
+    let mut text = crate::report::robustness::markdown_table(&rows);
     text += &format!(
         "\n{} rows in {:.1} s (seed {:#x}, {} cases per kind): {}\n",
         rows.len(),
@@ -260,12 +273,12 @@ pub fn footprint(options: &FootprintOptions, out: &Path, replace: bool) -> Resul
     let reported = out.holds(results::FILE_NAME);
     let started = Instant::now();
     let rows = crate::footprint::measure(options, |rows| {
-        out.write_csv(report_footprint::FILE_NAME, rows).map(drop)
+        out.write_csv(footprint_csv::FILE_NAME, rows).map(drop)
     })?;
-    let path = out.file(report_footprint::FILE_NAME);
+    let path = out.file(footprint_csv::FILE_NAME);
     // What was written must read back as every other command reads it.
-    crate::report::files::read_complete::<report_footprint::FootprintRow>(&path)?;
-    let mut text = report_footprint::markdown_table(&rows);
+    crate::files::read_complete::<FootprintRow>(&path)?;
+    let mut text = crate::report::footprint::markdown_table(&rows);
     text += &format!(
         "{} builds, {} run(s) each, in {:.0} s: {}\n",
         rows.len(),
@@ -376,7 +389,7 @@ pub fn selfcheck(
     // Refused here, before run's own refusal offers a --resume that selfcheck does not take.
     for run_name in ["a", "b"] {
         let run_dir = out.join(run_name);
-        if !replace && run_dir.join(crate::report::results::FILE_NAME).exists() {
+        if !replace && run_dir.join(crate::schema::results::FILE_NAME).exists() {
             return Err(UsageError::error(format!(
                 "{} already holds a selfcheck run: pass --replace to move it into its replaced/ \
                  folder and start anew, or choose another --out",
@@ -394,7 +407,7 @@ pub fn selfcheck(
             layouts: Vec::new(),
         };
         eprintln!("selfcheck: run {run_name} into {}", options.out.display());
-        crate::run::run(registry, selection, &options)?;
+        run_and_report(registry, selection, &options)?;
     }
     Ok(compare::compare(&out.join("a"), &out.join("b"))?.to_string())
 }
@@ -543,7 +556,7 @@ pub fn one_payload(registry: &Registry, payload: Option<&str>) -> Result<String>
 /// `serbench schema`: infers the schema of the data `request` reads and writes it into `out`;
 /// the paths written, one per line.
 pub fn schema(request: &crate::payload::data::Request, out: &Path, replace: bool) -> Result<String> {
-    let written = crate::report::schema::write(request, out, replace)?;
+    let written = crate::report::data_schema::write(request, out, replace)?;
     Ok(written
         .iter()
         .map(|path| format!("{}\n", path.display()))
@@ -559,7 +572,7 @@ pub fn block_worker(
 ) -> Result<String> {
     let ids: Vec<ArmId> = serde_json::from_reader(std::io::stdin().lock())
         .context("a block worker reads its arms as JSON on stdin")?;
-    let registry = crate::codegen::hook::registry(data)?;
+    let registry = crate::typed::hook::registry(data)?;
     let reports = crate::run::block_worker(&registry, &ids, profile, schedule)?;
     Ok(format!("{}\n", serde_json::to_string(&reports)?))
 }

@@ -29,10 +29,10 @@ use serde::{Deserialize, Serialize};
 use crate::UsageError;
 use crate::arm::Operation;
 use crate::format::Registry;
-use crate::report::SCHEMA_VERSION;
-use crate::report::footprint::{BASELINE, FootprintRow};
-use crate::report::host::{Host, utc_timestamp};
-use crate::report::results::{STATUS_FAILED, STATUS_OK};
+use crate::host::{Host, utc_timestamp};
+use crate::schema::SCHEMA_VERSION;
+use crate::schema::footprint::{BASELINE, FootprintRow};
+use crate::schema::results::{STATUS_FAILED, STATUS_OK};
 use crate::stats::percentile;
 
 /// The package of the fixed program, in the workspace of serbench's own Cargo.toml.
@@ -451,7 +451,7 @@ impl Drop for Scratch {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::files::Record;
+    use crate::files::Record;
 
     /// An ELF object with a `.text` of exactly `size` bytes and one symbol.
     fn elf_with_text(size: usize) -> Vec<u8> {
@@ -601,7 +601,7 @@ mod tests {
             .filter(|encoder| encoder.id.payload == PAYLOAD)
             .count();
         assert_eq!(report.round_trips, codecs);
-        assert_eq!(report.build, crate::report::host::build());
+        assert_eq!(report.build, crate::host::build());
     }
 
     #[test]

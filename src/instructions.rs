@@ -17,17 +17,14 @@ use std::path::Path;
 use std::process::Command;
 
 use anyhow::{Context, Result, bail};
-use serde::{Deserialize, Serialize};
 
 use crate::arm::{Arm, ArmId, Runner};
 use crate::format::Registry;
-use crate::report::SCHEMA_VERSION;
-use crate::report::files::{self, Record, in_range};
+use crate::schema::SCHEMA_VERSION;
+use crate::schema::instructions::InstructionRow;
 
 /// Operations counted in the measured call.
 pub const ITERATIONS: u64 = 20;
-
-pub const FILE_NAME: &str = "instructions.csv";
 
 /// The one function callgrind collects in; its symbol is unmangled so callgrind can name it.
 #[unsafe(no_mangle)]
@@ -48,72 +45,6 @@ pub fn worker(id: &ArmId) -> Result<()> {
     let mut prepared = arm.prepare()?;
     serbench_counted_region(prepared.runner.as_mut(), 1)?;
     serbench_counted_region(prepared.runner.as_mut(), ITERATIONS)
-}
-
-/// One arm's count; the counts are empty for an arm that failed.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct InstructionRow {
-    pub schema_version: u32,
-    pub arm: ArmId,
-    pub records: usize,
-    pub iterations: u64,
-    pub instructions_per_op: Option<f64>,
-    pub instructions_per_record: Option<f64>,
-    /// First-level data cache misses (reads and writes) per operation, in the simulated [`CACHE`].
-    pub d1_misses_per_op: Option<f64>,
-    /// Last-level cache misses (instructions and data) per operation: accesses that go to RAM.
-    pub ll_misses_per_op: Option<f64>,
-    /// [`Counts::estimated_cycles`] per operation.
-    pub estimated_cycles_per_op: Option<f64>,
-    pub status: String,
-    pub note: String,
-}
-
-impl Record for InstructionRow {
-    const ROW: &'static str = "arm";
-
-    /// An ok row has every count, each finite; instructions and cycles are positive, misses
-    /// may be none, and no more than the accesses (cycles) could have missed.
-    fn check(&self) -> Result<(), String> {
-        files::check_versioned(self.schema_version, self.records)?;
-        if self.iterations == 0 {
-            return Err("iterations 0: a count takes at least one".to_string());
-        }
-        let cycles = self.estimated_cycles_per_op.unwrap_or(f64::MAX);
-        for (column, value, low, high) in [
-            (
-                "instructions_per_op",
-                self.instructions_per_op,
-                f64::MIN_POSITIVE,
-                f64::MAX,
-            ),
-            (
-                "instructions_per_record",
-                self.instructions_per_record,
-                f64::MIN_POSITIVE,
-                f64::MAX,
-            ),
-            (
-                "estimated_cycles_per_op",
-                self.estimated_cycles_per_op,
-                f64::MIN_POSITIVE,
-                f64::MAX,
-            ),
-            ("d1_misses_per_op", self.d1_misses_per_op, 0.0, cycles),
-            ("ll_misses_per_op", self.ll_misses_per_op, 0.0, cycles),
-        ] {
-            match value {
-                Some(value) => in_range(column, value, low, high)?,
-                None if self.status == "ok" => return Err(format!("{column} is empty in an ok row")),
-                None => {}
-            }
-        }
-        Ok(())
-    }
-
-    fn key(&self) -> String {
-        self.arm.to_string()
-    }
 }
 
 /// Counts one arm by running `serbench` under callgrind.

@@ -2,15 +2,15 @@
 //!
 //! The data flows one way: [`payload`] (the logical data) -> [`format`] (one file per format,
 //! its codecs, and the registry of every arm) -> [`arm`] (what one arm is: it proves its round
-//! trip, then runs its timed loop; [`compress`] adds zstd and zlib after a codec) -> [`measure`] (sampling, with the pure statistics of
-//! [`stats`] and the allocation counts of [`alloc`]) -> [`report`] (results.csv, sizes.csv,
-//! Markdown, charts, compare), with [`run`] driving the stages for `serbench run`.
-//! [`robustness`] and [`instructions`] are two other measurements of the same arms: hostile
-//! inputs in worker processes, and instruction counts under callgrind; [`footprint`] measures
-//! what each format adds to a binary and to a clean build. [`commands`] holds one
-//! function per subcommand, which [`cli`] calls after parsing. [`codegen`] writes and builds the
-//! Rust types of a user's data (`--typed`), whose binary is this same command line with the
-//! typed arms of [`codegen::hook`] added.
+//! trip, then runs its timed loop; [`compress`] adds zstd and zlib after a codec) -> [`measure`]
+//! (sampling, with the pure statistics of [`stats`] and the allocation counts of [`alloc`]) ->
+//! the rows of [`schema`] (results.csv and every other file), written through [`files`] (lock,
+//! atomic writes, validated reads) -> [`report`] (Markdown, charts, compare). [`run`] drives the
+//! stages for `serbench run`; [`robustness`], [`instructions`] and [`footprint`] are other
+//! measurements of the same arms, and [`typed`] builds the Rust types of a user's data
+//! (`--typed`, from [`codegen`]). [`commands`] holds one function per subcommand, which [`cli`]
+//! calls after parsing. Each module uses only those of lower layers (ARCHITECTURE.md; checked by
+//! a test): no import cycle, and the measurements and the report never use one another.
 
 pub mod alloc;
 pub mod arm;
@@ -20,15 +20,22 @@ pub mod cli;
 pub mod codegen;
 pub mod commands;
 pub mod compress;
+pub mod files;
 pub mod footprint;
 pub mod format;
+pub mod host;
 pub mod instructions;
 pub mod measure;
 pub mod payload;
 pub mod report;
 pub mod robustness;
 pub mod run;
+pub mod schema;
 pub mod stats;
+pub mod typed;
+
+#[cfg(test)]
+mod layers;
 
 /// A refusal: a bad command-line value, or a folder or file serbench will not use as it is (in
 /// use by another writer, holding another result set, failing validation). Nothing was

@@ -6,9 +6,9 @@ use common::{serbench, stderr};
 use std::path::Path;
 use std::process::{Command, Output};
 
-use serbench::report::files;
-use serbench::report::results::{self, ResultRow};
-use serbench::report::sizes::SizeRow;
+use serbench::files;
+use serbench::schema::results::{self, ResultRow};
+use serbench::schema::sizes::SizeRow;
 
 fn list_json(args: &[&str]) -> serde_json::Value {
     let output = serbench(&[&["list", "--json"], args].concat());
@@ -57,7 +57,7 @@ fn a_run_writes_one_row_per_selected_arm_and_both_files_parse_back() {
     let rows: Vec<ResultRow> = results::read(&out.join("results.csv")).unwrap();
     assert_eq!(rows.len(), expected);
     for row in &rows {
-        assert_eq!(row.schema_version, serbench::report::SCHEMA_VERSION);
+        assert_eq!(row.schema_version, serbench::schema::SCHEMA_VERSION);
         assert_eq!(
             (row.arm.codec.format.as_str(), row.arm.codec.payload.as_str()),
             (format.as_str(), "order")
@@ -98,8 +98,8 @@ fn the_full_profile_combines_workers_over_passes() {
     let profile = serbench::measure::Profile::FULL;
     let passes = profile.passes.unwrap();
     let rows: Vec<ResultRow> = results::read(&out.join("results.csv")).unwrap();
-    let samples: Vec<serbench::report::samples::SampleRow> =
-        serbench::report::files::read_complete(&out.join("samples.csv")).unwrap();
+    let samples: Vec<serbench::schema::samples::SampleRow> =
+        serbench::files::read_complete(&out.join("samples.csv")).unwrap();
     assert!(!rows.is_empty());
     for row in &rows {
         assert_eq!(row.status, "ok", "{row:?}");
@@ -136,7 +136,7 @@ fn the_full_profile_combines_workers_over_passes() {
     // with every ratio to the reference (a lone arm: its own interval) within the target.
     let mut ids: Vec<&serbench::arm::ArmId> = rows.iter().map(|row| &row.arm).collect();
     ids.sort_by_key(|id| id.sort_key());
-    let of = |id: &serbench::arm::ArmId| -> Vec<&serbench::report::samples::SampleRow> {
+    let of = |id: &serbench::arm::ArmId| -> Vec<&serbench::schema::samples::SampleRow> {
         samples.iter().filter(|sample| &sample.arm == id).collect()
     };
     assert!(of(ids[0]).iter().all(|sample| sample.twin_mean_ns.is_some()));
@@ -175,7 +175,7 @@ fn the_full_profile_combines_workers_over_passes() {
 /// the next pass and never samples an arm twice in one pass.
 #[test]
 fn a_resumed_full_run_continues_its_passes() {
-    use serbench::report::samples::SampleRow;
+    use serbench::schema::samples::SampleRow;
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     // Round-trip: one arm (decode also has the borrowed arm), so each sample is one pass.
@@ -199,7 +199,7 @@ fn a_resumed_full_run_continues_its_passes() {
         "{}",
         stderr(&resumed)
     );
-    let samples: Vec<SampleRow> = serbench::report::files::read_complete(&samples_path).unwrap();
+    let samples: Vec<SampleRow> = serbench::files::read_complete(&samples_path).unwrap();
     let passes: Vec<usize> = samples.iter().map(|sample| sample.pass).collect();
     let min_workers = serbench::measure::Profile::FULL.passes.unwrap().min_workers;
     assert!(passes.len() >= min_workers, "{passes:?}");
@@ -290,12 +290,9 @@ fn the_version_names_the_commit_and_the_build() {
     let output = serbench(&["--version"]);
     assert!(output.status.success(), "{}", stderr(&output));
     let version = String::from_utf8(output.stdout).unwrap();
-    let build = serbench::report::host::build();
+    let build = serbench::host::build();
     assert!(version.contains(&format!(", {build} build)")), "{version}");
-    assert_eq!(
-        version.trim(),
-        format!("serbench {}", serbench::report::host::version())
-    );
+    assert_eq!(version.trim(), format!("serbench {}", serbench::host::version()));
 }
 
 /// A layout must be this commit built for this CPU: another build of the same commit (here a
@@ -307,7 +304,7 @@ fn a_layout_of_another_build_is_refused_before_anything_is_written() {
     use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();
     let ours = String::from_utf8(serbench(&["--version"]).stdout).unwrap();
-    let build = serbench::report::host::build();
+    let build = serbench::host::build();
     // What a build of this commit for another CPU prints (with a version that names no build,
     // it prints exactly ours: the bug this test catches).
     let other = ours
@@ -457,7 +454,7 @@ fn instruction_counts_are_identical_on_rerun() {
             &out,
         );
         assert!(output.status.success(), "{}", stderr(&output));
-        let rows: Vec<serbench::instructions::InstructionRow> =
+        let rows: Vec<serbench::schema::instructions::InstructionRow> =
             files::read_complete(&out.join("instructions.csv")).unwrap();
         assert!(
             !rows.is_empty()
@@ -468,7 +465,7 @@ fn instruction_counts_are_identical_on_rerun() {
                     && row.ll_misses_per_op.is_some()),
             "{rows:?}"
         );
-        let of_row = |row: &serbench::instructions::InstructionRow| {
+        let of_row = |row: &serbench::schema::instructions::InstructionRow| {
             [
                 row.instructions_per_op,
                 row.d1_misses_per_op,

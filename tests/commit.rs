@@ -29,7 +29,7 @@ fn commits_of_a_run(commit_variable: Option<&str>) -> Vec<String> {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    let rows = serbench::report::results::read(&dir.path().join("results.csv")).unwrap();
+    let rows = serbench::schema::results::read(&dir.path().join("results.csv")).unwrap();
     assert!(!rows.is_empty());
     rows.into_iter().map(|row| row.commit).collect()
 }

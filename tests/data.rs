@@ -9,8 +9,8 @@ use std::process::{Command, Output};
 use std::time::Duration;
 
 use serbench::arm::Framing;
-use serbench::report::results::{self, ResultRow};
-use serbench::report::sizes::SizeRow;
+use serbench::schema::results::{self, ResultRow};
+use serbench::schema::sizes::SizeRow;
 
 fn stdout(output: &Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
@@ -125,7 +125,7 @@ fn a_users_ndjson_file_runs_on_every_format_that_can_carry_it() {
         );
         assert_eq!(row.status, "ok", "{row:?}");
     }
-    let sizes: Vec<SizeRow> = serbench::report::files::read_complete(&out.join("sizes.csv")).unwrap();
+    let sizes: Vec<SizeRow> = serbench::files::read_complete(&out.join("sizes.csv")).unwrap();
     let json_array = sizes
         .iter()
         .find(|row| {
@@ -173,7 +173,7 @@ fn data_sizes_are_the_same_bytes_every_run() {
     let first = sizes("a");
     assert_eq!(first, sizes("b"));
     assert_eq!(first, sizes("c"));
-    let rows: Vec<SizeRow> = serbench::report::files::read_complete(&dir.path().join("a/sizes.csv")).unwrap();
+    let rows: Vec<SizeRow> = serbench::files::read_complete(&dir.path().join("a/sizes.csv")).unwrap();
     let row = |format: &str, backend: &str| {
         rows.iter()
             .find(|row| row.codec.format == format && row.codec.backend == backend)
@@ -491,7 +491,7 @@ fn an_empty_object_is_sized_by_every_format_or_refused_with_a_reason() {
         out.to_str().unwrap(),
     ]);
     assert!(output.status.success(), "{}", stderr(&output));
-    let rows: Vec<SizeRow> = serbench::report::files::read_complete(&out.join("sizes.csv")).unwrap();
+    let rows: Vec<SizeRow> = serbench::files::read_complete(&out.join("sizes.csv")).unwrap();
     let dbus: Vec<&SizeRow> = rows.iter().filter(|row| row.codec.format == "dbus").collect();
     assert!(
         !dbus.is_empty() && dbus.iter().all(|row| row.status == "ok"),
@@ -656,8 +656,8 @@ fn resume_extends_a_set_only_from_the_same_data_file() {
     };
     let first = run("decode", &[]);
     assert!(first.status.success(), "{}", stderr(&first));
-    let sources: Vec<serbench::report::sources::SourceRow> =
-        serbench::report::files::read_complete(&out.join("sources.csv")).unwrap();
+    let sources: Vec<serbench::schema::sources::SourceRow> =
+        serbench::files::read_complete(&out.join("sources.csv")).unwrap();
     assert_eq!(sources.len(), 1, "{sources:?}");
     assert_eq!(
         (sources[0].payload.as_str(), sources[0].bytes),

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use serbench::report::results::{self, ResultRow};
+use serbench::schema::results::{self, ResultRow};
 
 fn serbench() -> Command {
     Command::new(env!("CARGO_BIN_EXE_serbench"))

@@ -12,9 +12,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use serbench::report::files::{self, LOCK_FILE};
-use serbench::report::results::{self, ResultRow};
-use serbench::report::sizes::SizeRow;
+use serbench::files::{self, LOCK_FILE};
+use serbench::schema::results::{self, ResultRow};
+use serbench::schema::sizes::SizeRow;
 
 fn serbench() -> Command {
     Command::new(env!("CARGO_BIN_EXE_serbench"))

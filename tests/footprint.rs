@@ -5,8 +5,8 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-use serbench::report::files;
-use serbench::report::footprint::{BASELINE, FootprintRow};
+use serbench::files;
+use serbench::schema::footprint::{BASELINE, FootprintRow};
 
 fn serbench(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_serbench"))

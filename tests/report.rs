@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 use serbench::arm::ArmId;
 use serbench::report::charts::BAR_OPACITY;
 use serbench::report::compare::compare;
-use serbench::report::load;
 use serbench::report::markdown::report;
+use serbench::schema::load;
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

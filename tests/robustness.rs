@@ -97,7 +97,7 @@ fn every_injected_fault_is_recorded_and_the_run_goes_on() {
             .all(|row| row.panic + row.over_cap + row.crash + row.timeout == 0)
     );
 
-    let table = robustness::markdown_table(&rows);
+    let table = serbench::report::robustness::markdown_table(&rows);
     assert!(
         table.contains("- fault-injection/over-allocates typed: over-cap on truncate"),
         "{table}"

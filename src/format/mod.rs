@@ -654,7 +654,7 @@ impl Registry {
     }
 
     /// Runs `register` as `format`'s registration of a typed data payload (`--typed`,
-    /// [`crate::codegen::hook`]): what it registers or lists unsupported is `format`'s, mode
+    /// [`crate::typed::hook`]): what it registers or lists unsupported is `format`'s, mode
     /// `typed`, and the format's own dynamic decodes of the typed value are skipped.
     pub fn typed_scope<T>(
         &mut self,

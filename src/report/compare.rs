@@ -14,13 +14,13 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-use super::SCHEMA_VERSION;
-use super::load::{self, ResultsDir};
 use super::markdown::ns;
-use super::ratios::ratio_of;
-use super::results::{ResultRow, STATUS_OK};
 use super::table;
 use crate::arm::ArmId;
+use crate::schema::SCHEMA_VERSION;
+use crate::schema::load::{self, ResultsDir};
+use crate::schema::ratios::ratio_of;
+use crate::schema::results::{ResultRow, STATUS_OK};
 use crate::stats::{self, percentile};
 
 /// One arm both sides measured. Times are per record.
@@ -31,7 +31,7 @@ pub struct ArmComparison {
     pub b: Interval,
     /// B's mean over A's.
     pub ratio: f64,
-    /// An approximate 95% interval of the ratio (see [`super::ratios::ratio_of`]).
+    /// An approximate 95% interval of the ratio (see [`crate::schema::ratios::ratio_of`]).
     pub ratio_low: f64,
     pub ratio_high: f64,
     pub intervals_overlap: bool,
@@ -164,7 +164,7 @@ pub fn compare(a: &Path, b: &Path) -> Result<Comparison> {
 fn check_same_schema(a: &Path, b: &Path) -> Result<()> {
     let results_path = |path: &Path| {
         if path.is_dir() {
-            path.join(super::results::FILE_NAME)
+            path.join(crate::schema::results::FILE_NAME)
         } else {
             path.to_path_buf()
         }
@@ -175,7 +175,7 @@ fn check_same_schema(a: &Path, b: &Path) -> Result<()> {
         return Ok(());
     }
     // A file whose version cannot be read is refused by load(), in the words `report` uses.
-    let version = |path: &Path| match super::files::schema_version(path) {
+    let version = |path: &Path| match crate::files::schema_version(path) {
         Ok(Some((_, version))) => Some(version),
         Ok(None) => Some(SCHEMA_VERSION.to_string()),
         Err(_) => None,

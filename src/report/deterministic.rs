@@ -11,10 +11,10 @@ use std::fmt::Write;
 use anyhow::Result;
 
 use super::markdown::table;
-use super::ratios::ratio_of;
-use super::results::{ResultRow, STATUS_OK};
 use crate::arm::{ArmId, Operation};
-use crate::instructions::InstructionRow;
+use crate::schema::instructions::InstructionRow;
+use crate::schema::ratios::ratio_of;
+use crate::schema::results::{ResultRow, STATUS_OK};
 
 /// Pairs listed per section; the rest are counted.
 const LISTED_PAIRS: usize = 6;

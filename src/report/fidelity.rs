@@ -14,9 +14,9 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use serde::Deserialize;
 
-use super::ratios::{self, Ratio};
-use super::results::{ResultRow, STATUS_OK};
-use super::samples::SampleRow;
+use crate::schema::ratios::{self, Ratio};
+use crate::schema::results::{ResultRow, STATUS_OK};
+use crate::schema::samples::SampleRow;
 
 /// One arm measured both ways.
 #[derive(Clone, Debug, PartialEq)]
@@ -75,11 +75,11 @@ pub fn criterion_means(dir: &Path) -> Result<Vec<(String, f64)>> {
                         format!("{}: not a criterion estimates.json", estimates_path.display())
                     })?;
                 let mean = estimates.mean.point_estimate;
-                super::files::in_range(
+                crate::files::in_range(
                     "mean.point_estimate",
                     mean,
-                    super::results::MIN_NS,
-                    super::results::MAX_NS,
+                    crate::schema::results::MIN_NS,
+                    crate::schema::results::MAX_NS,
                 )
                 .map_err(|why| crate::UsageError::error(format!("{}: {why}", estimates_path.display())))?;
                 found.push((benchmark.full_id, mean));

@@ -1,7 +1,7 @@
 //! `serbench report`: one or more results folders -> OUT/report.md and OUT/charts/*.svg.
 //!
 //! The report has a header with each host's metadata, how precise its figures are, the
-//! headline ratios (recomputed from results.csv with [`super::ratios::headline`], so a missing
+//! headline ratios (recomputed from results.csv with [`crate::schema::ratios::headline`], so a missing
 //! ratios.csv costs nothing), then per payload and operation a timing chart with its data table
 //! (each arm also over the section's fastest arm, paired over workers where samples.csv
 //! exists), and per payload a sizes chart with its table. Several folders (hosts, or runs)
@@ -19,16 +19,15 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 
 use super::charts::{self, Bar, BarChart, Panel, SizeChart};
-use super::files::OutDir;
-use super::load::{self, ResultsDir};
-use super::ratios;
-use super::results::{self, ResultRow, STATUS_OK};
-use super::sizes::SizeRow;
 use crate::UsageError;
 use crate::arm::{ArmId, CodecId, Operation};
+use crate::files::OutDir;
+use crate::schema::load::{self, ResultsDir};
+use crate::schema::ratios;
+use crate::schema::results::{self, ResultRow, STATUS_OK};
+use crate::schema::sizes::SizeRow;
 
-pub const REPORT_FILE: &str = "report.md";
-pub const CHARTS_DIR: &str = "charts";
+pub use crate::schema::{CHARTS_DIR, REPORT_FILE};
 
 /// What `report` wrote.
 #[derive(Clone, Debug)]
@@ -266,7 +265,7 @@ pub fn render(dirs: &[ResultsDir]) -> Result<Rendered> {
                 "Every decoder fed hostile inputs derived from its real payloads (`serbench robustness`, \
                  robustness.csv): cases per outcome, and the worst case of each decoder.\n"
             )?;
-            writeln!(markdown, "{}", crate::robustness::markdown_table(rows))?;
+            writeln!(markdown, "{}", super::robustness::markdown_table(rows))?;
         }
     }
     for source in &sources {
@@ -1143,7 +1142,7 @@ mod tests {
                 .collect();
             let summary = crate::stats::Summary::of(&means);
             rows.push(ResultRow {
-                schema_version: super::super::SCHEMA_VERSION,
+                schema_version: crate::schema::SCHEMA_VERSION,
                 arm: arm.clone(),
                 records: 1,
                 status: STATUS_OK.into(),
@@ -1154,7 +1153,7 @@ mod tests {
                 ..ResultRow::default()
             });
             for (pass, mean) in means.into_iter().enumerate() {
-                sample_rows.push(crate::report::samples::SampleRow {
+                sample_rows.push(crate::schema::samples::SampleRow {
                     arm: arm.clone(),
                     records: 1,
                     pass,
@@ -1284,7 +1283,7 @@ mod tests {
                 |(payload, operation, format, records, baseline, exponent, spread, damage)| {
                     let mean = 10f64.powf(exponent);
                     let mut row = ResultRow {
-                        schema_version: super::super::SCHEMA_VERSION,
+                        schema_version: crate::schema::SCHEMA_VERSION,
                         arm: ArmId::typed(
                             format,
                             format,
@@ -1332,7 +1331,7 @@ mod tests {
         #[test]
         fn load_and_report_end_on_any_rows(rows in prop::collection::vec(row(), 1..8)) {
             let dir = tempfile::tempdir().unwrap();
-            std::fs::write(dir.path().join("results.csv"), super::super::files::to_csv(&rows).unwrap()).unwrap();
+            std::fs::write(dir.path().join("results.csv"), crate::files::to_csv(&rows).unwrap()).unwrap();
             let path = dir.path().to_path_buf();
             let (done, ended) = std::sync::mpsc::channel();
             std::thread::spawn(move || {

@@ -1,31 +1,17 @@
-//! Everything written down: the versioned results.csv and sizes.csv schemas, the host
-//! metadata every row carries, the file safety every writer shares ([`files`]), the tables
-//! printed after a run, and a data file's inferred schema ([`schema`]).
+//! What a user reads: the Markdown report and its SVG charts ([`markdown`], [`charts`]), the
+//! tables printed after a command ([`table`]), results folders side by side ([`compare`]), the
+//! fidelity and deterministic-cost comparisons, the one-sentence verdicts, and a data file's
+//! inferred schema written out ([`data_schema`]). It reads the rows of [`crate::schema`] and
+//! writes through [`crate::files`].
 
 pub mod charts;
-pub mod codegen;
-pub mod columns;
 pub mod compare;
+pub mod data_schema;
 pub mod deterministic;
 pub mod fidelity;
-pub mod files;
 pub mod footprint;
 pub mod formats;
-pub mod host;
-pub mod load;
 pub mod markdown;
-pub mod ratios;
-pub mod results;
-pub mod samples;
-pub mod schema;
-pub mod sizes;
-pub mod sources;
-pub mod stamp;
+pub mod robustness;
 pub mod table;
 pub mod verdict;
-
-/// The version of the results.csv and sizes.csv schemas. A folder holding files of another
-/// version is refused, never overwritten or mixed.
-/// Version 2 added results.csv's `environment` column; version 4 added results.csv's and
-/// samples.csv's `load_1m` and `stolen_percent`, and samples.csv's `twin_mean_ns`.
-pub const SCHEMA_VERSION: u32 = 4;

@@ -1,11 +1,11 @@
 //! Plain-text tables for the terminal: the arm list and its unsupported combinations, the
 //! summary after a run, the headline ratios, instruction counts and fidelity pairs.
 
-use super::ratios::Ratio;
-use super::results::ResultRow;
 use crate::arm::Arm;
 use crate::format::Unsupported;
-use crate::instructions::InstructionRow;
+use crate::schema::instructions::InstructionRow;
+use crate::schema::ratios::Ratio;
+use crate::schema::results::ResultRow;
 
 /// Left-aligned text columns; numbers are right-aligned when a column header says so with a
 /// leading `>`.

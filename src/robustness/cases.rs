@@ -5,51 +5,7 @@
 //! every decoder of the same bytes (e.g. serde_json and simd-json) sees the same cases.
 
 use crate::payload::SplitMix64;
-
-/// The families of hostile input, in report order.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
-pub enum CaseKind {
-    /// The payload cut short (every length, or an evenly spread sample).
-    Truncate,
-    /// One bit of the payload flipped.
-    BitFlip,
-    /// One byte of the payload replaced by another value.
-    ByteReplace,
-    /// Random bytes, as long as the payload.
-    Garbage,
-    /// Random bytes, 0 to 64 long (what a fuzzer or a port scanner sends first).
-    GarbageShort,
-    /// A length or count prefix rewritten to a huge value: fixed-width and varint patterns
-    /// spliced in at every offset (or an evenly spread sample of offsets).
-    LengthBomb,
-    /// Format-aware deep nesting (JSON arrays and objects, BSON documents, protobuf groups and
-    /// messages, CBOR arrays and maps), the classic stack overflow.
-    Nesting,
-}
-
-impl CaseKind {
-    pub const ALL: [CaseKind; 7] = [
-        CaseKind::Truncate,
-        CaseKind::BitFlip,
-        CaseKind::ByteReplace,
-        CaseKind::Garbage,
-        CaseKind::GarbageShort,
-        CaseKind::LengthBomb,
-        CaseKind::Nesting,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            CaseKind::Truncate => "truncate",
-            CaseKind::BitFlip => "bit-flip",
-            CaseKind::ByteReplace => "byte-replace",
-            CaseKind::Garbage => "garbage",
-            CaseKind::GarbageShort => "garbage-short",
-            CaseKind::LengthBomb => "length-bomb",
-            CaseKind::Nesting => "nesting",
-        }
-    }
-}
+pub use crate::schema::robustness::CaseKind;
 
 /// A value spliced over the payload where a length or count might sit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

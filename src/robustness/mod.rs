@@ -27,8 +27,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
+pub use crate::schema::robustness::{FILE_NAME, Outcome, RobustnessRow, WorstCase, read_csv, write_csv};
 pub use cases::{CaseKind, Mutation, Plan};
-pub use report::{CaseReport, Outcome, RobustnessRow, Tally, WorstCase, markdown_table, read_csv, write_csv};
+pub use report::{CaseReport, Tally};
 pub use worker::{DECODE_STACK_BYTES, WorkerArgs, worker, worker_main};
 
 use crate::UsageError;
@@ -38,8 +39,6 @@ use crate::format::Registry;
 /// Random cases per kind (and the most truncation lengths; bombs get four times as many):
 /// about 1,160 cases per decoder and payload; every decoder of every format on the small
 /// payloads (183 of them) takes under a minute even in a debug build.
-/// The file a robustness run writes into its output folder.
-pub const FILE_NAME: &str = "robustness.csv";
 pub const DEFAULT_CASES: usize = 128;
 /// `--cases` is 1 to this: a billion per kind already takes days per decoder.
 pub const MAX_CASES: usize = 1_000_000_000;

@@ -16,13 +16,13 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::UsageError;
 use crate::arm::{Arm, ArmId, CodecId, Encoder, Operation};
+use crate::files::{self, OutDir, Record, ResultSet};
 use crate::format::Registry;
+use crate::host::{Host, utc_timestamp};
 use crate::measure::{Measurement, Profile, Schedule};
-use crate::report::files::{self, DERIVED_FILES, OutDir, Record, SetKind};
-use crate::report::host::{Host, utc_timestamp};
-use crate::report::results::{self, ResultRow, STATUS_OK};
-use crate::report::samples::{self, SampleRow};
-use crate::report::{load, markdown, ratios, sizes, sources};
+use crate::schema::results::{self, ResultRow, STATUS_OK};
+use crate::schema::samples::{self, SampleRow};
+use crate::schema::{DERIVED_FILES, SetKind, load, ratios, sizes, sources};
 
 mod passes;
 mod workers;
@@ -91,17 +91,18 @@ pub struct RunOptions {
     pub layouts: Vec<PathBuf>,
 }
 
-/// What a run leaves: every row of its results.csv, and its report.
+/// What a run leaves: every row of its results.csv, its headline ratios, and its folder, still
+/// locked, for the report to be written into.
 #[derive(Debug)]
 pub struct RunSummary {
     pub rows: Vec<ResultRow>,
     /// The headline ratios (ratios.csv), paired where the run kept its workers.
     pub ratios: Vec<ratios::Ratio>,
-    pub report: PathBuf,
+    pub out: OutDir,
 }
 
-/// Measures the selected arms into `out/results.csv`, then writes `out/sizes.csv`,
-/// `out/ratios.csv` and the report from the whole file. Without `resume` or `replace`, a folder
+/// Measures the selected arms into `out/results.csv`, then writes `out/sizes.csv` and
+/// `out/ratios.csv` from the whole file (the report is the caller's to write). Without `resume` or `replace`, a folder
 /// that holds a result set is refused; with `resume`, the folder's set is extended (see
 /// [`RunOptions::resume`]).
 pub fn run(registry: &Registry, selection: &Selection, options: &RunOptions) -> Result<RunSummary> {
@@ -205,8 +206,7 @@ pub fn run(registry: &Registry, selection: &Selection, options: &RunOptions) -> 
         .transpose()?;
     let ratios = ratios::headline(&rows, samples.as_deref());
     out.write_csv(ratios::FILE_NAME, &ratios)?;
-    let report = markdown::write(&[load::load(out.path())?], &out)?.report;
-    Ok(RunSummary { rows, ratios, report })
+    Ok(RunSummary { rows, ratios, out })
 }
 
 /// The quick and smoke profiles: every selected arm the folder does not hold yet, payload by

@@ -12,12 +12,12 @@ use anyhow::Result;
 
 use super::workers::start_worker;
 use crate::arm::{Arm, ArmId};
+use crate::files::{Appender, OutDir};
 use crate::format::Registry;
 use crate::measure::{Measurement, Passes, Profile, Schedule};
-use crate::report::files::{Appender, OutDir};
-use crate::report::ratios::{SelfCheckSummary, paired, self_checks, worker_means};
-use crate::report::results::{self, ResultRow, STATUS_OK};
-use crate::report::samples::{self, SampleRow};
+use crate::schema::ratios::{SelfCheckSummary, paired, self_checks, worker_means};
+use crate::schema::results::{self, ResultRow, STATUS_OK};
+use crate::schema::samples::{self, SampleRow};
 use crate::stats::{self, Summary, percentile};
 
 /// One arm's workers so far.
@@ -292,7 +292,7 @@ pub fn run(
 /// (which names the commit and the build) must be this executable's. A usage error, so a
 /// mistyped path or a native build given to a portable run ends before anything is written.
 pub(super) fn check_layouts(layouts: &[PathBuf]) -> Result<()> {
-    let ours = crate::report::host::version();
+    let ours = crate::host::version();
     for layout in layouts {
         let output = std::process::Command::new(layout)
             .arg("--version")
@@ -350,7 +350,7 @@ mod tests {
     use super::*;
     use crate::arm::{ArmId, Operation};
     use crate::measure::Sampled;
-    use crate::report::results::STATUS_FAILED;
+    use crate::schema::results::STATUS_FAILED;
 
     #[test]
     fn a_pass_line_without_intervals_says_so() {

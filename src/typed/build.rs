@@ -55,7 +55,7 @@ pub fn typed_binary(request: &Request, formats: &[String]) -> Result<PathBuf> {
     let generated = super::generate(&payloads, formats, &source);
     let folder = cache_dir()
         .join("typed")
-        .join(super::key_of(&[&generated.key, &build_stamp()]));
+        .join(crate::codegen::key_of(&[&generated.key, &build_stamp()]));
     let binary = folder.join(BINARY);
     if binary.is_file() {
         return Ok(binary);

@@ -8,12 +8,12 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-use super::files;
 use super::footprint::{self, FootprintRow};
 use super::results::{self, ResultRow, STATUS_OK};
 use super::samples::{self, SampleRow};
 use super::sizes::{self, SizeRow};
 use crate::UsageError;
+use crate::files;
 
 /// One results folder, read and checked.
 #[derive(Clone, Debug)]
@@ -25,13 +25,13 @@ pub struct ResultsDir {
     /// `None` when the folder has no sizes.csv.
     pub sizes: Option<Vec<SizeRow>>,
     /// `None` when the folder has no robustness.csv (from `serbench robustness`).
-    pub robustness: Option<Vec<crate::robustness::RobustnessRow>>,
+    pub robustness: Option<Vec<super::robustness::RobustnessRow>>,
     /// The full profile's workers (samples.csv): `None` without one.
     pub samples: Option<Vec<SampleRow>>,
     /// `None` when the folder has no footprint.csv (from `serbench footprint`).
     pub footprint: Option<Vec<FootprintRow>>,
     /// `None` when the folder has no instructions.csv (from `run --measure instructions`).
-    pub instructions: Option<Vec<crate::instructions::InstructionRow>>,
+    pub instructions: Option<Vec<super::instructions::InstructionRow>>,
 }
 
 impl ResultsDir {
@@ -150,10 +150,10 @@ pub fn check_besides(dir: &Path, own: &[&str]) -> Result<()> {
 /// The optional files of a results folder.
 struct Companions {
     sizes: Option<Vec<SizeRow>>,
-    robustness: Option<Vec<crate::robustness::RobustnessRow>>,
+    robustness: Option<Vec<super::robustness::RobustnessRow>>,
     samples: Option<Vec<SampleRow>>,
     footprint: Option<Vec<FootprintRow>>,
-    instructions: Option<Vec<crate::instructions::InstructionRow>>,
+    instructions: Option<Vec<super::instructions::InstructionRow>>,
 }
 
 impl Companions {
@@ -167,8 +167,8 @@ impl Companions {
             sizes: optional(sizes::FILE_NAME)
                 .map(|path| files::read_complete::<SizeRow>(&path))
                 .transpose()?,
-            robustness: optional(crate::robustness::FILE_NAME)
-                .map(|path| crate::robustness::read_csv(&path))
+            robustness: optional(super::robustness::FILE_NAME)
+                .map(|path| super::robustness::read_csv(&path))
                 .transpose()?,
             samples: optional(samples::FILE_NAME)
                 .map(|path| {
@@ -180,7 +180,7 @@ impl Companions {
             footprint: optional(footprint::FILE_NAME)
                 .map(|path| files::read_complete::<FootprintRow>(&path))
                 .transpose()?,
-            instructions: optional(crate::instructions::FILE_NAME)
+            instructions: optional(super::instructions::FILE_NAME)
                 .map(|path| files::read_complete(&path))
                 .transpose()?,
         })

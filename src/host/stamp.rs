@@ -2,7 +2,7 @@
 //! ([`SOURCES`]), hashed in one order. build.rs stamps the hash of what it compiled (and watches
 //! only these files, not git, so a commit or a `git status` recompiles nothing); the binary
 //! hashes the checkout again at run time and, when the two agree, takes the commit from git then
-//! (src/report/host.rs). Shared with build.rs (`#[path]`), so both hash the same way.
+//! (src/host/mod.rs). Shared with build.rs (`#[path]`), so both hash the same way.
 
 use std::path::Path;
 

@@ -2,6 +2,9 @@
 //! recorded in every row so results from several hosts and builds can be put side by side, and
 //! whether the run was measured inside a Nix build.
 
+pub mod flags;
+pub mod stamp;
+
 use std::path::Path;
 use std::process::Command;
 use std::sync::OnceLock;
@@ -19,7 +22,7 @@ pub struct Host {
     pub rustc: String,
     pub commit: String,
     /// `portable`, `native` (`-C target-cpu=native`) or the CPU options the binary was compiled
-    /// with, read from the compiler flags by build.rs ([`super::codegen::build_kind`]).
+    /// with, read from the compiler flags by build.rs ([`flags::build_kind`]).
     pub build: String,
     /// `direct`, or `nix-build ...` with what the build can see of its context ([`environment`]).
     pub environment: String,
@@ -68,14 +71,14 @@ pub fn build() -> &'static str {
 
 /// The commit of the running binary's sources, once per process: SERBENCH_COMMIT when set (the
 /// flake's wrapper); else, while the checkout it was compiled in still holds its sources (the
-/// hash build.rs stamped, [`super::stamp`]), git's HEAD there now (a commit since the build that
+/// hash build.rs stamped, [`stamp`]), git's HEAD there now (a commit since the build that
 /// changed no source is this binary's commit too); else the commit compiled in.
 pub fn commit_id() -> &'static str {
     static COMMIT: OnceLock<String> = OnceLock::new();
     COMMIT.get_or_init(|| {
         let checkout = Path::new(env!("CARGO_MANIFEST_DIR"));
         let from_git = || {
-            let same = super::stamp::source_hash(checkout).ok()? == env!("SERBENCH_SOURCE_HASH");
+            let same = stamp::source_hash(checkout).ok()? == env!("SERBENCH_SOURCE_HASH");
             same.then(|| git_commit(checkout)).flatten()
         };
         commit(
@@ -289,16 +292,16 @@ mod tests {
     #[test]
     fn the_source_hash_is_the_one_build_rs_stamped_and_follows_a_changed_file() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let now = super::super::stamp::source_hash(root).unwrap();
+        let now = super::stamp::source_hash(root).unwrap();
         // The test binary was compiled from this checkout (cargo rebuilds it when a source changes).
         assert_eq!(now, env!("SERBENCH_SOURCE_HASH"));
         let copy = tempfile::tempdir().unwrap();
         for file in ["build.rs", "Cargo.toml"] {
             std::fs::copy(root.join(file), copy.path().join(file)).unwrap();
         }
-        let before = super::super::stamp::source_hash(copy.path()).unwrap();
+        let before = super::stamp::source_hash(copy.path()).unwrap();
         std::fs::write(copy.path().join("build.rs"), "fn main() {}\n").unwrap();
-        assert_ne!(super::super::stamp::source_hash(copy.path()).unwrap(), before);
+        assert_ne!(super::stamp::source_hash(copy.path()).unwrap(), before);
     }
 
     #[test]

@@ -210,22 +210,4 @@ mod tests {
             ["schema_version", "format", "payload", "mean_ns", "status"]
         );
     }
-
-    #[test]
-    fn the_columns_of_a_results_row_hold_the_arm_coordinates() {
-        let columns = of::<crate::report::results::ResultRow>();
-        let start = columns.iter().position(|column| column == "format").unwrap();
-        assert_eq!(
-            columns[start..start + 7],
-            [
-                "format",
-                "backend",
-                "variant",
-                "payload",
-                "framing",
-                "operation",
-                "mode"
-            ]
-        );
-    }
 }

@@ -6,9 +6,9 @@
 use serde::{Deserialize, Serialize};
 
 use super::SCHEMA_VERSION;
-use super::files::{self, Record, in_range};
 use super::results::ResultRow;
 use crate::UsageError;
+use crate::files::{Record, in_range};
 use crate::payload::data::DataPayload;
 
 pub const FILE_NAME: &str = "sources.csv";
@@ -40,9 +40,10 @@ impl SourceRow {
 
 impl Record for SourceRow {
     const ROW: &'static str = "data source";
+    const SCHEMA_VERSION: Option<u32> = Some(super::SCHEMA_VERSION);
 
     fn check(&self) -> Result<(), String> {
-        files::check_schema_version(self.schema_version)?;
+        super::check_schema_version(self.schema_version)?;
         if !self.payload.starts_with("data:") {
             return Err(format!(
                 "payload {:?} is not a data payload (data:<stem>)",

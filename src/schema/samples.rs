@@ -7,10 +7,10 @@
 use serde::{Deserialize, Serialize};
 
 use super::SCHEMA_VERSION;
-use super::files::{self, Record, in_range};
 use super::results::{MAX_NS, MIN_NS, STATUS_FAILED, STATUS_OK};
 use crate::arm::ArmId;
 use crate::busy::Busy;
+use crate::files::{Record, in_range};
 use crate::measure::Sampled;
 
 pub const FILE_NAME: &str = "samples.csv";
@@ -102,9 +102,10 @@ impl SampleRow {
 
 impl Record for SampleRow {
     const ROW: &'static str = "worker sample";
+    const SCHEMA_VERSION: Option<u32> = Some(super::SCHEMA_VERSION);
 
     fn check(&self) -> Result<(), String> {
-        files::check_versioned(self.schema_version, self.records)?;
+        super::check_versioned(self.schema_version, self.records)?;
         match self.status.as_str() {
             STATUS_OK => {
                 let mean = self.mean_ns.ok_or("an ok sample needs mean_ns")?;

@@ -26,7 +26,7 @@ use crate::payload::{Batch, Payload};
 
 /// The registration a generated binary installs.
 pub struct Hook {
-    /// The key of the types it was generated for ([`crate::codegen::types_key`]): data of another
+    /// The key of the types it was generated for ([`super::types_key`]): data of another
     /// schema is refused rather than measured through the wrong types.
     pub types_key: &'static str,
     /// The formats it was generated with (`--format`), in registry order.
@@ -104,7 +104,7 @@ fn register(registry: &mut Registry, formats: &[&'static Format]) -> Result<()> 
         UsageError::error("--typed is run by the binary built for the data's types (serbench builds it)")
     })?;
     let payloads = registry.data.clone();
-    let key = crate::codegen::types_key(&payloads);
+    let key = super::types_key(&payloads);
     if key != hook.types_key {
         return Err(UsageError::error(
             "this typed build was generated for data of another schema: run the plain serbench with --typed",

@@ -7,9 +7,9 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::SCHEMA_VERSION;
-use super::files::{self, Record, in_range};
 use crate::arm::{CodecId, Encoder};
 use crate::compress::{self, ZLIB_LEVEL, ZSTD_LEVEL, Zlib, Zstd};
+use crate::files::{Record, in_range};
 
 pub const FILE_NAME: &str = "sizes.csv";
 
@@ -86,10 +86,11 @@ fn round4(value: f64) -> f64 {
 
 impl Record for SizeRow {
     const ROW: &'static str = "codec";
+    const SCHEMA_VERSION: Option<u32> = Some(super::SCHEMA_VERSION);
 
     /// An ok row has its sizes; every per-record figure and ratio is finite and not negative.
     fn check(&self) -> Result<(), String> {
-        files::check_versioned(self.schema_version, self.records)?;
+        super::check_versioned(self.schema_version, self.records)?;
         match self.status.as_str() {
             "ok" if self.encoded_bytes.is_none() || self.bytes_per_record.is_none() => {
                 return Err("an ok row needs encoded_bytes and bytes_per_record".to_string());

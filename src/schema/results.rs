@@ -1,5 +1,5 @@
 //! results.csv: one row per arm, `schema_version` first, appended and synced as each block
-//! of arms finishes (through [`super::files::Appender`]), so an interrupted run keeps every
+//! of arms finishes (through [`crate::files::Appender`]), so an interrupted run keeps every
 //! finished row; and what a valid row is ([`ResultRow`]'s [`Record`] checks), for writers and
 //! readers alike.
 
@@ -9,10 +9,10 @@ use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
 use super::SCHEMA_VERSION;
-use super::files::{self, Record, in_range};
-use super::host::Host;
 use crate::arm::{ArmId, CodecId};
 use crate::busy::Busy;
+use crate::files::{self, Record, in_range};
+use crate::host::Host;
 use crate::measure::{Measurement, Schedule};
 
 pub const FILE_NAME: &str = "results.csv";
@@ -162,12 +162,13 @@ pub const MIN_NS: f64 = 1e-6;
 
 impl Record for ResultRow {
     const ROW: &'static str = "arm";
+    const SCHEMA_VERSION: Option<u32> = Some(super::SCHEMA_VERSION);
 
     /// An ok row has every figure, each finite and in range (times within
     /// [`MIN_NS`]..=[`MAX_NS`], `ci95_low_ns <= mean_ns <= ci95_high_ns` centred on the mean,
     /// counts and rates not negative); a failed row's figures are empty or in range too.
     fn check(&self) -> Result<(), String> {
-        files::check_versioned(self.schema_version, self.records)?;
+        super::check_versioned(self.schema_version, self.records)?;
         if self.status != STATUS_OK && self.status != STATUS_FAILED {
             return Err(format!(
                 "status {:?}: {STATUS_OK} or {STATUS_FAILED}",
@@ -260,4 +261,27 @@ pub fn header() -> Vec<String> {
 /// Reads a complete results.csv back; a refusal names the file and the line.
 pub fn read(path: &Path) -> Result<Vec<ResultRow>> {
     files::read_complete(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_columns_of_a_results_row_hold_the_arm_coordinates() {
+        let columns = crate::files::columns::of::<ResultRow>();
+        let start = columns.iter().position(|column| column == "format").unwrap();
+        assert_eq!(
+            columns[start..start + 7],
+            [
+                "format",
+                "backend",
+                "variant",
+                "payload",
+                "framing",
+                "operation",
+                "mode"
+            ]
+        );
+    }
 }

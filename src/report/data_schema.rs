@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-use super::files::OutDir;
 use crate::UsageError;
+use crate::files::OutDir;
 use crate::payload::data::{self, DataPayload, Request};
 
 /// Writes the schema files of every payload `request` reads into `out` (a folder already

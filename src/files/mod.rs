@@ -13,8 +13,11 @@
 //!   header, every row well-formed with every number finite and in range ([`Record::check`]), no
 //!   row twice, one result set per file. A torn last line (no newline: an interrupted append) is
 //!   reported, for `run --resume` to drop and redo.
-//! - [`SetKind`] and [`OutDir::claim`]: a folder holding a result set is not written over unless
+//! - [`OutDir::claim`]: a folder holding a result set ([`ResultSet`]) is not written over unless
 //!   the user asked, and `--replace` moves the old set into `replaced/<time>/` first.
+//!
+//! It knows no file of serbench's by name: each row type ([`Record`]) and each kind of result
+//! set ([`ResultSet`]) is declared by the schema layer above it ([`crate::schema`]).
 
 use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
@@ -26,9 +29,9 @@ use anyhow::{Context, Result, anyhow};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use super::SCHEMA_VERSION;
-use super::results::ResultRow;
 use crate::UsageError;
+
+pub mod columns;
 
 /// The lock file inside an output folder; it holds the writer's process id.
 pub const LOCK_FILE: &str = ".serbench.lock";
@@ -49,6 +52,10 @@ pub trait Record: Serialize + DeserializeOwned + Default {
     /// What one row stands for, in messages ("arm", "codec").
     const ROW: &'static str;
 
+    /// The schema version a file of these rows holds in its first column, for files that have
+    /// one: a file of another version is refused by its version, not by its columns.
+    const SCHEMA_VERSION: Option<u32> = None;
+
     /// Whether the row is well-formed: every number finite and in its range.
     fn check(&self) -> Result<(), String>;
 
@@ -64,7 +71,7 @@ pub trait Record: Serialize + DeserializeOwned + Default {
 
 /// The exact header this version writes for `T`: its field names, in order.
 pub fn header<T: Serialize + Default>() -> Vec<String> {
-    super::columns::of::<T>()
+    columns::of::<T>()
 }
 
 /// One row from its fields, by position (the header was checked to be this version's exact
@@ -82,26 +89,6 @@ fn parse<T: DeserializeOwned>(record: &csv::StringRecord, header: &csv::StringRe
         },
         _ => error.to_string(),
     })
-}
-
-/// What every row of a versioned file (results, sizes, instructions) is checked for first:
-/// this schema version, and at least one record.
-pub fn check_versioned(schema_version: u32, records: usize) -> Result<(), String> {
-    check_schema_version(schema_version)?;
-    if records == 0 {
-        return Err("records 0: an operation or payload handles at least one record".to_string());
-    }
-    Ok(())
-}
-
-/// This schema version, or why not (every versioned file's first check).
-pub fn check_schema_version(schema_version: u32) -> Result<(), String> {
-    if schema_version != SCHEMA_VERSION {
-        return Err(format!(
-            "schema version {schema_version}, this serbench reads version {SCHEMA_VERSION}"
-        ));
-    }
-    Ok(())
 }
 
 /// `value` is finite and in `low..=high`, or why not.
@@ -174,15 +161,18 @@ pub fn read<T: Record>(path: &Path) -> Result<Table<T>> {
     let expected = csv::StringRecord::from(self::header::<T>());
     if header != expected {
         // A file of another schema version may have other columns: its version is what to say.
-        if expected.get(0) == Some("schema_version") && header.get(0) == Some("schema_version") {
+        if let Some(ours) = T::SCHEMA_VERSION
+            && expected.get(0) == Some("schema_version")
+            && header.get(0) == Some("schema_version")
+        {
             let first = records.next().transpose().map_err(read_error)?;
             if let Some(version) = first.as_ref().and_then(|row| row.get(0))
-                && version != SCHEMA_VERSION.to_string()
+                && version != ours.to_string()
             {
                 return Err(refused(
                     path,
                     2,
-                    format!("schema version {version:?}, this serbench reads version {SCHEMA_VERSION}"),
+                    format!("schema version {version:?}, this serbench reads version {ours}"),
                 ));
             }
         }
@@ -358,51 +348,19 @@ fn csv_bytes<T: Serialize>(header: Option<&[String]>, rows: &[T]) -> Result<Vec<
         .map_err(|error| anyhow!("cannot serialize rows: {}", error.error()))
 }
 
-/// The result sets a command writes: the files that make up one, and so what a folder must not
-/// hold already unless the user asked to resume or replace it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SetKind {
-    /// `run`: results.csv and what is derived from it.
-    Run,
-    /// `sizes`: sizes.csv, which in a run's folder belongs to that run.
-    Sizes,
-    /// `robustness`: robustness.csv.
-    Robustness,
-    /// `run --measure instructions`: instructions.csv.
-    Instructions,
-    /// `footprint`: footprint.csv.
-    Footprint,
-}
+/// A kind of result set a command writes, as the schema layer declares it: the files that make
+/// up one, and so what a folder must not hold already unless the user asked to resume or
+/// replace it.
+pub trait ResultSet: Copy {
+    fn files(self) -> &'static [&'static str];
 
-/// A run's files: results.csv (and the full profile's samples.csv it is made from, and the
-/// sources.csv of the data files it was measured from), then what is derived from it (which must describe it exactly).
-pub const RUN_FILES: [&str; 7] = [
-    super::results::FILE_NAME,
-    super::samples::FILE_NAME,
-    super::sources::FILE_NAME,
-    super::sizes::FILE_NAME,
-    super::ratios::FILE_NAME,
-    super::markdown::REPORT_FILE,
-    super::markdown::CHARTS_DIR,
-];
+    /// Whether a folder holding `present` (some of [`ResultSet::files`]) can be extended with
+    /// `--resume`.
+    fn resumable(self, present: &[&str]) -> bool;
 
-/// The files derived from a run's results.csv.
-pub const DERIVED_FILES: [&str; 4] = [
-    super::sizes::FILE_NAME,
-    super::ratios::FILE_NAME,
-    super::markdown::REPORT_FILE,
-    super::markdown::CHARTS_DIR,
-];
-
-impl SetKind {
-    pub fn files(self) -> &'static [&'static str] {
-        match self {
-            SetKind::Run | SetKind::Sizes => &RUN_FILES,
-            SetKind::Robustness => &[crate::robustness::FILE_NAME],
-            SetKind::Instructions => &[crate::instructions::FILE_NAME],
-            SetKind::Footprint => &[super::footprint::FILE_NAME],
-        }
-    }
+    /// What the file `name` at `path` holds, for the refusal that names it (`None`: its name
+    /// says enough).
+    fn describe(self, name: &str, path: &Path) -> Option<String>;
 }
 
 /// The lock file, created if missing, never through a link (O_NOFOLLOW closes the gap between
@@ -492,7 +450,7 @@ impl OutDir {
 
     /// [`OutDir::lock`], then [`OutDir::claim`] for a new set of `kind`: what a command that
     /// writes one set (and never resumes one) starts with.
-    pub fn for_new_set(path: &Path, kind: SetKind, replace: bool) -> Result<OutDir> {
+    pub fn for_new_set(path: &Path, kind: impl ResultSet, replace: bool) -> Result<OutDir> {
         let out = OutDir::lock(path)?;
         out.claim(kind, replace)?;
         Ok(out)
@@ -513,7 +471,7 @@ impl OutDir {
 
     /// Refuses a folder that holds any file of a `kind` set, unless `replace`: then that set
     /// is moved into `replaced/<time>/` (returned) and the folder is free for the new one.
-    pub fn claim(&self, kind: SetKind, replace: bool) -> Result<Option<PathBuf>> {
+    pub fn claim(&self, kind: impl ResultSet, replace: bool) -> Result<Option<PathBuf>> {
         let present: Vec<&str> = kind
             .files()
             .iter()
@@ -529,13 +487,12 @@ impl OutDir {
         }
         let held: Vec<String> = present
             .iter()
-            .map(|&name| match name {
-                super::results::FILE_NAME => format!("{name}: {}", describe_results(&self.file(name))),
-                _ => name.to_string(),
+            .map(|&name| match kind.describe(name, &self.file(name)) {
+                Some(holds) => format!("{name}: {holds}"),
+                None => name.to_string(),
             })
             .collect();
-        // Only a set with results.csv can be resumed (a --resume run reaches here without one).
-        let resume = if kind == SetKind::Run && present.contains(&super::results::FILE_NAME) {
+        let resume = if kind.resumable(&present) {
             "--resume to extend it, "
         } else {
             ""
@@ -598,7 +555,7 @@ impl OutDir {
 
     /// Creates the `replaced/<UTC time>/` folder for `names` and writes their list into it.
     fn begin_move(&self, names: &[&str]) -> Result<PathBuf> {
-        let stamp = super::host::utc_timestamp(std::time::SystemTime::now()).replace([':', '-'], "");
+        let stamp = crate::host::utc_timestamp(std::time::SystemTime::now()).replace([':', '-'], "");
         let replaced = self.file(REPLACED_DIR);
         let mut target = replaced.join(&stamp);
         let mut number = 2;
@@ -815,24 +772,6 @@ impl Drop for OutDir {
             // Succeeds only when nothing was written into it.
             let _ = std::fs::remove_dir(&self.path);
         }
-    }
-}
-
-/// What a results.csv holds, for the refusal that names it.
-fn describe_results(path: &Path) -> String {
-    match read::<ResultRow>(path) {
-        Ok(table) => match table.rows.first() {
-            Some(first) => format!(
-                "{} arms of commit {}, {} build, profile {}, schedule {}",
-                table.rows.len(),
-                first.commit,
-                first.build,
-                first.profile,
-                first.schedule
-            ),
-            None => "no rows".to_string(),
-        },
-        Err(error) => format!("{error:#}"),
     }
 }
 
@@ -1106,18 +1045,39 @@ mod tests {
         assert!(!old.exists() && dir.path().join("charts/a.svg").is_file());
     }
 
+    /// A set of the files it names, which no `--resume` extends.
+    #[derive(Clone, Copy)]
+    struct Files(&'static [&'static str]);
+
+    impl ResultSet for Files {
+        fn files(self) -> &'static [&'static str] {
+            self.0
+        }
+
+        fn resumable(self, _: &[&str]) -> bool {
+            false
+        }
+
+        fn describe(self, _: &str, _: &Path) -> Option<String> {
+            None
+        }
+    }
+
     #[test]
     fn replace_moves_the_old_set_aside_and_claim_refuses_without_it() {
         let dir = tempfile::tempdir().unwrap();
         let out = OutDir::lock(dir.path()).unwrap();
         std::fs::write(dir.path().join("sizes.csv"), "old").unwrap();
-        let error = out.claim(SetKind::Sizes, false).unwrap_err();
+        let error = out.claim(Files(&["sizes.csv", "report.md"]), false).unwrap_err();
         assert!(
             format!("{error:#}").contains("already holds a result set (sizes.csv)"),
             "{error:#}"
         );
-        assert!(out.claim(SetKind::Robustness, false).unwrap().is_none());
-        let moved = out.claim(SetKind::Sizes, true).unwrap().unwrap();
+        assert!(out.claim(Files(&["robustness.csv"]), false).unwrap().is_none());
+        let moved = out
+            .claim(Files(&["sizes.csv", "report.md"]), true)
+            .unwrap()
+            .unwrap();
         assert_eq!(std::fs::read_to_string(moved.join("sizes.csv")).unwrap(), "old");
         assert!(!dir.path().join("sizes.csv").exists());
     }
