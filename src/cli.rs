@@ -60,13 +60,11 @@ enum Command {
     /// Pair serbench's means with the independent criterion benchmarks of the same arms
     /// (`cargo bench --bench fidelity` first).
     Fidelity(FidelityArgs),
-    /// Internal: one worker process of a block (see `Profile::processes`): reads its arms as
-    /// JSON on stdin, prints its reports as JSON on stdout.
+    /// Internal: a worker process of serbench's own (a block of the full profile, a decoder's
+    /// hostile cases, one arm under callgrind): reads its request as JSON on stdin and answers
+    /// on stdout (the protocol of `serbench::worker`).
     #[command(hide = true)]
-    BlockWorker(BlockWorkerArgs),
-    /// Internal: one arm under callgrind (see `run --measure instructions`).
-    #[command(hide = true)]
-    InstructionsWorker(InstructionsWorkerArgs),
+    Worker(WorkerArgs),
     /// Feed every decoder hostile inputs derived from its real payloads (truncations, bit flips,
     /// garbage, length bombs, deep nesting), each decoder in its own worker processes; write
     /// robustness.csv and print the outcome table.
@@ -235,21 +233,10 @@ struct FidelityArgs {
 }
 
 #[derive(Args)]
-struct BlockWorkerArgs {
-    #[arg(long)]
-    profile: Profile,
-    #[arg(long)]
-    burst: bool,
+struct WorkerArgs {
     /// The run's data, read again to build the same registry.
     #[command(flatten)]
     data: DataArgs,
-}
-
-#[derive(Args)]
-struct InstructionsWorkerArgs {
-    /// The arm's coordinates as JSON.
-    #[arg(long)]
-    arm: String,
 }
 
 #[derive(Args)]
@@ -523,12 +510,6 @@ fn is_broken_pipe(error: &anyhow::Error) -> bool {
 /// The `serbench` command: parses `std::env::args`, runs the subcommand, and returns its exit
 /// status.
 pub fn main() -> ExitCode {
-    // The robustness run's worker processes: before clap, so they stay hidden and parse their
-    // own arguments.
-    let args: Vec<String> = std::env::args().collect();
-    if args.get(1).map(String::as_str) == Some(crate::robustness::WORKER_SUBCOMMAND) {
-        return crate::robustness::worker_main(&args[2..]);
-    }
     let cli = Cli::parse();
     let outcome = match cli.command.data_request() {
         // The plain binary hands a `--typed` command to the binary built for the data's types.
@@ -570,8 +551,7 @@ fn execute(command: Command) -> Result<()> {
         Command::Selfcheck(args) => args.execute(&registry()?),
         Command::Overhead(args) => print(commands::overhead(&args.profile)?),
         Command::Fidelity(args) => args.execute(),
-        Command::BlockWorker(args) => args.execute(&request),
-        Command::InstructionsWorker(args) => commands::instructions_worker(&args.arm),
+        Command::Worker(_) => print(commands::worker(&request)?),
         Command::Robustness(args) => args.execute(&registry()?),
         Command::Footprint(args) => args.execute(),
         Command::Dump(args) => args.execute(&registry()?),
@@ -681,16 +661,6 @@ impl FidelityArgs {
     }
 }
 
-impl BlockWorkerArgs {
-    fn execute(self, request: &payload::data::Request) -> Result<()> {
-        print(commands::block_worker(
-            &self.profile,
-            commands::schedule(self.burst),
-            request,
-        )?)
-    }
-}
-
 impl RobustnessArgs {
     fn execute(self, registry: &Registry) -> Result<()> {
         let options = crate::robustness::RobustnessOptions {
@@ -764,7 +734,7 @@ impl Command {
             Command::Dump(DumpArgs { codec, .. }) | Command::Check(CheckArgs { codec, .. }) => {
                 codec.data.request()
             }
-            Command::BlockWorker(BlockWorkerArgs { data, .. })
+            Command::Worker(WorkerArgs { data, .. })
             | Command::Schema(SchemaArgs { data, .. })
             | Command::Gen(GenArgs { data, .. })
             | Command::Vs(VsArgs { data, .. }) => data.request(),

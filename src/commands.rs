@@ -20,6 +20,7 @@ use crate::robustness::RobustnessOptions;
 use crate::run::{RunOptions, Selection};
 use crate::schema::footprint::{self as footprint_csv, FootprintRow};
 use crate::schema::{SetKind, load, ratios, results};
+use crate::worker::Request;
 use crate::{UsageError, check_names};
 
 /// Where results go without `--out`: not results/<system>/, whose committed results a run
@@ -563,24 +564,25 @@ pub fn schema(request: &crate::payload::data::Request, out: &Path, replace: bool
         .collect())
 }
 
-/// The hidden `block-worker`: samples the arms named on standard input (JSON) and returns its
-/// reports as JSON.
-pub fn block_worker(
-    profile: &Profile,
-    schedule: Schedule,
-    data: &crate::payload::data::Request,
-) -> Result<String> {
-    let ids: Vec<ArmId> = serde_json::from_reader(std::io::stdin().lock())
-        .context("a block worker reads its arms as JSON on stdin")?;
-    let registry = crate::typed::hook::registry(data)?;
-    let reports = crate::run::block_worker(&registry, &ids, profile, schedule)?;
-    Ok(format!("{}\n", serde_json::to_string(&reports)?))
-}
-
-/// The hidden `instructions-worker`: the arm named by `arm` (JSON), under callgrind.
-pub fn instructions_worker(arm: &str) -> Result<()> {
-    let id: ArmId = serde_json::from_str(arm).context("--arm is an arm's coordinates as JSON")?;
-    crate::instructions::worker(&id)
+/// The hidden `worker`: serves the one request of [`crate::worker`]'s protocol on standard
+/// input; the text returned is its role's answer (empty for the roles that stream theirs or
+/// have none).
+pub fn worker(data: &crate::payload::data::Request) -> Result<String> {
+    match crate::worker::read_request(std::io::stdin().lock())? {
+        Request::Block { arms, profile, burst } => {
+            let profile = Profile::ALL
+                .iter()
+                .find(|known| known.name == profile)
+                .with_context(|| {
+                    format!("a block worker's profile {profile:?} is not one of this build's")
+                })?;
+            let registry = crate::typed::hook::registry(data)?;
+            let reports = crate::run::block_worker(&registry, &arms, profile, schedule(burst))?;
+            Ok(format!("{}\n", serde_json::to_string(&reports)?))
+        }
+        Request::Robustness(request) => crate::robustness::worker(&request).map(|()| String::new()),
+        Request::Instructions { arm } => crate::instructions::worker(&arm).map(|()| String::new()),
+    }
 }
 
 /// A private scratch folder for callgrind's dump files.

@@ -14,7 +14,7 @@
 //! like every serbench file).
 
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Stdio};
 
 use anyhow::{Context, Result, bail};
 
@@ -22,6 +22,7 @@ use crate::arm::{Arm, ArmId, Runner};
 use crate::format::Registry;
 use crate::schema::SCHEMA_VERSION;
 use crate::schema::instructions::InstructionRow;
+use crate::worker::{self, Launcher, Request};
 
 /// Operations counted in the measured call.
 pub const ITERATIONS: u64 = 20;
@@ -77,12 +78,13 @@ pub fn count(arm: &Arm, scratch: &Path) -> InstructionRow {
 }
 
 fn callgrind(id: &ArmId, scratch: &Path) -> Result<Counts> {
-    let executable = std::env::current_exe().context("cannot find the serbench executable")?;
-    let arm = serde_json::to_string(id)?;
+    let worker = Launcher::current_exe()?;
+    let args: Vec<&str> = worker.args.iter().map(String::as_str).collect();
     count_region(
-        &executable,
-        &["instructions-worker", "--arm", &arm],
+        &worker.program,
+        &args,
         &[],
+        Some(&Request::Instructions { arm: id.clone() }),
         "serbench_counted_region",
         &scratch.join(format!("callgrind.{}.out", file_safe(&id.path()))),
     )
@@ -192,6 +194,7 @@ pub fn count_region(
     program: &Path,
     args: &[&str],
     envs: &[(&str, &str)],
+    request: Option<&Request>,
     region: &str,
     out_file: &Path,
 ) -> Result<Counts> {
@@ -205,7 +208,7 @@ pub fn count_region(
         }
         None => Command::new("valgrind"),
     };
-    let output = command
+    command
         .arg("--tool=callgrind")
         .arg("--collect-atstart=no")
         .arg("--cache-sim=yes")
@@ -216,7 +219,15 @@ pub fn count_region(
         .arg(program)
         .args(args)
         .envs(envs.iter().copied())
-        .output()
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let started = match request {
+        Some(request) => worker::spawn(command, request),
+        None => command.spawn().map_err(anyhow::Error::from),
+    };
+    let output = started
+        .and_then(|child| Ok(child.wait_with_output()?))
         .context("cannot run valgrind (Linux only; install it, e.g. `apt-get install valgrind`)")?;
     if !output.status.success() {
         let stderr = String::from_utf8_lossy(&output.stderr);
@@ -245,6 +256,7 @@ pub fn count_fidelity_pair(id: &ArmId, bench_binary: &Path, scratch: &Path) -> R
         bench_binary,
         &[],
         &[("SERBENCH_FIDELITY_COUNT", &path)],
+        None,
         "fidelity_counted_region",
         &scratch.join(format!("callgrind.fidelity.{}.out", file_safe(&path))),
     )

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 /// Bottom to top. A new top-level module must be placed here.
-const LAYERS: [(&str, &[&str]); 12] = [
+const LAYERS: [(&str, &[&str]); 13] = [
     ("leaves", &["alloc", "busy", "host", "stats"]),
     ("payloads", &["payload"]),
     ("payload tools", &["codegen", "compress"]),
@@ -15,6 +15,7 @@ const LAYERS: [(&str, &[&str]); 12] = [
     ("checks", &["check"]),
     ("files", &["files"]),
     ("schema", &["schema"]),
+    ("worker protocol", &["worker"]),
     (
         "measurements and report",
         &[

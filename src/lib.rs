@@ -33,6 +33,7 @@ pub mod run;
 pub mod schema;
 pub mod stats;
 pub mod typed;
+pub mod worker;
 
 #[cfg(test)]
 mod layers;

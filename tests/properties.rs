@@ -26,7 +26,7 @@ use serbench::payload::{
     OrderStatus, PaymentMethod, Reading, Readings, RequestMeta, ResponseMeta, ServiceInfo, Shipment,
     TelemetryEvent,
 };
-use serbench::robustness::{self, Outcome, RobustnessOptions, WorkerCommand};
+use serbench::robustness::{self, Outcome, RobustnessOptions};
 
 fn registry() -> &'static Registry {
     static REGISTRY: OnceLock<Registry> = OnceLock::new();
@@ -515,7 +515,7 @@ proptest! {
             payloads: vec!["order".to_string()],
             cases: 2,
             seed,
-            worker: Some(WorkerCommand::test_binary("robustness_worker_entry").unwrap()),
+            worker: Some(robustness::test_binary_launcher("robustness_worker_entry").unwrap()),
             ..RobustnessOptions::default()
         };
         let rows = robustness::run(registry(), &options).map_err(|error| TestCaseError::fail(format!("{error:#}")))?;

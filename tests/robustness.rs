@@ -4,8 +4,8 @@
 //! runs.
 //!
 //! The library-driven tests use this test binary as its own worker
-//! ([`WorkerCommand::test_binary`]); the binary-driven ones run `serbench robustness` itself,
-//! with its hidden `robustness-worker` subcommand.
+//! ([`robustness::test_binary_launcher`]); the binary-driven ones run `serbench robustness` itself,
+//! with its hidden `worker` subcommand.
 
 use std::process::Command;
 use std::time::Duration;
@@ -13,7 +13,6 @@ use std::time::Duration;
 use serbench::format::Registry;
 use serbench::robustness::{
     self, CaseKind, FAULT_INJECTION_ENV, FAULT_INJECTION_FORMAT, Outcome, RobustnessOptions, RobustnessRow,
-    WorkerCommand,
 };
 
 /// When a test below starts this binary as its worker, this test is the worker.
@@ -28,7 +27,7 @@ fn options(formats: &[&str], cases: usize) -> RobustnessOptions {
         cases,
         case_timeout: Duration::from_secs(2),
         fault_injection: true,
-        worker: Some(WorkerCommand::test_binary("robustness_worker_entry").unwrap()),
+        worker: Some(robustness::test_binary_launcher("robustness_worker_entry").unwrap()),
         ..RobustnessOptions::default()
     }
 }
@@ -148,7 +147,7 @@ fn the_fault_injection_format_needs_its_switch() {
     assert!(error.to_string().contains(FAULT_INJECTION_ENV), "{error}");
 }
 
-/// The real command line, once `robustness` and `robustness-worker` are wired in main.rs.
+/// The real command line, with `robustness` and its `worker` subcommand.
 #[test]
 fn the_binary_records_injected_faults() {
     let out = tempfile::tempdir().unwrap();

@@ -7,7 +7,7 @@
 //! Why worker processes: a Rust allocation failure aborts the process (`handle_alloc_error`
 //! does not unwind) and so does a stack overflow, so no in-process harness survives the inputs
 //! that matter most. The parent ([`run`]) starts one worker process per decoder (the same
-//! executable, hidden `robustness-worker` subcommand, [`worker_main`]); the worker caps the
+//! executable's hidden `worker` subcommand, [`crate::worker`]'s protocol, [`worker`]); the worker caps the
 //! allocator ([`crate::alloc::cap_allocations`]), catches panics, and reports one line per
 //! case; when it dies, the parent records the case it died in and starts a new worker from the
 //! next case ([`supervise`]). Deterministic for a given `--seed` and `--cases`: the plan
@@ -21,20 +21,20 @@ mod report;
 pub mod supervise;
 mod worker;
 
-use std::path::PathBuf;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
 pub use crate::schema::robustness::{FILE_NAME, Outcome, RobustnessRow, WorstCase, read_csv, write_csv};
+pub use crate::worker::CaseReport;
 pub use cases::{CaseKind, Mutation, Plan};
-pub use report::{CaseReport, Tally};
-pub use worker::{DECODE_STACK_BYTES, WorkerArgs, worker, worker_main};
+pub use report::Tally;
+pub use worker::{DECODE_STACK_BYTES, worker};
 
 use crate::UsageError;
 use crate::arm::ArmId;
 use crate::format::Registry;
+use crate::worker::{CasesRequest, Launcher, Request};
 
 /// Random cases per kind (and the most truncation lengths; bombs get four times as many):
 /// about 1,160 cases per decoder and payload; every decoder of every format on the small
@@ -61,8 +61,6 @@ pub const DEFAULT_PAYLOADS: [&str; 7] = [
     "map-small",
     "vec-small",
 ];
-/// The hidden subcommand the parent starts its workers with.
-pub const WORKER_SUBCOMMAND: &str = "robustness-worker";
 /// Set to `1` to offer the `fault-injection` format (fake decoders that misbehave on purpose).
 pub const FAULT_INJECTION_ENV: &str = "SERBENCH_FAULT_INJECTION";
 pub use faults::FORMAT as FAULT_INJECTION_FORMAT;
@@ -152,62 +150,35 @@ pub fn fault_injection_enabled() -> bool {
     std::env::var_os(FAULT_INJECTION_ENV).is_some_and(|value| value == "1")
 }
 
-/// How the parent starts a worker: `program args... <worker args>`, or, with `args_env`, the
-/// worker args in that environment variable (one per line), for a test binary that is its own
-/// worker.
-#[derive(Clone, Debug)]
-pub struct WorkerCommand {
-    pub program: PathBuf,
-    pub args: Vec<String>,
-    pub args_env: Option<String>,
+/// This test binary as its own robustness worker (for integration tests, which cannot reach the
+/// `serbench` binary's subcommand): libtest runs only `entry_test`, a test whose body is
+/// [`test_worker_entry`], and [`TEST_WORKER_ENV`] tells it to read its request.
+pub fn test_binary_launcher(entry_test: &str) -> Result<Launcher> {
+    Ok(Launcher {
+        program: std::env::current_exe().context("cannot find the test binary")?,
+        args: ["--exact", entry_test, "--nocapture", "--test-threads=1"]
+            .map(String::from)
+            .to_vec(),
+        envs: vec![(TEST_WORKER_ENV.to_string(), "1".to_string())],
+    })
 }
 
-impl WorkerCommand {
-    /// This executable's hidden `robustness-worker` subcommand.
-    pub fn current_exe() -> Result<WorkerCommand> {
-        Ok(WorkerCommand {
-            program: std::env::current_exe().context("cannot find this executable for the workers")?,
-            args: vec![WORKER_SUBCOMMAND.to_string()],
-            args_env: None,
-        })
-    }
-
-    /// This test binary as its own worker (for integration tests, which cannot reach the
-    /// `serbench` binary's subcommand): libtest runs only `entry_test`, a test whose body is
-    /// [`test_worker_entry`], and the worker args travel in [`TEST_WORKER_ENV`].
-    pub fn test_binary(entry_test: &str) -> Result<WorkerCommand> {
-        Ok(WorkerCommand {
-            program: std::env::current_exe().context("cannot find the test binary")?,
-            args: ["--exact", entry_test, "--nocapture", "--test-threads=1"]
-                .map(String::from)
-                .to_vec(),
-            args_env: Some(TEST_WORKER_ENV.to_string()),
-        })
-    }
-
-    fn command(&self, worker_args: &WorkerArgs) -> Command {
-        let mut command = Command::new(&self.program);
-        command.args(&self.args);
-        match &self.args_env {
-            Some(variable) => command.env(variable, worker_args.to_args().join("\n")),
-            None => command.args(worker_args.to_args()),
-        };
-        command
-    }
-}
-
-/// Where [`WorkerCommand::test_binary`] puts the worker args, one per line.
-pub const TEST_WORKER_ENV: &str = "SERBENCH_ROBUSTNESS_WORKER_ARGS";
+/// Set (to `1`) in a test binary started by [`test_binary_launcher`].
+pub const TEST_WORKER_ENV: &str = "SERBENCH_ROBUSTNESS_TEST_WORKER";
 
 /// The body of a test binary's worker entry test: nothing in a normal test run; in a worker
-/// started by [`WorkerCommand::test_binary`], runs the worker and exits the process with its
-/// status (before libtest can print anything more on stdout).
+/// started by [`test_binary_launcher`], reads its request, runs it and exits the process with
+/// its status (before libtest can print anything more on stdout).
 pub fn test_worker_entry() {
-    let Ok(args) = std::env::var(TEST_WORKER_ENV) else {
+    if std::env::var_os(TEST_WORKER_ENV).is_none() {
         return;
+    }
+    let outcome = match crate::worker::read_request(std::io::stdin().lock()) {
+        Ok(Request::Robustness(request)) => worker(&request),
+        Ok(other) => Err(anyhow::anyhow!("a robustness test worker got {other:?}")),
+        Err(error) => Err(error),
     };
-    let args: Vec<String> = args.lines().map(str::to_string).collect();
-    let code = match worker(&args) {
+    let code = match outcome {
         Ok(()) => 0,
         Err(error) => {
             eprintln!("robustness worker: {error:#}");
@@ -231,8 +202,8 @@ pub struct RobustnessOptions {
     pub case_timeout: Duration,
     /// Offer the fake decoders of [`FAULT_INJECTION_FORMAT`].
     pub fault_injection: bool,
-    /// How to start a worker (default: [`WorkerCommand::current_exe`]).
-    pub worker: Option<WorkerCommand>,
+    /// How to start a worker (default: [`Launcher::current_exe`]).
+    pub worker: Option<Launcher>,
     /// One line per decoder on stderr.
     pub progress: bool,
 }
@@ -320,7 +291,7 @@ pub fn run(registry: &Registry, options: &RobustnessOptions) -> Result<Vec<Robus
 pub fn run_targets(targets: &[Target], options: &RobustnessOptions) -> Result<Vec<RobustnessRow>> {
     let worker = match &options.worker {
         Some(worker) => worker.clone(),
-        None => WorkerCommand::current_exe()?,
+        None => Launcher::current_exe()?,
     };
     let mut rows = Vec::new();
     for (number, target) in targets.iter().enumerate() {
@@ -335,15 +306,18 @@ pub fn run_targets(targets: &[Target], options: &RobustnessOptions) -> Result<Ve
         };
         let cases = plan().len();
         let mut spawn = |start: usize| -> Result<Box<dyn supervise::Worker>> {
-            let args = WorkerArgs {
-                target: serde_json::to_string(&target.id)?,
+            let request = Request::Robustness(CasesRequest {
+                target: target.id.clone(),
                 seed: options.seed,
                 cases: options.cases,
                 start,
                 alloc_cap: options.alloc_cap,
                 fault_injection: target.id.codec.format == FAULT_INJECTION_FORMAT,
-            };
-            Ok(Box::new(supervise::ProcessWorker::spawn(worker.command(&args))?))
+            });
+            Ok(Box::new(supervise::ProcessWorker::spawn(
+                worker.command(),
+                &request,
+            )?))
         };
         let mut tally = Tally::new(&target.id, target.original.len(), plan());
         supervise::supervise(cases, options.case_timeout, &mut spawn, &mut |report| {

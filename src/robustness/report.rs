@@ -6,17 +6,7 @@ use std::collections::BTreeMap;
 use super::cases::Mutation;
 use crate::arm::ArmId;
 pub use crate::schema::robustness::{CaseKind, Outcome, RobustnessRow, WorstCase};
-
-/// One finished case, as the worker reports it (or the parent infers it from a dead worker).
-#[derive(Clone, Debug, PartialEq)]
-pub struct CaseReport {
-    pub index: usize,
-    pub outcome: Outcome,
-    /// Peak live bytes the decoder held during the case (0 when the worker died).
-    pub peak_bytes: u64,
-    /// Panic message and location, the refused request, or how the worker died.
-    pub detail: String,
-}
+use crate::worker::CaseReport;
 
 impl RobustnessRow {
     pub(super) fn new(id: &ArmId, case_kind: CaseKind, input_bytes: usize) -> Self {

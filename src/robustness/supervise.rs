@@ -3,13 +3,12 @@
 //! overflow) or falls silent (a hang), records the case it was in and starts a new worker from
 //! the next case.
 //!
-//! The protocol: the worker writes `READY <cases>` then `CASE\t<index>\t<outcome>\t<peak>\t
-//! <detail>` lines to stdout; to stderr it writes `START <index>` before each case, and the
-//! capped allocator writes `ALLOC-CAP requested=<bytes>` when it refuses a request. What
-//! stderr holds after the last `START` says why a worker died.
+//! The lines a worker writes are [`crate::worker`]'s (`READY`, `CASE` on stdout, `START` on
+//! stderr before each case); the capped allocator writes `ALLOC-CAP requested=<bytes>` to stderr
+//! when it refuses a request. What stderr holds after the last `START` says why a worker died.
 
 use std::io::{BufRead, BufReader, Read};
-use std::process::{Child as Process, Command, ExitStatus, Stdio};
+use std::process::{Child as Process, Command, ExitStatus};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -17,7 +16,8 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 
-use super::report::{CaseReport, Outcome};
+use super::report::Outcome;
+use crate::worker::{self, CaseLine, CaseReport, Request};
 
 /// What a worker said or did next.
 #[derive(Debug)]
@@ -171,38 +171,6 @@ fn human_size(bytes: u64) -> String {
     format!("{size:.1} {}", UNITS[unit])
 }
 
-/// Parses one stdout line of the worker; other lines (e.g. a test harness's own) are `None`.
-pub fn parse_line(line: &str) -> Option<Event> {
-    if let Some(cases) = line.strip_prefix("READY ") {
-        return Some(Event::Ready {
-            cases: cases.trim().parse().ok()?,
-        });
-    }
-    let mut fields = line.strip_prefix("CASE\t")?.splitn(4, '\t');
-    let index = fields.next()?.parse().ok()?;
-    let outcome = Outcome::by_name(fields.next()?)?;
-    let peak_bytes = fields.next()?.parse().ok()?;
-    let detail = fields.next().unwrap_or("").to_string();
-    Some(Event::Case(CaseReport {
-        index,
-        outcome,
-        peak_bytes,
-        detail,
-    }))
-}
-
-/// Makes a detail fit on one protocol line.
-pub fn one_line(text: &str) -> String {
-    let flat: String = text
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
-    match flat.char_indices().nth(400) {
-        Some((cut, _)) => format!("{}...", &flat[..cut]),
-        None => flat,
-    }
-}
-
 /// A worker process: stdout lines arrive through a channel (so the parent can time out),
 /// stderr is kept from the last `START` on.
 pub struct ProcessWorker {
@@ -221,14 +189,9 @@ struct StderrTail {
 const STDERR_TAIL_LIMIT: usize = 8 * 1024;
 
 impl ProcessWorker {
-    pub fn spawn(mut command: Command) -> Result<ProcessWorker> {
-        command
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let mut process = command
-            .spawn()
-            .with_context(|| format!("cannot start the robustness worker {command:?}"))?;
+    /// Starts `command` (a [`worker::Launcher`]'s) on `request`.
+    pub fn spawn(command: Command, request: &Request) -> Result<ProcessWorker> {
+        let mut process = worker::spawn(command, request)?;
         let stdout = process.stdout.take().context("worker stdout")?;
         let stderr = process.stderr.take().context("worker stderr")?;
         let (sender, lines) = mpsc::channel();
@@ -275,10 +238,7 @@ fn read_stderr(stderr: impl Read, tail: &Mutex<StderrTail>) {
         let Ok(line) = line else { break };
         let line = String::from_utf8_lossy(&line);
         let mut tail = tail.lock().unwrap_or_else(|poison| poison.into_inner());
-        if let Some(index) = line
-            .strip_prefix("START ")
-            .and_then(|index| index.trim().parse().ok())
-        {
+        if let Some(index) = worker::parse_start(&line) {
             tail.last_start = Some(index);
             tail.since_start.clear();
         } else if tail.since_start.len() < STDERR_TAIL_LIMIT {
@@ -314,11 +274,11 @@ impl Worker for ProcessWorker {
     fn next_event(&mut self, timeout: Duration) -> Event {
         loop {
             match self.lines.recv_timeout(timeout) {
-                Ok(line) => {
-                    if let Some(event) = parse_line(&line) {
-                        return event;
-                    }
-                }
+                Ok(line) => match CaseLine::parse(&line) {
+                    Some(CaseLine::Ready { cases }) => return Event::Ready { cases },
+                    Some(CaseLine::Case(report)) => return Event::Case(report),
+                    None => {}
+                },
                 Err(RecvTimeoutError::Timeout) => return Event::Silent,
                 Err(RecvTimeoutError::Disconnected) => {
                     let status = self.process.wait();
@@ -482,24 +442,6 @@ mod tests {
             }))
         };
         assert!(supervise(2, Duration::from_secs(1), &mut spawn, &mut |_| {}).is_err());
-    }
-
-    #[test]
-    fn protocol_lines_parse_and_foreign_lines_are_ignored() {
-        match parse_line("CASE\t12\tpanic\t4096\tcapacity overflow at src/x.rs:1:2") {
-            Some(Event::Case(report)) => {
-                assert_eq!(
-                    (report.index, report.outcome, report.peak_bytes),
-                    (12, Outcome::Panic, 4096)
-                );
-                assert_eq!(report.detail, "capacity overflow at src/x.rs:1:2");
-            }
-            other => panic!("{other:?}"),
-        }
-        assert!(matches!(parse_line("READY 40"), Some(Event::Ready { cases: 40 })));
-        assert!(parse_line("running 1 test").is_none());
-        assert!(parse_line("CASE\tx\tpanic\t1\t").is_none());
-        assert_eq!(one_line("a\tb\nc"), "a b c");
     }
 
     #[test]

@@ -1,114 +1,30 @@
-//! The worker's side (`serbench robustness-worker ...`): runs one decoder's cases from a given
-//! index on, in a thread with a fixed stack, under the allocation cap, each inside
+//! The worker's side (`serbench worker`, a [`CasesRequest`]): runs one decoder's cases from a
+//! given index on, in a thread with a fixed stack, under the allocation cap, each inside
 //! `catch_unwind`, and reports one line per finished case (see [`super::supervise`]).
 
 use std::io::Write;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::process::ExitCode;
 use std::sync::Mutex;
 
 use anyhow::{Context, Result, bail};
 
 use super::report::Outcome;
-use super::supervise::one_line;
 use super::{Target, cases, targets};
 use crate::alloc;
 use crate::format::Registry;
+use crate::worker::{CaseLine, CaseReport, CasesRequest, start_line};
 
 /// The decode thread's stack: 8 MiB, the usual main-thread stack on Linux, so "overflows the
 /// stack" means what it would mean in a plain program (a tokio worker has only 2 MiB).
 pub const DECODE_STACK_BYTES: usize = 8 << 20;
 
-/// What the parent tells a worker.
-#[derive(Clone, Debug, PartialEq)]
-pub struct WorkerArgs {
-    /// [`TargetId::key`](super::TargetId::key) of the decoder.
-    pub target: String,
-    pub seed: u64,
-    pub cases: usize,
-    pub start: usize,
-    pub alloc_cap: usize,
-    pub fault_injection: bool,
-}
-
-impl WorkerArgs {
-    pub fn to_args(&self) -> Vec<String> {
-        let mut args = vec![
-            "--target".to_string(),
-            self.target.clone(),
-            "--seed".to_string(),
-            self.seed.to_string(),
-            "--cases".to_string(),
-            self.cases.to_string(),
-            "--start".to_string(),
-            self.start.to_string(),
-            "--alloc-cap".to_string(),
-            self.alloc_cap.to_string(),
-        ];
-        if self.fault_injection {
-            args.push("--fault-injection".to_string());
-        }
-        args
-    }
-
-    pub fn parse(args: &[String]) -> Result<WorkerArgs> {
-        let mut parsed = WorkerArgs {
-            target: String::new(),
-            seed: 0,
-            cases: 0,
-            start: 0,
-            alloc_cap: 0,
-            fault_injection: false,
-        };
-        let mut args = args.iter();
-        while let Some(flag) = args.next() {
-            if flag == "--fault-injection" {
-                parsed.fault_injection = true;
-                continue;
-            }
-            let value = args.next().with_context(|| format!("{flag} needs a value"))?;
-            let number = || {
-                value
-                    .parse::<u64>()
-                    .with_context(|| format!("{flag} {value}: not a number"))
-            };
-            match flag.as_str() {
-                "--target" => parsed.target = value.clone(),
-                "--seed" => parsed.seed = number()?,
-                "--cases" => parsed.cases = number()? as usize,
-                "--start" => parsed.start = number()? as usize,
-                "--alloc-cap" => parsed.alloc_cap = number()? as usize,
-                _ => bail!("unknown worker argument {flag}"),
-            }
-        }
-        if parsed.target.is_empty() || parsed.alloc_cap == 0 {
-            bail!("the worker needs --target and --alloc-cap");
-        }
-        Ok(parsed)
-    }
-}
-
-/// The hidden `robustness-worker` subcommand: `args` are the arguments after it.
-pub fn worker_main(args: &[String]) -> ExitCode {
-    match worker(args) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(error) => {
-            eprintln!("serbench robustness-worker: {error:#}");
-            ExitCode::from(3)
-        }
-    }
-}
-
 /// Where the silent panic hook leaves the location of the last panic.
 static PANIC_LOCATION: Mutex<String> = Mutex::new(String::new());
 
-/// The worker itself, for callers that want the error rather than an exit code.
-pub fn worker(args: &[String]) -> Result<()> {
-    let args = WorkerArgs::parse(args)?;
+/// Runs the request's cases, one [`CaseLine`] per case on stdout.
+pub fn worker(args: &CasesRequest) -> Result<()> {
     let registry = Registry::build();
-    let mut found = targets(&registry, args.fault_injection, &|id| {
-        serde_json::to_string(id).is_ok_and(|key| key == args.target)
-    })?;
+    let mut found = targets(&registry, args.fault_injection, &|id| *id == args.target)?;
     let target = match (found.pop(), found.is_empty()) {
         (Some(target), true) => target,
         (None, _) => bail!("no decoder {}", args.target),
@@ -122,7 +38,7 @@ pub fn worker(args: &[String]) -> Result<()> {
     );
     {
         let mut stdout = std::io::stdout().lock();
-        writeln!(stdout, "READY {}", plan.len())?;
+        writeln!(stdout, "{}", CaseLine::Ready { cases: plan.len() }.to_line())?;
         stdout.flush()?;
     }
     // Panics are outcomes here, reported on stdout; the default hook would flood stderr.
@@ -146,7 +62,7 @@ pub fn worker(args: &[String]) -> Result<()> {
         std::thread::Builder::new()
             .name("decode".to_string())
             .stack_size(DECODE_STACK_BYTES)
-            .spawn_scoped(scope, || run_cases(&target, plan, &args))
+            .spawn_scoped(scope, || run_cases(&target, plan, args))
             .context("cannot start the decode thread")?
             .join()
             .map_err(|_| anyhow::anyhow!("the decode thread panicked outside a case"))?
@@ -179,12 +95,12 @@ fn short_path(path: &str) -> &str {
     }
 }
 
-fn run_cases(target: &Target, plan: cases::Plan, args: &WorkerArgs) -> Result<()> {
+fn run_cases(target: &Target, plan: cases::Plan, args: &CasesRequest) -> Result<()> {
     alloc::cap_allocations(args.alloc_cap);
     let stdout = std::io::stdout();
     for (index, mutation) in plan.enumerate().skip(args.start) {
         // stderr is unbuffered: this line is out before the case can kill the process.
-        writeln!(std::io::stderr(), "START {index}")?;
+        writeln!(std::io::stderr(), "{}", start_line(index))?;
         let input = mutation.apply(&target.original);
         alloc::reset_allocation_peak();
         let result = catch_unwind(AssertUnwindSafe(|| (target.decode)(&input)));
@@ -212,12 +128,13 @@ fn run_cases(target: &Target, plan: cases::Plan, args: &WorkerArgs) -> Result<()
             }
         };
         let mut out = stdout.lock();
-        writeln!(
-            out,
-            "CASE\t{index}\t{}\t{peak}\t{}",
-            outcome.name(),
-            one_line(&detail)
-        )?;
+        let report = CaseReport {
+            index,
+            outcome,
+            peak_bytes: peak,
+            detail,
+        };
+        writeln!(out, "{}", CaseLine::Case(report).to_line())?;
         out.flush()?;
     }
     Ok(())
@@ -226,21 +143,6 @@ fn run_cases(target: &Target, plan: cases::Plan, args: &WorkerArgs) -> Result<()
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn worker_arguments_round_trip() {
-        let args = WorkerArgs {
-            target: "json/serde_json//typed/document/order".into(),
-            seed: 42,
-            cases: 10,
-            start: 3,
-            alloc_cap: 1 << 28,
-            fault_injection: true,
-        };
-        assert_eq!(WorkerArgs::parse(&args.to_args()).unwrap(), args);
-        assert!(WorkerArgs::parse(&["--seed".into()]).is_err());
-        assert!(WorkerArgs::parse(&["--bogus".into(), "1".into()]).is_err());
-    }
 
     #[test]
     fn a_panic_inside_std_is_named_by_its_caller() {

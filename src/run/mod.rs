@@ -4,7 +4,7 @@
 //! selected arm of one payload, measured round-robin), append each finished block's rows to
 //! results.csv, then write what is derived from the whole results.csv: sizes.csv, the headline
 //! ratios (ratios.csv) and the report. A profile with [`Processes`] times each block in worker
-//! processes (this executable's hidden `block-worker` subcommand, [`block_worker`]) and
+//! processes (this executable's hidden `worker` subcommand, [`block_worker`]) and
 //! combines their reps.
 
 use std::io::IsTerminal;
@@ -28,7 +28,7 @@ mod passes;
 mod workers;
 
 use workers::sample_here;
-pub use workers::{ArmSample, WorkerReport, block_worker};
+pub use workers::{ArmSample, block_worker};
 
 /// Which part of the matrix to touch; an empty list selects everything on that axis.
 #[derive(Clone, Debug, Default)]

@@ -1,18 +1,16 @@
 //! Sampling a block of arms: here, in this process ([`sample_here`]), or in a fresh worker
-//! process of this executable or of another build of it ([`start_worker`], the hidden
-//! `block-worker` subcommand, [`block_worker`]). A worker receives its arms' identities as JSON
-//! on its standard input and answers with one report per arm, each naming its arm.
+//! process of this executable or of another build of it ([`start_worker`], a
+//! [`Request::Block`] of [`crate::worker`]'s protocol, served by [`block_worker`]): it answers
+//! with one [`BlockReport`] per arm, each naming its arm.
 
-use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
 
 use anyhow::{Context, Result, bail};
-use serde::{Deserialize, Serialize};
 
 use crate::arm::{Arm, ArmId, Operation};
 use crate::format::Registry;
 use crate::measure::{Order, Profile, Sampled, Schedule, sample_block};
+use crate::worker::{self, BlockReport, Launcher, Request};
 
 /// What sampling one arm in a process gave.
 #[derive(Debug)]
@@ -97,20 +95,6 @@ pub fn sample_here(
         .collect()
 }
 
-/// One arm as a worker reports it to its parent.
-#[derive(Debug, Serialize, Deserialize)]
-pub struct WorkerReport {
-    pub arm: ArmId,
-    pub encoded_bytes: usize,
-    /// The SHA-256 of the data file the worker read for the arm's payload, for a `data:` one:
-    /// the parent checks it is the file the run proved.
-    pub data_sha256: Option<String>,
-    /// The reps, or the error (with the arm's name) that stopped the arm.
-    pub result: Result<Sampled, String>,
-    /// See [`ArmSample::twin_mean_ns`].
-    pub twin_mean_ns: Option<f64>,
-}
-
 /// The SHA-256 of the data file behind `id`'s payload in `registry`, for a `data:` payload.
 fn data_sha256(registry: &Registry, id: &ArmId) -> Option<String> {
     registry
@@ -120,7 +104,7 @@ fn data_sha256(registry: &Registry, id: &ArmId) -> Option<String> {
         .map(|data| data.sha256.clone())
 }
 
-/// Runs one `block-worker` process of `program` (this executable, or another build of it) over
+/// Runs one block worker process of `program` (this executable, or another build of it) over
 /// the arms `ids` of `registry` and reads its reports: one per arm, in the same order, each
 /// naming its arm and, for a data payload, the file it read, which must be the one `registry`
 /// was built from.
@@ -130,34 +114,23 @@ pub fn start_worker(
     profile: &Profile,
     schedule: Schedule,
     registry: &Registry,
-) -> Result<Vec<WorkerReport>> {
-    let mut command = Command::new(program);
-    command.args(["block-worker", "--profile", profile.name]);
-    if schedule == Schedule::Burst {
-        command.arg("--burst");
-    }
+) -> Result<Vec<BlockReport>> {
+    let mut command = Launcher::serbench(program).command();
     // The worker reads the same data files to build the same registry.
     command.args(registry.data_request.to_args());
-    let mut child = command
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .with_context(|| format!("cannot start a block worker ({})", program.display()))?;
-    let request = serde_json::to_vec(ids)?;
-    child
-        .stdin
-        .take()
-        .expect("a piped stdin")
-        .write_all(&request)
-        .context("cannot send a block worker its arms")?;
+    let request = Request::Block {
+        arms: ids.to_vec(),
+        profile: profile.name.to_string(),
+        burst: schedule == Schedule::Burst,
+    };
+    let child = worker::spawn(command, &request)?;
     let output = child.wait_with_output().context("cannot read a block worker")?;
     if !output.status.success() {
         let stderr = String::from_utf8_lossy(&output.stderr);
         let last = stderr.lines().last().unwrap_or("no message");
         bail!("its block worker failed ({}): {last}", output.status);
     }
-    let reports: Vec<WorkerReport> =
+    let reports: Vec<BlockReport> =
         serde_json::from_slice(&output.stdout).context("a block worker's report is not valid JSON")?;
     let reported: Vec<&ArmId> = reports.iter().map(|report| &report.arm).collect();
     if reported.len() != ids.len() || reported.iter().zip(ids).any(|(reported, id)| *reported != id) {
@@ -178,15 +151,15 @@ pub fn start_worker(
     Ok(reports)
 }
 
-/// What a `block-worker` process does: proves the arms `ids` (fresh, in this process) and
-/// samples them with the profile's worker share ([`Profile::worker`]), each section with the
-/// A/A twin of its reference.
+/// What a block worker does: proves the arms `ids` (fresh, in this process) and samples them
+/// with the profile's worker share ([`Profile::worker`]), each section with the A/A twin of
+/// its reference.
 pub fn block_worker(
     registry: &Registry,
     ids: &[ArmId],
     profile: &Profile,
     schedule: Schedule,
-) -> Result<Vec<WorkerReport>> {
+) -> Result<Vec<BlockReport>> {
     let block = ids
         .iter()
         .map(|id| {
@@ -199,14 +172,14 @@ pub fn block_worker(
         .into_iter()
         .zip(ids)
         .map(|(sampled, id)| match sampled {
-            Ok(sample) => WorkerReport {
+            Ok(sample) => BlockReport {
                 arm: id.clone(),
                 encoded_bytes: sample.encoded_bytes,
                 data_sha256: data_sha256(registry, id),
                 result: Ok(sample.sampled),
                 twin_mean_ns: sample.twin_mean_ns,
             },
-            Err(error) => WorkerReport {
+            Err(error) => BlockReport {
                 arm: id.clone(),
                 encoded_bytes: 0,
                 data_sha256: data_sha256(registry, id),
