@@ -557,3 +557,62 @@ fn vs_prints_one_sentence_of_two_arms_measured_in_paired_slices() {
         "{message}"
     );
 }
+
+/// `serbench worker` on `request` (bytes on its standard input).
+fn worker_on(request: &[u8]) -> Output {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_serbench"))
+        .arg("worker")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(request).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// Every worker role is the one hidden `worker` subcommand: a block request is answered with
+/// one report per arm, in order; what is not a request of this build (garbage, an unknown
+/// role, an arm it lacks) is refused in one line with a failure status, never a panic.
+#[test]
+fn the_worker_subcommand_serves_a_block_and_refuses_what_is_not_a_request() {
+    use serbench::worker::{BlockReport, Request};
+    let format = some_format();
+    let registry = serbench::format::Registry::of_formats(|name| name == format);
+    let arms: Vec<_> = registry
+        .arms
+        .iter()
+        .filter(|arm| arm.id.codec.payload == "order")
+        .take(2)
+        .map(|arm| arm.id.clone())
+        .collect();
+    let block = Request::Block {
+        arms: arms.clone(),
+        profile: "smoke".into(),
+        burst: false,
+    };
+    let output = worker_on(&serde_json::to_vec(&block).unwrap());
+    assert!(output.status.success(), "{}", stderr(&output));
+    let reports: Vec<BlockReport> = serde_json::from_slice(&output.stdout).unwrap();
+    let answered: Vec<_> = reports.iter().map(|report| report.arm.clone()).collect();
+    assert_eq!(answered, arms);
+    assert!(reports.iter().all(|report| report.result.is_ok()), "{reports:?}");
+
+    let mut missing = arms[0].clone();
+    missing.codec.backend = "no-such-backend".into();
+    for (request, says) in [
+        (b"\x00\xffgarbage".to_vec(), "a worker reads one request as JSON"),
+        (br#"{"role":"teleport"}"#.to_vec(), "a worker reads one request as JSON"),
+        (
+            serde_json::to_vec(&Request::Instructions { arm: missing }).unwrap(),
+            "no such arm in this build",
+        ),
+    ] {
+        let output = worker_on(&request);
+        let text = stderr(&output);
+        assert!(!output.status.success() && text.contains(says), "{text}");
+        assert_eq!(text.trim_end().lines().count(), 1, "{text}");
+        assert!(!text.contains("panicked"), "{text}");
+    }
+}
