@@ -572,9 +572,9 @@ pub fn worker(data: &crate::payload::data::Request) -> Result<String> {
         Request::Block { arms, profile, burst } => {
             let profile = Profile::ALL
                 .iter()
-                .find(|known| known.name == profile)
+                .find(|known| known.name == profile && known.passes.is_some())
                 .with_context(|| {
-                    format!("a block worker's profile {profile:?} is not one of this build's")
+                    format!("a block worker's profile {profile:?} is not one of this build's that samples in workers")
                 })?;
             let registry = crate::typed::hook::registry(data)?;
             let reports = crate::run::block_worker(&registry, &arms, profile, schedule(burst))?;

@@ -574,7 +574,8 @@ fn worker_on(request: &[u8]) -> Output {
 
 /// Every worker role is the one hidden `worker` subcommand: a block request is answered with
 /// one report per arm, in order; what is not a request of this build (garbage, an unknown
-/// role, an arm it lacks) is refused in one line with a failure status, never a panic.
+/// role, a profile without workers, an arm it lacks) is refused in one line with a failure
+/// status, never a panic.
 #[test]
 fn the_worker_subcommand_serves_a_block_and_refuses_what_is_not_a_request() {
     use serbench::worker::{BlockReport, Request};
@@ -587,12 +588,12 @@ fn the_worker_subcommand_serves_a_block_and_refuses_what_is_not_a_request() {
         .take(2)
         .map(|arm| arm.id.clone())
         .collect();
-    let block = Request::Block {
+    let block = |profile: &str| Request::Block {
         arms: arms.clone(),
-        profile: "smoke".into(),
+        profile: profile.into(),
         burst: false,
     };
-    let output = worker_on(&serde_json::to_vec(&block).unwrap());
+    let output = worker_on(&serde_json::to_vec(&block("full")).unwrap());
     assert!(output.status.success(), "{}", stderr(&output));
     let reports: Vec<BlockReport> = serde_json::from_slice(&output.stdout).unwrap();
     let answered: Vec<_> = reports.iter().map(|report| report.arm.clone()).collect();
@@ -603,7 +604,10 @@ fn the_worker_subcommand_serves_a_block_and_refuses_what_is_not_a_request() {
     missing.codec.backend = "no-such-backend".into();
     for (request, says) in [
         (b"\x00\xffgarbage".to_vec(), "a worker reads one request as JSON"),
-        (br#"{"role":"teleport"}"#.to_vec(), "a worker reads one request as JSON"),
+        (
+            br#"{"role":"teleport"}"#.to_vec(),
+            "a worker reads one request as JSON",
+        ),
         (
             serde_json::to_vec(&Request::Instructions { arm: missing }).unwrap(),
             "no such arm in this build",
