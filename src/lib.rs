@@ -8,7 +8,8 @@
 //! [`robustness`] and [`instructions`] are two other measurements of the same arms: hostile
 //! inputs in worker processes, and instruction counts under callgrind; [`footprint`] measures
 //! what each format adds to a binary and to a clean build. [`commands`] holds one
-//! function per subcommand, which [`cli`] calls after parsing. [`codegen`] writes and builds the
+//! function per subcommand, which [`cli`] calls after parsing; [`reference`] renders its
+//! help as docs/commands.md. [`codegen`] writes and builds the
 //! Rust types of a user's data (`--typed`), whose binary is this same command line with the
 //! typed arms of [`codegen::hook`] added.
 
@@ -25,6 +26,7 @@ pub mod format;
 pub mod instructions;
 pub mod measure;
 pub mod payload;
+pub mod reference;
 pub mod report;
 pub mod robustness;
 pub mod run;
