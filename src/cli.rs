@@ -98,6 +98,10 @@ enum Command {
     /// Prints the arm labelled A over the arm labelled B with both intervals, then the verdict
     /// as a sentence: "`A` decodes `order` 1.24 ± 0.01 times slower than `B` (95%, paired over
     /// 20 workers)".
+    ///
+    /// With `--headline`, the headline ratios README quotes instead, read from DIR/ratios.csv
+    /// as the run wrote them; `--headline --markdown` prints README's table (tests/readme.rs
+    /// checks README against it for results/x86_64-linux).
     Ratio(RatioArgs),
     /// Two arms of one payload and operation measured against each other in turns of about 1 ms
     /// (paired slices), until their ratio is known to ±1% or the budget is spent: one sentence.
@@ -268,18 +272,25 @@ struct RatioArgs {
     /// A results folder (results.csv; its samples.csv for the paired interval).
     dir: PathBuf,
     /// The payload both arms measured.
-    #[arg(long)]
-    payload: String,
+    #[arg(long, required_unless_present = "headline")]
+    payload: Option<String>,
     /// The operation both arms timed.
-    #[arg(long = "op", value_name = "OP")]
-    operation: Operation,
+    #[arg(long = "op", value_name = "OP", required_unless_present = "headline")]
+    operation: Option<Operation>,
     /// The first arm's label as the report shows it, e.g. `postcard/postcard` or
     /// `json/serde_json dynamic`.
-    #[arg(value_name = "A")]
-    numerator: String,
+    #[arg(value_name = "A", required_unless_present = "headline")]
+    numerator: Option<String>,
     /// The second arm's label.
-    #[arg(value_name = "B")]
-    denominator: String,
+    #[arg(value_name = "B", required_unless_present = "headline")]
+    denominator: Option<String>,
+    /// Instead of two arms: the headline ratios README quotes, as DIR/ratios.csv recorded them
+    /// (every headline ratio is in that file).
+    #[arg(long, conflicts_with_all = ["payload", "operation", "numerator", "denominator"])]
+    headline: bool,
+    /// With --headline: as the Markdown table README holds.
+    #[arg(long, requires = "headline")]
+    markdown: bool,
 }
 
 #[derive(Args)]
@@ -757,12 +768,20 @@ impl SizesArgs {
 
 impl RatioArgs {
     fn execute(self) -> Result<()> {
+        if self.headline {
+            return print(commands::headline_ratios(&self.dir, self.markdown)?);
+        }
+        let (Some(payload), Some(operation), Some(numerator), Some(denominator)) =
+            (self.payload, self.operation, self.numerator, self.denominator)
+        else {
+            unreachable!("clap requires the payload, operation and both arms without --headline")
+        };
         print(commands::ratio(
             &self.dir,
-            &self.payload,
-            self.operation,
-            &self.numerator,
-            &self.denominator,
+            &payload,
+            operation,
+            &numerator,
+            &denominator,
         )?)
     }
 }

@@ -360,6 +360,71 @@ pub fn ratio(
     Ok(format!("{}\n{sentence}\n", table::ratios(&[ratio])))
 }
 
+/// `serbench ratio --headline`: the ratios README quotes ([`ratios::README_RATIOS`]) as the
+/// run in `dir` recorded them in its ratios.csv, as the terminal table (or README's Markdown
+/// one). Read as written, not recomputed from results.csv, so README quotes the committed file.
+pub fn headline_ratios(dir: &Path, as_markdown: bool) -> Result<String> {
+    let path = dir.join(ratios::FILE_NAME);
+    let recorded = read_ratios(&path)?;
+    let quoted = ratios::README_RATIOS
+        .iter()
+        .map(|&(numerator, denominator, payload, operation)| {
+            recorded
+                .iter()
+                .find(|ratio| {
+                    (ratio.numerator.as_str(), ratio.denominator.as_str(), ratio.payload.as_str(), ratio.operation)
+                        == (numerator, denominator, payload, operation)
+                })
+                .cloned()
+                .ok_or_else(|| {
+                    UsageError::error(format!(
+                        "{}: no ratio `{numerator}` / `{denominator}` of {payload} {}, one of the headline ratios README quotes",
+                        path.display(),
+                        operation.name()
+                    ))
+                })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(if as_markdown {
+        markdown::headline_table(&quoted)
+    } else {
+        table::ratios(&quoted)
+    })
+}
+
+/// The rows of a ratios.csv of this schema version. Read by column name, not checked against
+/// the header this version writes: the committed schema-4 files have its holds_one column under
+/// its old name and meaning, so `holds_one` is recomputed from the interval it is defined by.
+fn read_ratios(path: &Path) -> Result<Vec<ratios::Ratio>> {
+    // No link and no FIFO, as for every file serbench reads back.
+    if !crate::report::files::own_file(path)?.is_file() {
+        return Err(UsageError::error(format!(
+            "{}: not a regular file",
+            path.display()
+        )));
+    }
+    let mut reader =
+        csv::Reader::from_path(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let mut rows = Vec::new();
+    for row in reader.deserialize::<ratios::Ratio>() {
+        let mut row = row.map_err(|error| {
+            let line = error.position().map_or(0, csv::Position::line);
+            UsageError::error(format!("{}:{line}: {error}", path.display()))
+        })?;
+        if row.schema_version != crate::report::SCHEMA_VERSION {
+            return Err(UsageError::error(format!(
+                "{}: schema version {}, this serbench reads version {}",
+                path.display(),
+                row.schema_version,
+                crate::report::SCHEMA_VERSION
+            )));
+        }
+        row.holds_one = row.quoted().0.holds(1.0);
+        rows.push(row);
+    }
+    Ok(rows)
+}
+
 /// `serbench selfcheck`: the same selection twice, into OUT/a and OUT/b, then their comparison.
 pub fn selfcheck(
     registry: &Registry,
@@ -588,6 +653,36 @@ mod tests {
         assert_eq!(
             out_name("x86_64-linux", "target-cpu=x86-64-v3 target-feature=+avx2"),
             "x86_64-linux-target-cpu-x86-64-v3-target-feature--avx2"
+        );
+    }
+
+    #[test]
+    fn ratios_csv_is_read_by_column_and_holds_one_recomputed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(ratios::FILE_NAME);
+        // The committed files' header: intervals_overlap, whose old meaning (the arms' own
+        // intervals overlap) says true on the first row while its paired interval excludes 1,
+        // and false on the second while its unpaired interval holds 1.
+        let committed = "schema_version,comparison,payload,operation,numerator,denominator,ratio,\
+             ci95_low,ci95_high,intervals_overlap,paired_ratio,paired_low,paired_high,paired_workers\n\
+             4,c,order,decode,a,b,0.9,0.8,1.01,true,0.9,0.88,0.92,7\n\
+             4,c,order,encode,a,b,0.9,0.8,1.01,false,,,,\n";
+        std::fs::write(&path, committed).unwrap();
+        let rows = read_ratios(&path).unwrap();
+        assert_eq!(rows.len(), 2);
+        assert_eq!((rows[0].paired_workers, rows[0].holds_one), (Some(7), false));
+        assert_eq!((rows[1].paired_ratio, rows[1].holds_one), (None, true));
+        std::fs::write(&path, committed.replace("\n4,", "\n3,")).unwrap();
+        let error = read_ratios(&path).unwrap_err().to_string();
+        assert!(
+            error.ends_with("schema version 3, this serbench reads version 4"),
+            "{error}"
+        );
+        std::fs::write(&path, "schema_version,ratio\n4,0.5\n").unwrap();
+        let error = read_ratios(&path).unwrap_err().to_string();
+        assert!(
+            error.contains("ratios.csv:2: ") && error.contains("missing field `comparison`"),
+            "{error}"
         );
     }
 }

@@ -34,7 +34,10 @@ pub struct Ratio {
     pub ci95_high: f64,
     /// Its 95% interval (the paired one where there is one) holds 1: the two arms cannot be
     /// told apart. Never the arms' own intervals overlapping, which can happen while the ratio's
-    /// interval excludes 1.
+    /// interval excludes 1. Never read from a file (a reader recomputes it from
+    /// [`Ratio::quoted`]): the committed schema-4 files still name this column
+    /// intervals_overlap, with its old meaning.
+    #[serde(skip_deserializing)]
     pub holds_one: bool,
     /// The ratio over the workers that measured both arms (the geometric mean of their
     /// per-worker ratios), with its interval; empty without samples.csv.
@@ -381,6 +384,45 @@ pub fn headline(rows: &[ResultRow], samples: Option<&[SampleRow]>) -> Vec<Ratio>
     }
     ratios
 }
+
+/// The headline ratios README quotes under "Results on this machine" (`serbench ratio DIR
+/// --headline`), by numerator, denominator, payload and operation: JSON's faster parsers, Avro
+/// against NDJSON, the zero-copy formats against FlatBuffers, and what a dynamic decode costs.
+/// Only the choice is fixed here: the figures are the run's own, read from its ratios.csv.
+pub const README_RATIOS: [(&str, &str, &str, Operation); 7] = [
+    ("json/sonic-rs", "json/serde_json", "order", Operation::Decode),
+    ("json/simd-json", "json/serde_json", "vec-big", Operation::Decode),
+    (
+        "avro/serde_avro_fast",
+        "json/serde_json ndjson",
+        "readings",
+        Operation::Decode,
+    ),
+    (
+        "rkyv/rkyv",
+        "flatbuffers/flatbuffers",
+        "order",
+        Operation::AccessPartial,
+    ),
+    (
+        "capnp/capnp",
+        "flatbuffers/flatbuffers",
+        "order",
+        Operation::AccessPartial,
+    ),
+    (
+        "json/serde_json dynamic",
+        "json/serde_json",
+        "readings",
+        Operation::Decode,
+    ),
+    (
+        "protobuf/prost dynamic",
+        "protobuf/prost",
+        "readings",
+        Operation::Decode,
+    ),
+];
 
 /// The most formats a result set may hold for its formats to count as the user's choice, each
 /// compared with each; a whole matrix has its fastest-arm ratios instead.
