@@ -21,44 +21,111 @@ use crate::payload::data::DataFraming;
 use crate::robustness::{MAX_ALLOC_CAP_MIB, MAX_CASE_TIMEOUT_SECS, MAX_CASES};
 use crate::run::{RunOptions, Selection};
 
+/// Which serialization format is cheapest for my data?
+///
+/// A flag that takes a list (`--format`, `--payload`, `--backend`, `--op`) is repeatable or
+/// takes a comma-separated list: `--format postcard,protobuf --op decode,encode`.
+///
+/// The same arms also run through criterion: `cargo bench --bench formats [-- <format>/]`, one
+/// group per format (same registry, same runners); criterion's filter picks a format or an arm
+/// (`-- postcard/postcard/order/decode`).
 #[derive(Parser)]
 #[command(
     name = "serbench",
     // The commit and the build too: a run checks that its other layouts (`--layout`) are
     // builds of itself.
     version = crate::host::version(),
-    about = "Which serialization format is cheapest for my data?"
+    after_long_help = EXIT_STATUS
 )]
 struct Cli {
     #[command(subcommand)]
     command: Command,
 }
 
+/// Not per subcommand, so after the top-level help (and under its own heading in
+/// docs/commands.md).
+const EXIT_STATUS: &str = "Exit status: 0 when the command did its work (also when its reader \
+    closed stdout early, as in `serbench list | head`: it ends quietly, as standard tools do); 2 \
+    when it refused before doing any work: an unknown format, payload, backend, operation, \
+    profile or variant (the valid names listed once each), a number out of its stated range, an \
+    output folder in use by another serbench or holding another result set, a file that does \
+    not validate (named with its line); 1 when the work itself failed (an I/O error such as a \
+    full disk, a run that could not finish).";
+
+// Each variant's first paragraph is its line in `serbench --help`; all of it is its
+// `--help` and its section of docs/commands.md.
 #[derive(Subcommand)]
 enum Command {
     /// List every arm, and every unsupported combination with its reason.
+    ///
+    /// With `--formats`, the formats table instead: every backend with its crates (locked
+    /// versions), schema and buffer policy; README holds the Markdown one (`--markdown`).
     List(ListArgs),
     /// Verify and time the selected arms; write results.csv and sizes.csv.
+    ///
+    /// Verifies, then times the selected arms; a progress bar on a terminal, one line per arm
+    /// (or per pass, `full`) otherwise. Writes DIR/results.csv (`full` also DIR/samples.csv,
+    /// one row per worker and arm; with `--data`, DIR/sources.csv, each file's size and
+    /// SHA-256), then sizes.csv, ratios.csv, report.md and charts/ from the whole results.csv,
+    /// and prints a summary and the headline ratios.
+    ///
+    /// A DIR that holds a result set is refused unless `--resume` (extend it) or `--replace`
+    /// (move it aside first). `--measure instructions` counts instructions under callgrind
+    /// instead of timing.
+    ///
+    /// `--data FILE` measures your own JSON as the payload `data:<file stem>` on every format
+    /// that can carry it without Rust types, here and in `sizes` and `list`
+    /// (docs/your-data.md#your-own-data---data); `--typed` adds its typed arms
+    /// (docs/your-data.md#your-data-typed---typed).
     Run(RunArgs),
-    /// Encoded and zstd-compressed sizes only, no timing: writes sizes.csv.
+    /// Encoded, zstd- and zlib-compressed sizes only, no timing: writes sizes.csv.
+    ///
+    /// Writes DIR/sizes.csv; a DIR holding a run's results is refused unless `--replace`.
     Sizes(SizesArgs),
     /// Markdown report and SVG charts from one or more results folders (hosts side by side).
+    ///
+    /// Writes `OUT/report.md` and `OUT/charts/*.svg`.
     Report(ReportArgs),
     /// Two results folders side by side, arm by arm, with coverage and drift.
+    ///
+    /// For each arm: A, B, B/A with its interval and a verdict from it (≈ where it holds 1),
+    /// and the arms only on one side; then the agreement (difference test), coverage, drift
+    /// and half-widths, with and without the common shift, over all arms and per payload.
     Compare(CompareArgs),
     /// One arm over another of one payload and operation in a results folder: the unpaired
     /// interval, and the paired one where the folder kept its workers (full profile).
+    ///
+    /// Prints the arm labelled A over the arm labelled B with both intervals, then the verdict
+    /// as a sentence: "`A` decodes `order` 1.24 ± 0.01 times slower than `B` (95%, paired over
+    /// 20 workers)".
+    ///
+    /// With `--headline`, the headline ratios README quotes instead, read from DIR/ratios.csv
+    /// as the run wrote them; `--headline --markdown` prints README's table (tests/readme.rs
+    /// checks README against it for results/x86_64-linux).
     Ratio(RatioArgs),
     /// Two arms of one payload and operation measured against each other in turns of about 1 ms
     /// (paired slices), until their ratio is known to ±1% or the budget is spent: one sentence.
+    ///
+    /// The arms labelled A and B take turns of about 1 ms in a random order per round (tango's
+    /// paired method) until the ratio's 95% interval (t over batches of 25 rounds) is within
+    /// ±1% or the budget is spent; then one sentence, as `ratio` words it: "`A` decodes `P` R ±
+    /// h times faster than `B` (95%, N paired slices, T s)". `vs A A` is the A/A check
+    /// (docs/measurement.md#measurement).
     Vs(VsArgs),
     /// Run the same selection twice back to back (into OUT/a and OUT/b) and print how well the
     /// first run's intervals cover the second run's means.
+    ///
+    /// Then `compare` of the two runs: how often the two runs agree within their intervals.
     Selfcheck(SelfcheckArgs),
     /// What the harness costs: the timed loop around a no-op, and copy bandwidth.
+    ///
+    /// Times the loop around a no-op, and copy bandwidth in and out of cache.
     Overhead(OverheadArgs),
     /// Pair serbench's means with the independent criterion benchmarks of the same arms
     /// (`cargo bench --bench fidelity` first).
+    ///
+    /// With the bench executable (`--bench-binary`), also both sides' instructions per
+    /// operation under callgrind.
     Fidelity(FidelityArgs),
     /// Internal: a worker process of serbench's own (a block of the full profile, a decoder's
     /// hostile cases, one arm under callgrind): reads its request as JSON on stdin and answers
@@ -68,21 +135,45 @@ enum Command {
     /// Feed every decoder hostile inputs derived from its real payloads (truncations, bit flips,
     /// garbage, length bombs, deep nesting), each decoder in its own worker processes; write
     /// robustness.csv and print the outcome table.
+    ///
+    /// Writes DIR/robustness.csv (docs/robustness.md#robustness); with a results.csv in DIR,
+    /// its report is written again to include the new table.
     Robustness(RobustnessArgs),
-    /// What each format adds to a binary and to a clean build: the fixed program footprint/
-    /// built per format (and with none, the baseline) in fresh target dirs, release profile,
-    /// stripped; writes footprint.csv. Slow: a clean build per format and run.
+    /// What each format adds to a binary and to a clean build; writes footprint.csv.
+    ///
+    /// The fixed program footprint/ is built per format (and with none, the baseline) in fresh
+    /// target dirs, release profile, stripped: code size and clean build time per format
+    /// against the baseline, into DIR/footprint.csv
+    /// (docs/footprint.md#code-size-and-compile-time-serbench-footprint). Slow: a clean release
+    /// build per format and run.
     Footprint(FootprintArgs),
     /// Write the exact encoded bytes of one payload, or its logical data as pretty JSON.
+    ///
+    /// The bytes of one codec, to inspect them or feed them to other tools: of one JSON framing
+    /// of a batch payload (`--framing`: records as a top-level array, NDJSON), or of a data
+    /// payload (`--data`). `--logical` writes the payload's logical data instead.
     Dump(DumpArgs),
     /// Decode BYTES_FILE, made by another program, with one codec and compare it with a payload:
     /// exit 0 when it holds the same data, 1 with the first differing path and both values.
+    ///
+    /// Exits 0 when they hold the same data; 1 with the first differing path and both values,
+    /// or why the bytes do not decode; 2 for a usage error.
     Check(CheckArgs),
     /// Write the Rust crate `--typed` builds for data files (types, derives, the arms' hook)
     /// without building it: to read, copy into a service, or edit.
+    ///
+    /// The crate of FILE's types (serde's and each format's derives) is written to DIR;
+    /// `--typed` on `run`, `sizes`, `list`, `dump` and `check` builds it once (cached) and adds
+    /// the typed arms, mode `typed` (docs/your-data.md#your-data-typed---typed).
     Gen(GenArgs),
     /// Infer the schema of data files and write it as FILE.avsc, FILE.proto and FILE.schema.txt.
+    ///
+    /// Written as `DIR/<stem>.avsc`, `.proto` and `.schema.txt` (a summary: every path, how
+    /// often null or absent, maps, conflicts).
     Schema(SchemaArgs),
+    /// Internal: this command line's reference as Markdown, docs/commands.md.
+    #[command(hide = true)]
+    HelpMarkdown(HelpMarkdownArgs),
 }
 
 #[derive(Args)]
@@ -92,7 +183,8 @@ struct ListArgs {
     /// Print JSON (formats, payloads, arms, unsupported) instead of a table.
     #[arg(long, conflicts_with = "markdown")]
     json: bool,
-    /// List the formats and backends (crates, schema, buffer policy) instead of the arms.
+    /// List the formats and backends (crates and their locked versions, schema, buffer policy)
+    /// instead of the arms.
     #[arg(long = "formats")]
     formats_table: bool,
     /// With --formats: as the Markdown table README holds.
@@ -104,21 +196,24 @@ struct ListArgs {
 struct RunArgs {
     #[command(flatten)]
     select: Select,
-    /// Operations to time (repeatable or comma-separated; default: all).
-    #[arg(long = "op", value_delimiter = ',')]
+    /// Operations to time (default: all).
+    #[arg(long = "op", value_name = "OP", value_delimiter = ',')]
     operations: Vec<Operation>,
+    /// How long and how often to sample: smoke (wiring checks; the numbers mean nothing),
+    /// quick (a few minutes, for smoke runs and CI) or full (adaptive, in worker processes over
+    /// passes of the whole matrix; docs/measurement.md).
     #[arg(long, default_value = "quick")]
     profile: Profile,
-    /// Results folder (default: results/local/<system>/, or <system>-native/ for a native
+    /// Results folder (default: `results/local/<system>/`, or `<system>-native/` for a native
     /// build).
-    #[arg(long)]
+    #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
     /// Extend the folder's result set (after an interrupted run): measure only the selected
-    /// arms it does not hold yet, and again those that failed. The set must be of the same
-    /// machine, build, profile and schedule.
+    /// arms it does not hold yet, and again those that failed; `full` continues its passes.
+    /// The set must be of the same machine, build, profile and schedule.
     #[arg(long, conflicts_with = "replace")]
     resume: bool,
-    /// Move the result set the folder holds into its replaced/ folder and start anew.
+    /// Move the result set the folder holds into `DIR/replaced/<time>/` and start anew.
     #[arg(long)]
     replace: bool,
     /// What to measure.
@@ -129,8 +224,9 @@ struct RunArgs {
     #[arg(long)]
     burst: bool,
     /// Full profile: other builds of this serbench (code layouts, e.g. from
-    /// scripts/build-layouts.sh) whose worker processes take turns pass by pass (repeatable).
-    #[arg(long = "layout")]
+    /// scripts/build-layouts.sh) whose worker processes take turns pass by pass (repeatable;
+    /// docs/measurement.md#code-layout).
+    #[arg(long = "layout", value_name = "BIN")]
     layouts: Vec<PathBuf>,
 }
 
@@ -138,8 +234,8 @@ struct RunArgs {
 struct SizesArgs {
     #[command(flatten)]
     select: Select,
-    /// Output folder (default: results/local/<system>/).
-    #[arg(long)]
+    /// Output folder (default: `results/local/<system>/`).
+    #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
     /// Move the result set the folder holds into its replaced/ folder first.
     #[arg(long)]
@@ -148,16 +244,21 @@ struct SizesArgs {
 
 #[derive(Args)]
 struct ReportArgs {
-    #[arg(required = true)]
+    /// Results folders, one per host or run (each its results.csv, and sizes.csv, samples.csv
+    /// and the others where present).
+    #[arg(required = true, value_name = "DIR")]
     dirs: Vec<PathBuf>,
-    /// Output folder (default: the first results folder).
+    /// Output folder (default: the first DIR; an OUT holding its own results.csv must be among
+    /// the DIRs).
     #[arg(long)]
     out: Option<PathBuf>,
 }
 
 #[derive(Args)]
 struct CompareArgs {
+    /// The first results folder.
     a: PathBuf,
+    /// The second results folder (ratios are B/A).
     b: PathBuf,
     /// Print Markdown instead of a text table.
     #[arg(long)]
@@ -166,16 +267,28 @@ struct CompareArgs {
 
 #[derive(Args)]
 struct RatioArgs {
+    /// A results folder (results.csv; its samples.csv for the paired interval).
     dir: PathBuf,
-    #[arg(long)]
-    payload: String,
-    #[arg(long = "op")]
-    operation: Operation,
+    /// The payload both arms measured.
+    #[arg(long, required_unless_present = "headline")]
+    payload: Option<String>,
+    /// The operation both arms timed.
+    #[arg(long = "op", value_name = "OP", required_unless_present = "headline")]
+    operation: Option<Operation>,
     /// The first arm's label as the report shows it, e.g. `postcard/postcard` or
     /// `json/serde_json dynamic`.
-    numerator: String,
+    #[arg(value_name = "A", required_unless_present = "headline")]
+    numerator: Option<String>,
     /// The second arm's label.
-    denominator: String,
+    #[arg(value_name = "B", required_unless_present = "headline")]
+    denominator: Option<String>,
+    /// Instead of two arms: the headline ratios README quotes, as DIR/ratios.csv recorded them
+    /// (every headline ratio is in that file).
+    #[arg(long, conflicts_with_all = ["payload", "operation", "numerator", "denominator"])]
+    headline: bool,
+    /// With --headline: as the Markdown table README holds.
+    #[arg(long, requires = "headline")]
+    markdown: bool,
 }
 
 #[derive(Args)]
@@ -184,9 +297,11 @@ struct VsArgs {
     a: String,
     /// The second arm's label.
     b: String,
+    /// The payload both arms measure (or a `--data` payload, `data:<file stem>`).
     #[arg(long)]
     payload: String,
-    #[arg(long = "op")]
+    /// The operation both arms time.
+    #[arg(long = "op", value_name = "OP")]
     operation: Operation,
     /// Stop after this many seconds even if the ratio is not yet known to ±1%.
     #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
@@ -199,10 +314,13 @@ struct VsArgs {
 struct SelfcheckArgs {
     #[command(flatten)]
     select: Select,
-    #[arg(long = "op", value_delimiter = ',')]
+    /// Operations to time (default: all).
+    #[arg(long = "op", value_name = "OP", value_delimiter = ',')]
     operations: Vec<Operation>,
+    /// How long and how often each run samples (as `run --profile`).
     #[arg(long, default_value = "full")]
     profile: Profile,
+    /// Take every rep of one arm before the next arm (as `run --burst`).
     #[arg(long)]
     burst: bool,
     /// Where both runs go (default: a temporary folder).
@@ -215,6 +333,7 @@ struct SelfcheckArgs {
 
 #[derive(Args)]
 struct OverheadArgs {
+    /// How long and how often to sample (as `run --profile`).
     #[arg(long, default_value = "quick")]
     profile: Profile,
 }
@@ -222,6 +341,7 @@ struct OverheadArgs {
 #[derive(Args)]
 struct FidelityArgs {
     /// A results folder holding the same arms (from `serbench run`).
+    #[arg(value_name = "DIR")]
     results: PathBuf,
     /// Criterion's output folder.
     #[arg(long, default_value = "target/criterion")]
@@ -241,12 +361,15 @@ struct WorkerArgs {
 
 #[derive(Args)]
 struct RobustnessArgs {
-    #[arg(long = "format", value_parser = PossibleValuesParser::new(crate::robustness::format_names()), value_delimiter = ',')]
+    /// Formats whose decoders to feed (default: all).
+    #[arg(long = "format", value_name = "FORMAT", value_delimiter = ',',
+          value_parser = PossibleValuesParser::new(crate::robustness::format_names()))]
     formats: Vec<String>,
     /// Payloads (default: the small ones).
-    #[arg(long = "payload", value_parser = payload_names(), value_delimiter = ',')]
+    #[arg(long = "payload", value_name = "PAYLOAD", value_parser = payload_names(), value_delimiter = ',')]
     payloads: Vec<String>,
-    #[arg(long = "backend", value_delimiter = ',')]
+    /// Backends to keep (default: all).
+    #[arg(long = "backend", value_name = "BACKEND", value_delimiter = ',')]
     backends: Vec<String>,
     /// Random cases per kind of hostile input, 1 to 1000000000 (bombs get four times as
     /// many); generated as they run, so memory does not grow with it.
@@ -265,8 +388,8 @@ struct RobustnessArgs {
     #[arg(long, default_value_t = crate::robustness::DEFAULT_CASE_TIMEOUT.as_secs(),
           value_parser = clap::value_parser!(u64).range(1..=MAX_CASE_TIMEOUT_SECS))]
     case_timeout: u64,
-    /// Output folder (default: results/local/<system>/).
-    #[arg(long)]
+    /// Output folder (default: `results/local/<system>/`).
+    #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
     /// Move the robustness.csv the folder holds into its replaced/ folder first.
     #[arg(long)]
@@ -275,9 +398,8 @@ struct RobustnessArgs {
 
 #[derive(Args)]
 struct FootprintArgs {
-    /// Formats to build (repeatable or comma-separated; default: all); the baseline is
-    /// always built.
-    #[arg(long = "format", value_parser = format_names(), value_delimiter = ',')]
+    /// Formats to build (default: all); the baseline is always built.
+    #[arg(long = "format", value_name = "FORMAT", value_parser = format_names(), value_delimiter = ',')]
     formats: Vec<String>,
     /// Clean builds of each, 1 to 100, back to back (footprint.csv is written after each
     /// build).
@@ -285,10 +407,10 @@ struct FootprintArgs {
     runs: u64,
     /// serbench's source tree (default: the one this binary was built from, else the
     /// current folder).
-    #[arg(long)]
+    #[arg(long, value_name = "DIR")]
     source: Option<PathBuf>,
-    /// Output folder (default: results/local/<system>/).
-    #[arg(long)]
+    /// Output folder (default: `results/local/<system>/`).
+    #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
     /// Move the footprint.csv the folder holds into its replaced/ folder first.
     #[arg(long)]
@@ -297,6 +419,7 @@ struct FootprintArgs {
 
 #[derive(Args)]
 struct DumpArgs {
+    /// The format whose bytes to write.
     #[arg(long, value_parser = format_names())]
     format: Option<String>,
     #[command(flatten)]
@@ -305,7 +428,7 @@ struct DumpArgs {
     #[arg(long, conflicts_with = "format")]
     logical: bool,
     /// Output file (default: standard output). An existing file is refused unless --replace.
-    #[arg(short = 'o', long = "output")]
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
     output: Option<PathBuf>,
     /// Move an existing output file into `replaced/<time>/` beside it first.
     #[arg(long, requires = "output")]
@@ -314,10 +437,12 @@ struct DumpArgs {
 
 #[derive(Args)]
 struct CheckArgs {
+    /// The format that wrote BYTES_FILE.
     #[arg(long, value_parser = format_names())]
     format: String,
     #[command(flatten)]
     codec: CodecArgs,
+    /// The bytes another program wrote with that codec.
     bytes_file: PathBuf,
 }
 
@@ -326,10 +451,10 @@ struct GenArgs {
     #[command(flatten)]
     data: DataArgs,
     /// Output folder (created; must not exist, or be empty).
-    #[arg(long)]
+    #[arg(long, value_name = "DIR")]
     out: PathBuf,
-    /// Formats the crate carries (repeatable or comma-separated; default: all).
-    #[arg(long = "format", value_parser = format_names(), value_delimiter = ',')]
+    /// Formats the crate carries (default: all).
+    #[arg(long = "format", value_name = "FORMAT", value_parser = format_names(), value_delimiter = ',')]
     formats: Vec<String>,
 }
 
@@ -338,23 +463,27 @@ struct SchemaArgs {
     #[command(flatten)]
     data: DataArgs,
     /// Output folder.
-    #[arg(long)]
+    #[arg(long, value_name = "DIR")]
     out: PathBuf,
     /// Move the schema files the folder holds for these data into its replaced/ folder first.
     #[arg(long)]
     replace: bool,
 }
 
+#[derive(Args)]
+struct HelpMarkdownArgs {}
+
 /// The matrix axes every command can narrow; each flag is repeatable.
 #[derive(Args)]
 struct Select {
-    /// Formats to keep (repeatable or comma-separated, as every list flag here).
-    #[arg(long = "format", value_parser = format_names(), value_delimiter = ',')]
+    /// Formats to keep (default: all).
+    #[arg(long = "format", value_name = "FORMAT", value_parser = format_names(), value_delimiter = ',')]
     formats: Vec<String>,
-    #[arg(long = "payload", value_parser = payload_names(), value_delimiter = ',')]
+    /// Payloads to keep (default: all the built-in ones; with --data alone, none of them).
+    #[arg(long = "payload", value_name = "PAYLOAD", value_parser = payload_names(), value_delimiter = ',')]
     payloads: Vec<String>,
-    /// Backends to keep (e.g. serde_json,simd-json).
-    #[arg(long = "backend", value_delimiter = ',')]
+    /// Backends to keep (e.g. serde_json,simd-json; default: all).
+    #[arg(long = "backend", value_name = "BACKEND", value_delimiter = ',')]
     backends: Vec<String>,
     #[command(flatten)]
     data: DataArgs,
@@ -364,10 +493,13 @@ struct Select {
 /// for what is left out.
 #[derive(Args)]
 struct CodecArgs {
+    /// The payload (or --data).
     #[arg(long, value_parser = payload_names(), required_unless_present = "sources", conflicts_with = "sources")]
     payload: Option<String>,
+    /// The backend (default: the registry's first match).
     #[arg(long)]
     backend: Option<String>,
+    /// The backend's variant (default: the registry's first match).
     #[arg(long)]
     variant: Option<String>,
     /// The JSON framing: document, array or ndjson (a batch's records as a top-level array or
@@ -394,8 +526,10 @@ impl CodecArgs {
 #[derive(Args, Clone, Default)]
 struct DataArgs {
     /// A JSON file (one document, an array of records, or NDJSON), a folder of them, or
-    /// corpus:twitter, corpus:citm_catalog, corpus:canada (repeatable). Its payloads join the
-    /// --payload ones; alone, they are the selection.
+    /// corpus:twitter, corpus:citm_catalog, corpus:canada (repeatable), measured as the payload
+    /// `data:<file stem>` on every format that can carry it without Rust types
+    /// (docs/your-data.md#your-own-data---data). Its payloads join the --payload ones; alone,
+    /// they are the selection.
     #[arg(long = "data", value_name = "FILE")]
     sources: Vec<String>,
     /// How the files hold their records (default: detected).
@@ -558,6 +692,7 @@ fn execute(command: Command) -> Result<()> {
         Command::Check(args) => args.execute(&registry()?),
         Command::Gen(args) => print(crate::typed::write_crate(&request, &args.formats, &args.out)?),
         Command::Schema(args) => print(commands::schema(&request, &args.out, args.replace)?),
+        Command::HelpMarkdown(args) => args.execute(),
     }
 }
 
@@ -613,12 +748,20 @@ impl SizesArgs {
 
 impl RatioArgs {
     fn execute(self) -> Result<()> {
+        if self.headline {
+            return print(commands::headline_ratios(&self.dir, self.markdown)?);
+        }
+        let (Some(payload), Some(operation), Some(numerator), Some(denominator)) =
+            (self.payload, self.operation, self.numerator, self.denominator)
+        else {
+            unreachable!("clap requires the payload, operation and both arms without --headline")
+        };
         print(commands::ratio(
             &self.dir,
-            &self.payload,
-            self.operation,
-            &self.numerator,
-            &self.denominator,
+            &payload,
+            operation,
+            &numerator,
+            &denominator,
         )?)
     }
 }
@@ -707,6 +850,14 @@ impl DumpArgs {
                 Ok(stdout.flush()?)
             }
         }
+    }
+}
+
+impl HelpMarkdownArgs {
+    fn execute(self) -> Result<()> {
+        print(crate::reference::markdown(
+            &<Cli as clap::CommandFactory>::command(),
+        ))
     }
 }
 

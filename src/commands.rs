@@ -374,6 +374,38 @@ pub fn ratio(
     Ok(format!("{}\n{sentence}\n", table::ratios(&[ratio])))
 }
 
+/// `serbench ratio --headline`: the ratios README quotes ([`ratios::README_RATIOS`]) as the
+/// run in `dir` recorded them in its ratios.csv, as the terminal table (or README's Markdown
+/// one). Read as written, not recomputed from results.csv, so README quotes the committed file.
+pub fn headline_ratios(dir: &Path, as_markdown: bool) -> Result<String> {
+    let path = dir.join(ratios::FILE_NAME);
+    let recorded: Vec<ratios::Ratio> = crate::files::read_complete(&path)?;
+    let quoted = ratios::README_RATIOS
+        .iter()
+        .map(|&(numerator, denominator, payload, operation)| {
+            recorded
+                .iter()
+                .find(|ratio| {
+                    (ratio.numerator.as_str(), ratio.denominator.as_str(), ratio.payload.as_str(), ratio.operation)
+                        == (numerator, denominator, payload, operation)
+                })
+                .cloned()
+                .ok_or_else(|| {
+                    UsageError::error(format!(
+                        "{}: no ratio `{numerator}` / `{denominator}` of {payload} {}, one of the headline ratios README quotes",
+                        path.display(),
+                        operation.name()
+                    ))
+                })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(if as_markdown {
+        markdown::headline_table(&quoted)
+    } else {
+        table::ratios(&quoted)
+    })
+}
+
 /// `serbench selfcheck`: the same selection twice, into OUT/a and OUT/b, then their comparison.
 pub fn selfcheck(
     registry: &Registry,

@@ -7,7 +7,7 @@ use std::path::Path;
 
 /// Bottom to top. A new top-level module must be placed here.
 const LAYERS: [(&str, &[&str]); 13] = [
-    ("leaves", &["alloc", "busy", "host", "stats"]),
+    ("leaves", &["alloc", "busy", "host", "reference", "stats"]),
     ("payloads", &["payload"]),
     ("payload tools", &["codegen", "compress"]),
     ("arms", &["arm"]),

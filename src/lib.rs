@@ -9,7 +9,7 @@
 //! stages for `serbench run`; [`robustness`], [`instructions`] and [`footprint`] are other
 //! measurements of the same arms, and [`typed`] builds the Rust types of a user's data
 //! (`--typed`, from [`codegen`]). [`commands`] holds one function per subcommand, which [`cli`]
-//! calls after parsing. Each module uses only those of lower layers (ARCHITECTURE.md; checked by
+//! calls after parsing; [`reference`] renders its help as docs/commands.md. Each module uses only those of lower layers (ARCHITECTURE.md; checked by
 //! a test): no import cycle, and the measurements and the report never use one another.
 
 pub mod alloc;
@@ -27,6 +27,7 @@ pub mod host;
 pub mod instructions;
 pub mod measure;
 pub mod payload;
+pub mod reference;
 pub mod report;
 pub mod robustness;
 pub mod run;

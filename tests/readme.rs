@@ -1,6 +1,9 @@
-//! README's generated parts are what the binary prints today: the formats table is
+//! The generated documentation is what the binary prints today: README's formats table is
 //! `serbench list --formats --markdown`, so a new format, backend or crate version shows up in
-//! README or this test fails. `SERBENCH_BLESS=1 cargo test --test readme` rewrites the table.
+//! README or this test fails; README's headline table is `serbench ratio results/x86_64-linux
+//! --headline --markdown`, the committed run's ratios.csv; docs/commands.md is `serbench
+//! help-markdown`, so a new flag or a changed help text shows up there.
+//! `SERBENCH_BLESS=1 cargo test --test readme` rewrites all three.
 
 use std::process::Command;
 
@@ -8,10 +11,31 @@ const START: &str =
     "<!-- formats table: `serbench list --formats --markdown` (tests/readme.rs checks it) -->\n\n";
 const END: &str = "<!-- end of formats table -->";
 
+const HEADLINE_START: &str = "<!-- headline table: `serbench ratio results/x86_64-linux --headline --markdown` \
+     (tests/readme.rs checks it) -->\n\n";
+const HEADLINE_END: &str = "<!-- end of headline table -->";
+
 #[test]
 fn readme_holds_the_current_formats_table() {
+    readme_section_is(&["list", "--formats", "--markdown"], START, END, "formats table");
+}
+
+#[test]
+fn readme_holds_the_committed_runs_headline_table() {
+    readme_section_is(
+        &["ratio", "results/x86_64-linux", "--headline", "--markdown"],
+        HEADLINE_START,
+        HEADLINE_END,
+        "headline table",
+    );
+}
+
+/// README between the markers is what `serbench args` prints in the source tree, or is made so
+/// under SERBENCH_BLESS.
+fn readme_section_is(args: &[&str], start_marker: &str, end_marker: &str, name: &str) {
     let output = Command::new(env!("CARGO_BIN_EXE_serbench"))
-        .args(["list", "--formats", "--markdown"])
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .unwrap();
     assert!(
@@ -23,20 +47,48 @@ fn readme_holds_the_current_formats_table() {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/README.md");
     let readme = std::fs::read_to_string(path).unwrap();
     let start = readme
-        .find(START)
-        .expect("README has the formats table's start marker")
-        + START.len();
+        .find(start_marker)
+        .unwrap_or_else(|| panic!("README has the {name}'s start marker"))
+        + start_marker.len();
     let end = start
         + readme[start..]
-            .find(END)
-            .expect("README has the formats table's end marker");
+            .find(end_marker)
+            .unwrap_or_else(|| panic!("README has the {name}'s end marker"));
     if std::env::var_os("SERBENCH_BLESS").is_some() {
         std::fs::write(path, format!("{}{table}{}", &readme[..start], &readme[end..])).unwrap();
         return;
     }
     assert!(
         readme[start..end] == table,
-        "README's formats table is not `serbench list --formats --markdown`; \
+        "README's {name} is not `serbench {}`; \
+         run `SERBENCH_BLESS=1 cargo test --test readme` to rewrite it",
+        args.join(" ")
+    );
+}
+
+#[test]
+fn commands_md_is_the_current_command_reference() {
+    let output = Command::new(env!("CARGO_BIN_EXE_serbench"))
+        .arg("help-markdown")
+        // It offers one more --format value to robustness, which the page does not document.
+        .env_remove(serbench::robustness::FAULT_INJECTION_ENV)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let reference = String::from_utf8(output.stdout).unwrap();
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/commands.md");
+    if std::env::var_os("SERBENCH_BLESS").is_some() {
+        std::fs::write(path, reference).unwrap();
+        return;
+    }
+    let page = std::fs::read_to_string(path).unwrap();
+    assert!(
+        page == reference,
+        "docs/commands.md is not `serbench help-markdown`; \
          run `SERBENCH_BLESS=1 cargo test --test readme` to rewrite it"
     );
 }

@@ -994,6 +994,51 @@ fn ratio_cell(ratio: &ratios::Ratio) -> String {
     cell
 }
 
+/// README's headline table (`serbench ratio DIR --headline --markdown`): each ratio's arms,
+/// payload and operation, then its unpaired interval and its paired one with the workers,
+/// written as the report writes them (≈ as in [`ratio_cell`]).
+pub fn headline_table(ratios: &[ratios::Ratio]) -> String {
+    let interval = |ratio: f64, low: f64, high: f64| {
+        format!(
+            "{}x [{}, {}]",
+            ratio_text(ratio),
+            ratio_text(low),
+            ratio_text(high)
+        )
+    };
+    let header = [
+        "comparison",
+        "payload, op",
+        ">ratio [95% CI, unpaired]",
+        ">paired [95% CI] (workers)",
+    ]
+    .map(String::from);
+    let rows: Vec<Vec<String>> = ratios
+        .iter()
+        .map(|ratio| {
+            let overlap = if ratio.holds_one { " ≈" } else { "" };
+            let paired = match (
+                ratio.paired_ratio,
+                ratio.paired_low,
+                ratio.paired_high,
+                ratio.paired_workers,
+            ) {
+                (Some(paired), Some(low), Some(high), Some(workers)) => {
+                    format!("{} ({workers})", interval(paired, low, high))
+                }
+                _ => "-".to_string(),
+            };
+            vec![
+                format!("`{}` / `{}`", ratio.numerator, ratio.denominator),
+                format!("{} {}", ratio.payload, ratio.operation.name()),
+                interval(ratio.ratio, ratio.ci95_low, ratio.ci95_high) + overlap,
+                paired,
+            ]
+        })
+        .collect();
+    table(&header, &rows)
+}
+
 /// An arm over its section's fastest arm: the paired ratio and interval when there is one
 /// (and `true`), else the unpaired ones marked `*` (and `false`).
 fn fastest_cell(ratio: &ratios::Ratio) -> (String, bool) {
@@ -1103,6 +1148,42 @@ mod tests {
         assert_eq!(ratio_text(1.0), "1.00");
         assert_eq!(ratio_text(0.0432), "0.043");
         assert_eq!(ratio_text(0.000_412), "0.00041");
+    }
+
+    #[test]
+    fn readmes_headline_table_has_both_intervals_and_marks_one_held() {
+        let ratio =
+            |numerator: &str, interval: [f64; 3], paired: Option<[f64; 3]>, holds_one| ratios::Ratio {
+                numerator: numerator.to_string(),
+                denominator: "flatbuffers/flatbuffers".to_string(),
+                payload: "order".to_string(),
+                operation: Operation::AccessPartial,
+                ratio: interval[0],
+                ci95_low: interval[1],
+                ci95_high: interval[2],
+                holds_one,
+                paired_ratio: paired.map(|paired| paired[0]),
+                paired_low: paired.map(|paired| paired[1]),
+                paired_high: paired.map(|paired| paired[2]),
+                paired_workers: paired.map(|_| 7),
+                ..ratios::Ratio::default()
+            };
+        let text = headline_table(&[
+            ratio(
+                "rkyv/rkyv",
+                [0.0853, 0.0762, 0.0956],
+                Some([0.0813, 0.0796, 0.0830]),
+                false,
+            ),
+            ratio("capnp/capnp", [0.98, 0.9, 1.07], None, true),
+        ]);
+        assert_eq!(
+            text,
+            "| comparison                                | payload, op          | ratio [95% CI, unpaired] | paired [95% CI] (workers) |\n\
+             | ----------------------------------------- | -------------------- | -----------------------: | ------------------------: |\n\
+             | `rkyv/rkyv` / `flatbuffers/flatbuffers`   | order access-partial |    0.085x [0.076, 0.096] | 0.081x [0.080, 0.083] (7) |\n\
+             | `capnp/capnp` / `flatbuffers/flatbuffers` | order access-partial |     0.98x [0.90, 1.07] ≈ |                         - |\n\n"
+        );
     }
 
     #[test]

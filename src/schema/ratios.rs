@@ -16,6 +16,7 @@ use super::SCHEMA_VERSION;
 use super::results::{ResultRow, STATUS_OK};
 use super::samples::SampleRow;
 use crate::arm::{ArmId, COPY_ONLY, Framing, Mode, Operation};
+use crate::files::{Record, in_range};
 use crate::stats;
 
 pub const FILE_NAME: &str = "ratios.csv";
@@ -60,6 +61,60 @@ impl Ratio {
                 false,
             ),
         }
+    }
+}
+
+impl Record for Ratio {
+    const ROW: &'static str = "ratio";
+    const SCHEMA_VERSION: Option<u32> = Some(super::SCHEMA_VERSION);
+
+    /// Positive ratios inside their intervals, a paired interval whole or absent, and
+    /// `holds_one` what the quoted interval says.
+    fn check(&self) -> Result<(), String> {
+        super::check_schema_version(self.schema_version)?;
+        let intervals = match (
+            self.paired_ratio,
+            self.paired_low,
+            self.paired_high,
+            self.paired_workers,
+        ) {
+            (None, None, None, None) => vec![("", self.ci95_low, self.ratio, self.ci95_high)],
+            (Some(ratio), Some(low), Some(high), Some(workers)) if workers >= 2 => vec![
+                ("", self.ci95_low, self.ratio, self.ci95_high),
+                ("paired_", low, ratio, high),
+            ],
+            _ => {
+                return Err(
+                    "paired_ratio, paired_low, paired_high and paired_workers (at least 2) are all set or all empty"
+                        .to_string(),
+                );
+            }
+        };
+        for (prefix, low, ratio, high) in intervals {
+            in_range(&format!("{prefix}ratio"), ratio, f64::MIN_POSITIVE, f64::MAX)?;
+            if !(low <= ratio && ratio <= high && low.is_finite() && high.is_finite()) {
+                return Err(format!(
+                    "{prefix}ratio {ratio} is outside its interval {low}..={high}"
+                ));
+            }
+        }
+        if self.holds_one != self.quoted().0.holds(1.0) {
+            return Err(format!(
+                "holds_one {} disagrees with its interval",
+                self.holds_one
+            ));
+        }
+        Ok(())
+    }
+
+    fn key(&self) -> String {
+        format!(
+            "{} {} {} / {}",
+            self.payload,
+            self.operation.name(),
+            self.numerator,
+            self.denominator
+        )
     }
 }
 
@@ -382,6 +437,45 @@ pub fn headline(rows: &[ResultRow], samples: Option<&[SampleRow]>) -> Vec<Ratio>
     ratios
 }
 
+/// The headline ratios README quotes under "Results on this machine" (`serbench ratio DIR
+/// --headline`), by numerator, denominator, payload and operation: JSON's faster parsers, Avro
+/// against NDJSON, the zero-copy formats against FlatBuffers, and what a dynamic decode costs.
+/// Only the choice is fixed here: the figures are the run's own, read from its ratios.csv.
+pub const README_RATIOS: [(&str, &str, &str, Operation); 7] = [
+    ("json/sonic-rs", "json/serde_json", "order", Operation::Decode),
+    ("json/simd-json", "json/serde_json", "vec-big", Operation::Decode),
+    (
+        "avro/serde_avro_fast",
+        "json/serde_json ndjson",
+        "readings",
+        Operation::Decode,
+    ),
+    (
+        "rkyv/rkyv",
+        "flatbuffers/flatbuffers",
+        "order",
+        Operation::AccessPartial,
+    ),
+    (
+        "capnp/capnp",
+        "flatbuffers/flatbuffers",
+        "order",
+        Operation::AccessPartial,
+    ),
+    (
+        "json/serde_json dynamic",
+        "json/serde_json",
+        "readings",
+        Operation::Decode,
+    ),
+    (
+        "protobuf/prost dynamic",
+        "protobuf/prost",
+        "readings",
+        Operation::Decode,
+    ),
+];
+
 /// The most formats a result set may hold for its formats to count as the user's choice, each
 /// compared with each; a whole matrix has its fastest-arm ratios instead.
 pub const CHOSEN_FORMATS_AT_MOST: usize = 5;
@@ -412,6 +506,56 @@ fn chosen_pairs(rows: &[ResultRow]) -> Vec<(FormatBackend, FormatBackend)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ratios_csv_reads_back_and_a_stale_header_or_holds_one_is_refused() {
+        let ratio = Ratio {
+            schema_version: SCHEMA_VERSION,
+            comparison: "c".into(),
+            payload: "order".into(),
+            operation: Operation::Decode,
+            numerator: "a".into(),
+            denominator: "b".into(),
+            ratio: 0.9,
+            ci95_low: 0.8,
+            ci95_high: 1.01,
+            holds_one: false,
+            paired_ratio: Some(0.9),
+            paired_low: Some(0.88),
+            paired_high: Some(0.92),
+            paired_workers: Some(7),
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(FILE_NAME);
+        let write = |rows: &[Ratio]| std::fs::write(&path, crate::files::to_csv(rows).unwrap()).unwrap();
+        write(std::slice::from_ref(&ratio));
+        assert_eq!(
+            crate::files::read_complete::<Ratio>(&path).unwrap(),
+            std::slice::from_ref(&ratio)
+        );
+        // The paired interval excludes 1 although the unpaired one holds it: holds_one is the
+        // quoted (paired) interval's.
+        write(&[Ratio {
+            holds_one: true,
+            ..ratio.clone()
+        }]);
+        let error = format!("{:#}", crate::files::read_complete::<Ratio>(&path).unwrap_err());
+        assert!(
+            error.contains("ratios.csv:2: holds_one true disagrees"),
+            "{error}"
+        );
+        write(&[Ratio {
+            paired_workers: None,
+            ..ratio.clone()
+        }]);
+        assert!(crate::files::read_complete::<Ratio>(&path).is_err());
+        let stale = String::from_utf8(crate::files::to_csv(&[ratio]).unwrap())
+            .unwrap()
+            .replace("holds_one", "intervals_overlap");
+        std::fs::write(&path, stale).unwrap();
+        let error = format!("{:#}", crate::files::read_complete::<Ratio>(&path).unwrap_err());
+        assert!(error.contains("intervals_overlap"), "{error}");
+    }
     use crate::arm::Named;
 
     #[test]
