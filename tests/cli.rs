@@ -71,7 +71,9 @@ fn a_run_writes_one_row_per_selected_arm_and_both_files_parse_back() {
         assert!(low <= mean && mean <= high && mean > 0.0, "{row:?}");
         assert_eq!(row.ns_per_record, Some(mean / row.records as f64));
         assert!(row.encoded_bytes.unwrap() > 0 && row.reps == Some(3));
-        assert!(!row.host.is_empty() && !row.cpu.is_empty() && row.rustc.starts_with("rustc "));
+        assert!(
+            !row.host.host.is_empty() && !row.host.cpu.is_empty() && row.host.rustc.starts_with("rustc ")
+        );
     }
     let header = std::fs::read_to_string(out.join("results.csv")).unwrap();
     assert_eq!(header.lines().next().unwrap(), results::header().join(","));

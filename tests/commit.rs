@@ -31,7 +31,7 @@ fn commits_of_a_run(commit_variable: Option<&str>) -> Vec<String> {
     );
     let rows = serbench::schema::results::read(&dir.path().join("results.csv")).unwrap();
     assert!(!rows.is_empty());
-    rows.into_iter().map(|row| row.commit).collect()
+    rows.into_iter().map(|row| row.host.commit).collect()
 }
 
 fn git_head() -> Option<String> {

@@ -10,8 +10,8 @@ use std::process::Command;
 use std::sync::OnceLock;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-/// Host and build metadata.
-#[derive(Clone, Debug)]
+/// Host and build metadata: the same columns in every row type that records them.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Host {
     pub host: String,
     /// Nix-style system name, e.g. `x86_64-linux` or `aarch64-darwin`.

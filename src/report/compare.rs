@@ -121,10 +121,10 @@ impl Side {
             path: dir.results_path.clone(),
             label,
             host: dir
-                .distinct(|row| format!("{} ({}, {})", row.host, row.system, row.cpu))
+                .distinct(|row| format!("{} ({}, {})", row.host.host, row.host.system, row.host.cpu))
                 .join(", "),
-            commit: dir.distinct(|row| row.commit.clone()).join(", "),
-            build: dir.distinct(|row| row.build.clone()).join(", "),
+            commit: dir.distinct(|row| row.host.commit.clone()).join(", "),
+            build: dir.distinct(|row| row.host.build.clone()).join(", "),
             profile: dir.distinct(|row| row.profile.clone()).join(", "),
             timestamp: dir.distinct(|row| row.timestamp.clone()).join(", "),
         }
@@ -687,10 +687,8 @@ mod tests {
     #[test]
     fn each_side_says_which_build_it_measured() {
         let side = |build: &str| {
-            let rows = vec![ResultRow {
-                build: build.into(),
-                ..row("serde_json", "decode", 100.0, 1.0, 1)
-            }];
+            let mut rows = vec![row("serde_json", "decode", 100.0, 1.0, 1)];
+            rows[0].host.build = build.into();
             let dir = ResultsDir {
                 dir: PathBuf::from(build),
                 results_path: PathBuf::from(build).join("results.csv"),

@@ -293,14 +293,14 @@ fn write_hosts(markdown: &mut String, sources: &[Source]) -> Result<()> {
     let mut header = vec![String::new()];
     header.extend(sources.iter().map(|source| source.label.clone()));
     let columns: [MetadataColumn; 10] = [
-        ("host", |row| row.host.clone()),
-        ("CPU", |row| row.cpu.clone()),
-        ("cores", |row| row.cores.to_string()),
-        ("OS", |row| row.os.clone()),
-        ("system", |row| row.system.clone()),
-        ("rustc", |row| row.rustc.clone()),
-        ("commit", |row| row.commit.clone()),
-        ("build", |row| row.build.clone()),
+        ("host", |row| row.host.host.clone()),
+        ("CPU", |row| row.host.cpu.clone()),
+        ("cores", |row| row.host.cores.to_string()),
+        ("OS", |row| row.host.os.clone()),
+        ("system", |row| row.host.system.clone()),
+        ("rustc", |row| row.host.rustc.clone()),
+        ("commit", |row| row.host.commit.clone()),
+        ("build", |row| row.host.build.clone()),
         ("profile", |row| row.profile.clone()),
         ("run started", |row| row.timestamp.clone()),
     ];

@@ -53,7 +53,7 @@ impl ResultsDir {
 
     /// The system name of the rows (`x86_64-linux`), or the folder name if rows disagree.
     pub fn system(&self) -> String {
-        match self.distinct(|row| row.system.clone()).as_slice() {
+        match self.distinct(|row| row.host.system.clone()).as_slice() {
             [system] if !system.is_empty() => system.clone(),
             _ => folder_name(&self.dir),
         }
@@ -206,7 +206,7 @@ fn check_samples(rows: &[ResultRow], samples: &[SampleRow], path: &Path) -> Resu
         let same_run = ours.iter().all(|sample| {
             sample.status == STATUS_OK
                 && (&sample.host, &sample.commit, &sample.profile, &sample.schedule)
-                    == (&row.host, &row.commit, &row.profile, &row.schedule)
+                    == (&row.host.host, &row.host.commit, &row.profile, &row.schedule)
         });
         let row_mean = row.mean_ns.unwrap_or(f64::NAN);
         if !same_run
@@ -237,7 +237,10 @@ mod tests {
             dir: PathBuf::from(path),
             results_path: PathBuf::from(path).join("results.csv"),
             rows: vec![ResultRow {
-                system: system.into(),
+                host: crate::host::Host {
+                    system: system.into(),
+                    ..Default::default()
+                },
                 ..ResultRow::default()
             }],
             sizes: None,

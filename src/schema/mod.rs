@@ -105,8 +105,8 @@ impl ResultSet for SetKind {
                 Some(first) => format!(
                     "{} arms of commit {}, {} build, profile {}, schedule {}",
                     table.rows.len(),
-                    first.commit,
-                    first.build,
+                    first.host.commit,
+                    first.host.build,
                     first.profile,
                     first.schedule
                 ),

@@ -21,17 +21,8 @@ pub const FILE_NAME: &str = "results.csv";
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ResultRow {
     pub schema_version: u32,
-    pub host: String,
-    pub system: String,
-    pub os: String,
-    pub cpu: String,
-    pub cores: usize,
-    pub rustc: String,
-    pub commit: String,
-    /// `portable` or `native` (see [`Host::build`]).
-    pub build: String,
-    /// `direct`, or `nix-build ...` for a run measured inside a Nix build (see [`Host`]).
-    pub environment: String,
+    /// Its columns: host, system, os, cpu, cores, rustc, commit, build, environment.
+    pub host: Host,
     pub profile: String,
     /// `interleaved` (reps round-robin across the payload's arms) or `burst`.
     pub schedule: String,
@@ -73,15 +64,7 @@ impl ResultRow {
     pub fn of_run(host: &Host, profile: &str, schedule: Schedule, timestamp: &str) -> ResultRow {
         ResultRow {
             schema_version: SCHEMA_VERSION,
-            host: host.host.clone(),
-            system: host.system.clone(),
-            os: host.os.clone(),
-            cpu: host.cpu.clone(),
-            cores: host.cores,
-            rustc: host.rustc.clone(),
-            commit: host.commit.clone(),
-            build: host.build.clone(),
-            environment: host.environment.clone(),
+            host: host.clone(),
             profile: profile.to_string(),
             schedule: schedule.name().to_string(),
             timestamp: timestamp.to_string(),
@@ -229,12 +212,12 @@ impl Record for ResultRow {
     /// schedule.
     fn set(&self) -> Vec<(&'static str, &str)> {
         vec![
-            ("host", &self.host),
-            ("system", &self.system),
-            ("rustc", &self.rustc),
-            ("commit", &self.commit),
-            ("build", &self.build),
-            ("environment", &self.environment),
+            ("host", &self.host.host),
+            ("system", &self.host.system),
+            ("rustc", &self.host.rustc),
+            ("commit", &self.host.commit),
+            ("build", &self.host.build),
+            ("environment", &self.host.environment),
             ("profile", &self.profile),
             ("schedule", &self.schedule),
         ]

@@ -163,8 +163,8 @@ impl SampleRow {
     ) -> SampleRow {
         SampleRow {
             schema_version: SCHEMA_VERSION,
-            host: run.host.clone(),
-            commit: run.commit.clone(),
+            host: run.host.host.clone(),
+            commit: run.host.commit.clone(),
             profile: run.profile.clone(),
             schedule: run.schedule.clone(),
             arm: arm.clone(),
