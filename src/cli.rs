@@ -206,7 +206,7 @@ struct RunArgs {
     profile: Profile,
     /// Results folder (default: `results/local/<system>/`, or `<system>-native/` for a native
     /// build).
-    #[arg(long, value_name = "DIR")]
+    #[arg(short, long, value_name = "DIR")]
     out: Option<PathBuf>,
     /// Extend the folder's result set (after an interrupted run): measure only the selected
     /// arms it does not hold yet, and again those that failed; `full` continues its passes.
@@ -235,7 +235,7 @@ struct SizesArgs {
     #[command(flatten)]
     select: Select,
     /// Output folder (default: `results/local/<system>/`).
-    #[arg(long, value_name = "DIR")]
+    #[arg(short, long, value_name = "DIR")]
     out: Option<PathBuf>,
     /// Move the result set the folder holds into its replaced/ folder first.
     #[arg(long)]
@@ -250,7 +250,7 @@ struct ReportArgs {
     dirs: Vec<PathBuf>,
     /// Output folder (default: the first DIR; an OUT holding its own results.csv must be among
     /// the DIRs).
-    #[arg(long)]
+    #[arg(short, long)]
     out: Option<PathBuf>,
 }
 
@@ -270,7 +270,7 @@ struct RatioArgs {
     /// A results folder (results.csv; its samples.csv for the paired interval).
     dir: PathBuf,
     /// The payload both arms measured.
-    #[arg(long, required_unless_present = "headline")]
+    #[arg(short, long, required_unless_present = "headline")]
     payload: Option<String>,
     /// The operation both arms timed.
     #[arg(long = "op", value_name = "OP", required_unless_present = "headline")]
@@ -298,7 +298,7 @@ struct VsArgs {
     /// The second arm's label.
     b: String,
     /// The payload both arms measure (or a `--data` payload, `data:<file stem>`).
-    #[arg(long)]
+    #[arg(short, long)]
     payload: String,
     /// The operation both arms time.
     #[arg(long = "op", value_name = "OP")]
@@ -324,7 +324,7 @@ struct SelfcheckArgs {
     #[arg(long)]
     burst: bool,
     /// Where both runs go (default: a temporary folder).
-    #[arg(long)]
+    #[arg(short, long)]
     out: Option<PathBuf>,
     /// Move result sets already in OUT/a and OUT/b into their replaced/ folders first.
     #[arg(long)]
@@ -362,14 +362,14 @@ struct WorkerArgs {
 #[derive(Args)]
 struct RobustnessArgs {
     /// Formats whose decoders to feed (default: all).
-    #[arg(long = "format", value_name = "FORMAT", value_delimiter = ',',
+    #[arg(short, long = "format", value_name = "FORMAT", value_delimiter = ',',
           value_parser = PossibleValuesParser::new(crate::robustness::format_names()))]
     formats: Vec<String>,
     /// Payloads (default: the small ones).
-    #[arg(long = "payload", value_name = "PAYLOAD", value_parser = payload_names(), value_delimiter = ',')]
+    #[arg(short, long = "payload", value_name = "PAYLOAD", value_parser = payload_names(), value_delimiter = ',')]
     payloads: Vec<String>,
     /// Backends to keep (default: all).
-    #[arg(long = "backend", value_name = "BACKEND", value_delimiter = ',')]
+    #[arg(short, long = "backend", value_name = "BACKEND", value_delimiter = ',')]
     backends: Vec<String>,
     /// Random cases per kind of hostile input, 1 to 1000000000 (bombs get four times as
     /// many); generated as they run, so memory does not grow with it.
@@ -389,7 +389,7 @@ struct RobustnessArgs {
           value_parser = clap::value_parser!(u64).range(1..=MAX_CASE_TIMEOUT_SECS))]
     case_timeout: u64,
     /// Output folder (default: `results/local/<system>/`).
-    #[arg(long, value_name = "DIR")]
+    #[arg(short, long, value_name = "DIR")]
     out: Option<PathBuf>,
     /// Move the robustness.csv the folder holds into its replaced/ folder first.
     #[arg(long)]
@@ -399,7 +399,7 @@ struct RobustnessArgs {
 #[derive(Args)]
 struct FootprintArgs {
     /// Formats to build (default: all); the baseline is always built.
-    #[arg(long = "format", value_name = "FORMAT", value_parser = format_names(), value_delimiter = ',')]
+    #[arg(short, long = "format", value_name = "FORMAT", value_parser = format_names(), value_delimiter = ',')]
     formats: Vec<String>,
     /// Clean builds of each, 1 to 100, back to back (footprint.csv is written after each
     /// build).
@@ -410,7 +410,7 @@ struct FootprintArgs {
     #[arg(long, value_name = "DIR")]
     source: Option<PathBuf>,
     /// Output folder (default: `results/local/<system>/`).
-    #[arg(long, value_name = "DIR")]
+    #[arg(short, long, value_name = "DIR")]
     out: Option<PathBuf>,
     /// Move the footprint.csv the folder holds into its replaced/ folder first.
     #[arg(long)]
@@ -451,10 +451,10 @@ struct GenArgs {
     #[command(flatten)]
     data: DataArgs,
     /// Output folder (created; must not exist, or be empty).
-    #[arg(long, value_name = "DIR")]
+    #[arg(short, long, value_name = "DIR")]
     out: PathBuf,
     /// Formats the crate carries (default: all).
-    #[arg(long = "format", value_name = "FORMAT", value_parser = format_names(), value_delimiter = ',')]
+    #[arg(short, long = "format", value_name = "FORMAT", value_parser = format_names(), value_delimiter = ',')]
     formats: Vec<String>,
 }
 
@@ -463,7 +463,7 @@ struct SchemaArgs {
     #[command(flatten)]
     data: DataArgs,
     /// Output folder.
-    #[arg(long, value_name = "DIR")]
+    #[arg(short, long, value_name = "DIR")]
     out: PathBuf,
     /// Move the schema files the folder holds for these data into its replaced/ folder first.
     #[arg(long)]
@@ -477,13 +477,13 @@ struct HelpMarkdownArgs {}
 #[derive(Args)]
 struct Select {
     /// Formats to keep (default: all).
-    #[arg(long = "format", value_name = "FORMAT", value_parser = format_names(), value_delimiter = ',')]
+    #[arg(short, long = "format", value_name = "FORMAT", value_parser = format_names(), value_delimiter = ',')]
     formats: Vec<String>,
     /// Payloads to keep (default: all the built-in ones; with --data alone, none of them).
-    #[arg(long = "payload", value_name = "PAYLOAD", value_parser = payload_names(), value_delimiter = ',')]
+    #[arg(short, long = "payload", value_name = "PAYLOAD", value_parser = payload_names(), value_delimiter = ',')]
     payloads: Vec<String>,
     /// Backends to keep (e.g. serde_json,simd-json; default: all).
-    #[arg(long = "backend", value_name = "BACKEND", value_delimiter = ',')]
+    #[arg(short, long = "backend", value_name = "BACKEND", value_delimiter = ',')]
     backends: Vec<String>,
     #[command(flatten)]
     data: DataArgs,

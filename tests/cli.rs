@@ -622,3 +622,13 @@ fn the_worker_subcommand_serves_a_block_and_refuses_what_is_not_a_request() {
         assert!(!text.contains("panicked"), "{text}");
     }
 }
+
+/// The flags a user types most have short forms, the same selection as the long ones.
+#[test]
+fn short_flags_select_what_the_long_ones_do() {
+    let format = some_format();
+    assert_eq!(
+        list_json(&["-f", &format, "-p", "order"]),
+        list_json(&["--format", &format, "--payload", "order"])
+    );
+}
