@@ -9,8 +9,9 @@
 //! stages for `serbench run`; [`robustness`], [`instructions`] and [`footprint`] are other
 //! measurements of the same arms, and [`typed`] builds the Rust types of a user's data
 //! (`--typed`, from [`codegen`]). [`commands`] holds one function per subcommand, which [`cli`]
-//! calls after parsing; [`reference`] renders its help as docs/commands.md. Each module uses only those of lower layers (ARCHITECTURE.md; checked by
-//! a test): no import cycle, and the measurements and the report never use one another.
+//! calls after parsing; [`reference`] renders its help as docs/commands.md. Each module uses
+//! only those of lower layers (ARCHITECTURE.md; checked by a test): no import cycle, and the
+//! measurements and the report never use one another; worker processes speak [`worker`].
 
 pub mod alloc;
 pub mod arm;
