@@ -182,23 +182,27 @@ impl Operation {
 }
 
 /// Typed decodes into the payload's own structs; dynamic into the format's value tree;
-/// borrowed into the payload's borrowed structs, whose strings point into the input.
+/// borrowed into the payload's borrowed structs, whose strings point into the input. `check`
+/// is `serbench check`'s path (a decode, then the first difference from the payload): no arm
+/// is timed in it, but `serbench robustness` feeds it hostile bytes.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord, Default)]
 pub enum Mode {
     #[default]
     Typed,
     Dynamic,
     Borrowed,
+    Check,
 }
 
 impl Mode {
-    pub const ALL: [Mode; 3] = [Mode::Typed, Mode::Dynamic, Mode::Borrowed];
+    pub const ALL: [Mode; 4] = [Mode::Typed, Mode::Dynamic, Mode::Borrowed, Mode::Check];
 
     pub fn name(self) -> &'static str {
         match self {
             Mode::Typed => "typed",
             Mode::Dynamic => "dynamic",
             Mode::Borrowed => "borrowed",
+            Mode::Check => "check",
         }
     }
 }

@@ -196,3 +196,39 @@ fn the_binary_hides_the_fault_injection_format_without_its_switch() {
         String::from_utf8_lossy(&output.stderr)
     );
 }
+
+/// `serbench check`'s path of a codec and the `--data` reader are decoders too: the binary
+/// feeds them the same hostile cases and records them beside the codec's own decoders.
+#[test]
+fn the_binary_feeds_check_and_the_data_reader_hostile_bytes() {
+    let Some(format) = serbench::format::all().first().map(|format| format.name) else {
+        return;
+    };
+    let out = tempfile::tempdir().unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_serbench"))
+        .args(["robustness", "--format", format, "--format", "data"])
+        .args(["--payload", "order", "--cases", "8"])
+        .arg("--out")
+        .arg(out.path())
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let rows = robustness::read_csv(&out.path().join("robustness.csv")).unwrap();
+    assert_every_case_classified(&rows);
+    let checked = rows
+        .iter()
+        .filter(|row| row.id.codec.format == format && row.id.mode == serbench::arm::Mode::Check);
+    assert!(checked.count() > 0, "{rows:?}");
+    // The JSON reader of `--data` exists only with the json format's serde_json bytes to feed it.
+    if serbench::format::all().iter().any(|known| known.name == "json") {
+        assert!(
+            rows.iter()
+                .any(|row| row.id.codec.format == robustness::DATA_READER.0),
+            "{rows:?}"
+        );
+    }
+}

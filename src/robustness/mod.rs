@@ -32,8 +32,9 @@ pub use report::Tally;
 pub use worker::{DECODE_STACK_BYTES, worker};
 
 use crate::UsageError;
-use crate::arm::ArmId;
+use crate::arm::{ArmId, CodecId, Framing, Mode, Operation};
 use crate::format::Registry;
+use crate::payload::data::read;
 use crate::worker::{CasesRequest, Launcher, Request};
 
 /// Random cases per kind (and the most truncation lengths; bombs get four times as many):
@@ -75,8 +76,15 @@ pub struct Target<'a> {
 /// What [`crate::arm::Decoder::decode`] is: `Ok(true)` the payload, `Ok(false)` another value.
 pub type DecodeFn<'a> = Box<dyn Fn(&[u8]) -> Result<bool> + Send + Sync + 'a>;
 
+/// The format and backend names of the `--data` reader's targets: serbench's own JSON reader,
+/// fed hostile variants of each payload's serde_json bytes, `ok-equal` when it reads the
+/// payload's records.
+pub const DATA_READER: (&str, &str) = ("data", "reader");
+
 /// Every decoder `select` keeps, in registry order, with its payload encoded by the encoder of
-/// the same codec (the fakes of [`FAULT_INJECTION_FORMAT`] too, when `fault_injection`).
+/// the same codec; then `serbench check`'s path of every codec ([`Mode::Check`]) and the
+/// `--data` reader ([`DATA_READER`]); the fakes of [`FAULT_INJECTION_FORMAT`] too, when
+/// `fault_injection`.
 pub fn targets<'a>(
     registry: &'a Registry,
     fault_injection: bool,
@@ -100,6 +108,53 @@ pub fn targets<'a>(
             decode: Box::new(|bytes| decoder.decode(bytes)),
         });
     }
+    for encoder in &registry.encoders {
+        let id = ArmId {
+            codec: encoder.id.clone(),
+            operation: Operation::Decode,
+            mode: Mode::Check,
+        };
+        if !select(&id) {
+            continue;
+        }
+        let original = encoder.encode().with_context(|| format!("{id}: encode failed"))?;
+        targets.push(Target {
+            id,
+            original,
+            decode: Box::new(|bytes| Ok(encoder.check(bytes)?.is_none())),
+        });
+    }
+    let json_documents = registry.encoders.iter().filter(|encoder| {
+        let codec = &encoder.id;
+        (
+            codec.format.as_str(),
+            codec.backend.as_str(),
+            codec.variant.as_str(),
+            codec.framing,
+        ) == ("json", "serde_json", "", Framing::Document)
+    });
+    for encoder in json_documents {
+        let id = ArmId {
+            codec: CodecId {
+                format: DATA_READER.0.to_string(),
+                backend: DATA_READER.1.to_string(),
+                payload: encoder.id.payload.clone(),
+                ..CodecId::default()
+            },
+            operation: Operation::Decode,
+            mode: Mode::Dynamic,
+        };
+        if !select(&id) {
+            continue;
+        }
+        let original = encoder.encode().with_context(|| format!("{id}: encode failed"))?;
+        let expected = read::parse("the payload's JSON", &original, None)?.records;
+        targets.push(Target {
+            id,
+            original,
+            decode: Box::new(move |bytes| Ok(read::parse("a case", bytes, None)?.records == expected)),
+        });
+    }
     if fault_injection {
         for fault in &faults::FAULTS {
             let id = fault.id();
@@ -115,10 +170,11 @@ pub fn targets<'a>(
     Ok(targets)
 }
 
-/// The format names `--format` accepts: the registry's, plus `fault-injection` when
-/// `SERBENCH_FAULT_INJECTION=1`.
+/// The format names `--format` accepts: the registry's, `data` (the `--data` reader), plus
+/// `fault-injection` when `SERBENCH_FAULT_INJECTION=1`.
 pub fn format_names() -> Vec<&'static str> {
     let mut names: Vec<&'static str> = crate::format::all().iter().map(|format| format.name).collect();
+    names.push(DATA_READER.0);
     if fault_injection_enabled() {
         names.push(FAULT_INJECTION_FORMAT);
     }
@@ -137,6 +193,7 @@ pub fn backend_names(registry: &Registry, fault_injection: bool) -> Vec<String> 
         .decoders
         .iter()
         .map(|decoder| decoder.id.codec.backend.to_string())
+        .chain([DATA_READER.1.to_string()])
         .chain(fakes)
     {
         if !names.contains(&name) {

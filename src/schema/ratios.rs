@@ -422,7 +422,7 @@ pub fn headline(rows: &[ResultRow], samples: Option<&[SampleRow]>) -> Vec<Ratio>
         // variant and operation (a data payload's value tree also encodes).
         for row in rows.iter().filter(|row| row.arm.codec.payload == payload) {
             let comparison = match row.arm.mode {
-                Mode::Typed => continue,
+                Mode::Typed | Mode::Check => continue,
                 Mode::Dynamic => format!("dynamic vs typed {}", row.arm.operation.name()),
                 Mode::Borrowed => "borrowed vs owned decode".to_string(),
             };
