@@ -4,6 +4,7 @@
 //! payload, the first difference named by its path.
 
 use std::path::Path;
+use std::time::Duration;
 
 use anyhow::{Result, anyhow};
 
@@ -76,7 +77,13 @@ fn narrow<'r>(
 /// Decodes `bytes_file` with the codec `query` names and compares it with the payload: the
 /// line to print when they hold the same data; otherwise an error (exit status 1) with the
 /// first differing path and both values, or why the bytes do not decode.
-pub fn check(registry: &Registry, query: &CodecQuery, bytes_file: &Path, max_bytes: u64) -> Result<String> {
+pub fn check(
+    registry: &Registry,
+    query: &CodecQuery,
+    bytes_file: &Path,
+    max_bytes: u64,
+    limit: Duration,
+) -> Result<String> {
     let encoder = encoder(registry, query)?;
     let bytes = crate::payload::data::read_file(bytes_file, max_bytes)?;
     let id = &encoder.id;
@@ -90,7 +97,24 @@ pub fn check(registry: &Registry, query: &CodecQuery, bytes_file: &Path, max_byt
         }
     );
     let file = bytes_file.display();
-    match encoder.check(&bytes) {
+    // A decoder stuck on hostile bytes cannot be stopped from outside its thread: past the
+    // limit the command says so in one line and ends the process, which has nothing else to do.
+    let checked = std::thread::scope(|scope| {
+        let (sender, receiver) = std::sync::mpsc::channel();
+        let bytes = &bytes;
+        scope.spawn(move || sender.send(encoder.check(bytes)));
+        match receiver.recv_timeout(limit) {
+            Ok(checked) => checked,
+            Err(_) => {
+                eprintln!(
+                    "serbench: {file}: {codec} did not finish decoding it within {} s; stopped",
+                    limit.as_secs_f64()
+                );
+                std::process::exit(1);
+            }
+        }
+    });
+    match checked {
         Ok(None) => Ok(format!(
             "{file}: the same data as {} ({} bytes, decoded by {codec})\n",
             id.payload,

@@ -6,6 +6,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use anyhow::Result;
 use clap::builder::{PossibleValue, PossibleValuesParser};
@@ -420,7 +421,7 @@ struct FootprintArgs {
 #[derive(Args)]
 struct DumpArgs {
     /// The format whose bytes to write.
-    #[arg(long, value_parser = format_names())]
+    #[arg(short, long, value_parser = format_names())]
     format: Option<String>,
     #[command(flatten)]
     codec: CodecArgs,
@@ -438,12 +439,16 @@ struct DumpArgs {
 #[derive(Args)]
 struct CheckArgs {
     /// The format that wrote BYTES_FILE.
-    #[arg(long, value_parser = format_names())]
+    #[arg(short, long, value_parser = format_names())]
     format: String,
     #[command(flatten)]
     codec: CodecArgs,
     /// The bytes another program wrote with that codec.
     bytes_file: PathBuf,
+    /// The longest the decode may take, in seconds: past it the check stops with one line (exit
+    /// 1).
+    #[arg(long, value_name = "SECONDS", default_value_t = 60.0, value_parser = parse_timeout)]
+    timeout: f64,
 }
 
 #[derive(Args)]
@@ -494,10 +499,10 @@ struct Select {
 #[derive(Args)]
 struct CodecArgs {
     /// The payload (or --data).
-    #[arg(long, value_parser = payload_names(), required_unless_present = "sources", conflicts_with = "sources")]
+    #[arg(short, long, value_parser = payload_names(), required_unless_present = "sources", conflicts_with = "sources")]
     payload: Option<String>,
     /// The backend (default: the registry's first match).
-    #[arg(long)]
+    #[arg(short, long)]
     backend: Option<String>,
     /// The backend's variant (default: the registry's first match).
     #[arg(long)]
@@ -612,6 +617,14 @@ named_values! {
 impl Select {
     fn selection(self, operations: Vec<Operation>, registry: &Registry) -> Result<Selection> {
         commands::selection(registry, self.formats, self.backends, self.payloads, operations)
+    }
+}
+
+/// `--timeout`: positive seconds, at most a day.
+fn parse_timeout(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(seconds) if seconds > 0.0 && seconds <= 86_400.0 => Ok(seconds),
+        _ => Err(format!("{text:?} is not a number of seconds in 0..=86400")),
     }
 }
 
@@ -870,6 +883,7 @@ impl CheckArgs {
             &self.codec.query(&self.format, &payload),
             &self.bytes_file,
             max_bytes,
+            Duration::from_secs_f64(self.timeout),
         )?)
     }
 }

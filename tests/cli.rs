@@ -632,3 +632,33 @@ fn short_flags_select_what_the_long_ones_do() {
         list_json(&["--format", &format, "--payload", "order"])
     );
 }
+
+/// `check` bounds the decode in time: past `--timeout` it stops with one line and exit 1,
+/// rather than waiting on a decoder stuck on hostile bytes.
+#[test]
+fn check_stops_a_decode_that_outlasts_its_timeout() {
+    let format = some_format();
+    let dir = tempfile::tempdir().unwrap();
+    let bytes = dir.path().join("vec-big.bin");
+    let bytes = bytes.to_str().unwrap();
+    let dump = serbench(&["dump", "-f", &format, "-p", "vec-big", "-o", bytes]);
+    assert!(dump.status.success(), "{}", stderr(&dump));
+    let check = |timeout: &str| {
+        serbench(&[
+            "check",
+            "-f",
+            &format,
+            "-p",
+            "vec-big",
+            "--timeout",
+            timeout,
+            bytes,
+        ])
+    };
+    let stopped = check("0.000001");
+    assert_eq!(stopped.status.code(), Some(1), "{}", stderr(&stopped));
+    assert!(stderr(&stopped).contains("did not finish decoding it within 0.000001 s; stopped"));
+    assert_eq!(stderr(&stopped).lines().count(), 1, "{}", stderr(&stopped));
+    assert!(check("60").status.success());
+    assert_eq!(check("0").status.code(), Some(2));
+}
