@@ -229,6 +229,10 @@ struct RunArgs {
     /// docs/measurement.md#code-layout).
     #[arg(long = "layout", value_name = "BIN")]
     layouts: Vec<PathBuf>,
+    /// Stop, keeping every finished block's rows, when no arm has made progress (a proof, a rep,
+    /// a worker's answer) for this many seconds: a decoder stuck on its data.
+    #[arg(long, value_name = "SECONDS", default_value_t = 600.0, value_parser = parse_timeout)]
+    stall_limit: f64,
 }
 
 #[derive(Args)]
@@ -744,6 +748,7 @@ impl RunArgs {
                     resume: self.resume,
                     replace: self.replace,
                     layouts: self.layouts,
+                    stall_limit: Duration::from_secs_f64(self.stall_limit),
                 };
                 print(commands::run(registry, &selection, &options)?)
             }

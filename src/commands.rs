@@ -438,6 +438,7 @@ pub fn selfcheck(
             resume: false,
             replace,
             layouts: Vec::new(),
+            stall_limit: crate::run::watchdog::DEFAULT_STALL_LIMIT,
         };
         eprintln!("selfcheck: run {run_name} into {}", options.out.display());
         run_and_report(registry, selection, &options)?;

@@ -662,3 +662,44 @@ fn check_stops_a_decode_that_outlasts_its_timeout() {
     assert!(check("60").status.success());
     assert_eq!(check("0").status.code(), Some(2));
 }
+
+/// A run that makes no progress for its stall limit (a decoder stuck on its data) stops with
+/// one line and exit 1; what it finished is kept, and `--resume` completes the set.
+#[test]
+fn a_run_without_progress_stops_at_its_stall_limit_and_resumes() {
+    let format = some_format();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let stalled = serbench(&[
+        "run",
+        "-f",
+        &format,
+        "-p",
+        "order",
+        "--profile",
+        "smoke",
+        "--stall-limit",
+        "0.000001",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(stalled.status.code(), Some(1), "{}", stderr(&stalled));
+    let line = stderr(&stalled);
+    assert!(line.contains("no arm made progress for 0.000001 s"), "{line}");
+    let resumed = serbench(&[
+        "run",
+        "-f",
+        &format,
+        "-p",
+        "order",
+        "--profile",
+        "smoke",
+        "--resume",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(resumed.status.success(), "{}", stderr(&resumed));
+    let listed = list_json(&["-f", &format, "-p", "order"]);
+    let rows = results::read(&out.join("results.csv")).unwrap();
+    assert_eq!(rows.len(), listed["arms"].as_array().unwrap().len());
+}

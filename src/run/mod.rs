@@ -9,7 +9,7 @@
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use anyhow::Result;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -25,6 +25,7 @@ use crate::schema::samples::{self, SampleRow};
 use crate::schema::{DERIVED_FILES, SetKind, load, ratios, sizes, sources};
 
 mod passes;
+pub mod watchdog;
 mod workers;
 
 use workers::sample_here;
@@ -89,6 +90,8 @@ pub struct RunOptions {
     /// Other builds of this serbench (code layouts) whose worker processes the full profile
     /// takes turns with, pass by pass; empty: this executable only.
     pub layouts: Vec<PathBuf>,
+    /// How long the run may go without progress before it stops ([`watchdog`]).
+    pub stall_limit: Duration,
 }
 
 /// What a run leaves: every row of its results.csv, its headline ratios, and its folder, still
@@ -125,6 +128,10 @@ pub fn run(registry: &Registry, selection: &Selection, options: &RunOptions) -> 
         passes::check_layouts(&options.layouts)?;
     }
     let out = OutDir::lock(&options.out)?;
+    let _watchdog = watchdog::Watchdog::start(
+        options.stall_limit,
+        out.file(results::FILE_NAME).display().to_string(),
+    );
     let this_run = ResultRow::of_run(
         &Host::detect(),
         profile.name,
@@ -400,17 +407,20 @@ type Outcome = Result<(Measurement, usize)>;
 
 /// Proves and times a block in this process.
 fn measure_here(block: &[&Arm], profile: &Profile, schedule: Schedule, progress: &Progress) -> Vec<Outcome> {
-    sample_here(block, profile, schedule, false, || progress.rep())
-        .into_iter()
-        .map(|sampled| {
-            sampled.map(|sample| {
-                (
-                    Measurement::of_process(&sample.sampled, profile),
-                    sample.encoded_bytes,
-                )
-            })
+    sample_here(block, profile, schedule, false, || {
+        progress.rep();
+        watchdog::beat();
+    })
+    .into_iter()
+    .map(|sampled| {
+        sampled.map(|sample| {
+            (
+                Measurement::of_process(&sample.sampled, profile),
+                sample.encoded_bytes,
+            )
         })
-        .collect()
+    })
+    .collect()
 }
 
 /// The sizes of `codecs`, against the compact JSON of each payload.

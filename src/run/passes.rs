@@ -246,6 +246,7 @@ pub fn run(
                 |arm: &Arm| SampleRow::new(this_run, &arm.id, arm.spec.records, pass, layout, started_s);
             let mark = crate::busy::mark();
             let reports = start_worker(&programs[layout], &ids, profile, schedule, registry);
+            super::watchdog::beat();
             let busy = mark.and_then(|mark| mark.since());
             let new = |arm: &Arm| new(arm).with_busy(busy);
             let block_samples: Vec<SampleRow> = match reports {
