@@ -3,9 +3,13 @@
 //! README or this test fails; README's headline table is `serbench ratio results/x86_64-linux
 //! --headline --markdown`, the committed run's ratios.csv; docs/commands.md is `serbench
 //! help-markdown`, so a new flag or a changed help text shows up there.
-//! `SERBENCH_BLESS=1 cargo test --test readme` rewrites all three.
+//! `SERBENCH_BLESS=1 cargo test --test readme` rewrites all three. The formats table and the
+//! command reference list every format: built without some (`--no-default-features --features
+//! ...`), their tests refuse, blessed or not, rather than compare or rewrite with fewer.
 
 use std::process::Command;
+
+mod common;
 
 const START: &str =
     "<!-- formats table: `serbench list --formats --markdown` (tests/readme.rs checks it) -->\n\n";
@@ -17,6 +21,7 @@ const HEADLINE_END: &str = "<!-- end of headline table -->";
 
 #[test]
 fn readme_holds_the_current_formats_table() {
+    common::require_every_format("README's formats table");
     readme_section_is(&["list", "--formats", "--markdown"], START, END, "formats table");
 }
 
@@ -68,6 +73,8 @@ fn readme_section_is(args: &[&str], start_marker: &str, end_marker: &str, name: 
 
 #[test]
 fn commands_md_is_the_current_command_reference() {
+    // Every --format option lists the enabled formats.
+    common::require_every_format("docs/commands.md");
     let output = Command::new(env!("CARGO_BIN_EXE_serbench"))
         .arg("help-markdown")
         // It offers one more --format value to robustness, which the page does not document.

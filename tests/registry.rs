@@ -7,6 +7,8 @@ use serbench::arm::{ArmId, Framing, Mode, Operation};
 use serbench::compress;
 use serbench::format::Registry;
 
+mod common;
+
 #[test]
 fn every_registered_arm_proves_its_round_trip() {
     let registry = Registry::build();
@@ -145,7 +147,7 @@ fn unsupported_payloads_really_fail_to_round_trip_where_the_library_could_try() 
 
 #[test]
 fn the_format_list_is_the_cargo_feature_list() {
-    let features = default_features();
+    let features = common::default_formats();
     let features: BTreeSet<&str> = features.iter().map(String::as_str).collect();
     let registry: BTreeSet<&str> = serbench::format::all().iter().map(|format| format.name).collect();
     // build.rs records which features this build has; the registry is exactly the enabled
@@ -169,12 +171,12 @@ fn every_format_file_is_registered_and_in_the_default_list() {
             (is_format && stem != "mod").then_some(stem)
         })
         .collect();
-    let default: BTreeSet<String> = default_features().into_iter().collect();
+    let default: BTreeSet<String> = common::default_formats().into_iter().collect();
     assert_eq!(
         files, default,
         "src/format/ files vs Cargo.toml's default features"
     );
-    // Tests are built with the default features, so every format is registered here.
+    common::require_every_format("format::all() vs the src/format/ files");
     let registered: BTreeSet<String> = serbench::format::all()
         .iter()
         .map(|format| format.name.to_string())
@@ -183,19 +185,4 @@ fn every_format_file_is_registered_and_in_the_default_list() {
         registered, default,
         "format::all() vs Cargo.toml's default features"
     );
-}
-
-/// Cargo.toml's `default` feature list: the one list of formats. Read as TOML, as the flake
-/// reads it (`builtins.fromTOML`): a formatter may lay the list out over several lines.
-fn default_features() -> Vec<String> {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml");
-    let manifest: toml::Table = std::fs::read_to_string(path).unwrap().parse().unwrap();
-    let features: Vec<String> = manifest["features"]["default"]
-        .as_array()
-        .expect("a default feature list")
-        .iter()
-        .map(|name| name.as_str().expect("feature names are strings").to_string())
-        .collect();
-    assert!(!features.is_empty(), "no formats in {path}");
-    features
 }

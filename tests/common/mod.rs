@@ -44,3 +44,35 @@ pub fn output_within(mut command: Command, limit: Duration) -> Option<Output> {
         stderr: std::fs::read(err_path).unwrap(),
     })
 }
+
+/// Cargo.toml's `default` feature list: the one list of formats. Read as TOML, as the flake
+/// reads it (`builtins.fromTOML`): a formatter may lay the list out over several lines.
+pub fn default_formats() -> Vec<String> {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml");
+    let manifest: toml::Table = std::fs::read_to_string(path).unwrap().parse().unwrap();
+    let features: Vec<String> = manifest["features"]["default"]
+        .as_array()
+        .expect("a default feature list")
+        .iter()
+        .map(|name| name.as_str().expect("feature names are strings").to_string())
+        .collect();
+    assert!(!features.is_empty(), "no formats in {path}");
+    features
+}
+
+/// Stops a test that needs every format (a table of them all, a check of the whole registry)
+/// when it was built without some (`--no-default-features --features ...`): it would compare,
+/// or under SERBENCH_BLESS rewrite, with the enabled formats alone. `what` says what needs them.
+pub fn require_every_format(what: &str) {
+    let built: Vec<&str> = serbench::format::all().iter().map(|format| format.name).collect();
+    let missing: Vec<String> = default_formats()
+        .into_iter()
+        .filter(|name| !built.contains(&name.as_str()))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "{what} needs every format of Cargo.toml's `default` list, and this build has only \
+         {built:?} (not {missing:?}): run with the default features (no --no-default-features, \
+         no --features subset); nothing was compared or rewritten"
+    );
+}
