@@ -505,7 +505,8 @@ proptest! {
     #![proptest_config(Config { cases: 2, ..config() })]
 
     /// Random, truncated, bit-flipped and bombed bytes never take the harness down: whatever
-    /// the seed, every decoder of every format gets every case classified.
+    /// the seed, every decoder of every format (and check's path, and the --data reader) gets
+    /// every case classified.
     #[test]
     fn random_bytes_never_take_the_harness_down(seed in any::<u64>()) {
         if registry().decoders.is_empty() {
@@ -524,7 +525,9 @@ proptest! {
             prop_assert_eq!(classified, row.cases);
         }
         let decoders: std::collections::BTreeSet<String> = rows.iter().map(|row| row.id.to_string()).collect();
-        let expected = registry().decoders.iter().filter(|decoder| decoder.id.codec.payload == "order").count();
+        // Every target of `order`: the decoders, check's path of every codec, the --data reader.
+        let expected = robustness::targets(registry(), false, &|id| id.codec.payload == "order").unwrap().len();
+        prop_assert!(expected > registry().decoders.iter().filter(|decoder| decoder.id.codec.payload == "order").count());
         prop_assert_eq!(decoders.len(), expected);
     }
 }

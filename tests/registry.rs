@@ -186,3 +186,67 @@ fn every_format_file_is_registered_and_in_the_default_list() {
         "format::all() vs Cargo.toml's default features"
     );
 }
+
+#[test]
+fn every_backend_is_documented_and_every_documented_backend_registers() {
+    let registry = Registry::build();
+    let registered: BTreeSet<(String, String, String)> = registry
+        .arms
+        .iter()
+        .map(|arm| {
+            let codec = &arm.id.codec;
+            (codec.format.clone(), codec.backend.clone(), codec.variant.clone())
+        })
+        .collect();
+    let documented: BTreeSet<(String, String, String)> = serbench::format::all()
+        .iter()
+        .flat_map(|format| {
+            format.backends.iter().map(|doc| {
+                (
+                    format.name.to_string(),
+                    doc.backend.to_string(),
+                    doc.variant.to_string(),
+                )
+            })
+        })
+        .collect();
+    assert_eq!(
+        registered, documented,
+        "registered backends vs the formats' BackendDocs: each backend and variant a format registers needs its \
+         BackendDoc in the format's `backends`, and each BackendDoc a registered backend"
+    );
+    for format in serbench::format::all() {
+        for doc in format.backends {
+            for name in doc.crates {
+                assert!(
+                    serbench::format::crate_version(name).is_some(),
+                    "{}/{}: {name} is not a direct dependency (name the crate as Cargo.toml does)",
+                    format.name,
+                    doc.backend
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn every_format_has_a_fidelity_case_of_a_registered_typed_document_arm() {
+    let registry = Registry::build();
+    for format in serbench::format::all() {
+        assert!(
+            !format.fidelity.is_empty(),
+            "{} has no fidelity case: add one `Fidelity` to its `fidelity` (the library called directly)",
+            format.name
+        );
+        for fidelity in format.fidelity {
+            let id = fidelity.arm(format.name);
+            assert!(
+                registry.arms.iter().any(|arm| arm.id == id),
+                "{id}: no arm of the registry has this id (a fidelity case measures a registered typed document arm)"
+            );
+            // The direct call runs (each one unwraps its library's result).
+            let mut case = (fidelity.case)();
+            case();
+        }
+    }
+}
