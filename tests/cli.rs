@@ -670,34 +670,11 @@ fn a_run_without_progress_stops_at_its_stall_limit_and_resumes() {
     let format = some_format();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let stalled = serbench(&[
-        "run",
-        "-f",
-        &format,
-        "-p",
-        "order",
-        "--profile",
-        "smoke",
-        "--stall-limit",
-        "0.000001",
-        "-o",
-        out.to_str().unwrap(),
-    ]);
+    let stalled = run_order(&format, "smoke", &["--stall-limit", "0.000001"], &out);
     assert_eq!(stalled.status.code(), Some(1), "{}", stderr(&stalled));
     let line = stderr(&stalled);
     assert!(line.contains("no arm made progress for 0.000001 s"), "{line}");
-    let resumed = serbench(&[
-        "run",
-        "-f",
-        &format,
-        "-p",
-        "order",
-        "--profile",
-        "smoke",
-        "--resume",
-        "-o",
-        out.to_str().unwrap(),
-    ]);
+    let resumed = run_order(&format, "smoke", &["--resume"], &out);
     assert!(resumed.status.success(), "{}", stderr(&resumed));
     let listed = list_json(&["-f", &format, "-p", "order"]);
     let rows = results::read(&out.join("results.csv")).unwrap();
