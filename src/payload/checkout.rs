@@ -5,163 +5,121 @@ use super::{Payload, PayloadSpec, Shape, SplitMix64, attributes};
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
-#[derive(Clone, PartialEq, Debug, serde::Serialize, serde::Deserialize)]
-#[cfg_attr(feature = "bincode", derive(bincode::Encode, bincode::Decode))]
-#[cfg_attr(feature = "bitcode", derive(bitcode::Encode, bitcode::Decode))]
-#[cfg_attr(feature = "dbus", derive(zbus::Type))]
-#[cfg_attr(feature = "fory", derive(fory::ForyStruct))]
-#[cfg_attr(feature = "rkyv", derive(rkyv::Archive, rkyv::Serialize, rkyv::Deserialize))]
-#[cfg_attr(feature = "cbor", derive(minicbor::Encode, minicbor::Decode))]
-#[cfg_attr(feature = "borsh", derive(borsh::BorshSerialize, borsh::BorshDeserialize))]
-pub struct CheckoutRequest {
-    #[cfg_attr(feature = "cbor", n(0))]
-    pub meta: RequestMeta,
-    #[cfg_attr(feature = "cbor", n(1))]
-    pub customer_id: String,
-    #[cfg_attr(feature = "cbor", n(2))]
-    pub session_id: String,
-    #[cfg_attr(feature = "cbor", n(3))]
-    pub currency: String,
-    #[cfg_attr(feature = "cbor", n(4))]
-    pub items: Vec<LineItem>,
-    #[cfg_attr(feature = "cbor", n(5))]
-    pub shipping_address: Address,
-    #[cfg_attr(feature = "cbor", n(6))]
-    pub payment: PaymentMethod,
-    #[cfg_attr(feature = "cbor", n(7))]
-    pub coupon_codes: Vec<String>,
-    #[cfg_attr(feature = "cbor", n(8))]
-    pub attributes: BTreeMap<String, String>,
+owned_model! {
+    pub struct CheckoutRequest {
+        #[cfg_attr(feature = "cbor", n(0))]
+        pub meta: RequestMeta,
+        #[cfg_attr(feature = "cbor", n(1))]
+        pub customer_id: String,
+        #[cfg_attr(feature = "cbor", n(2))]
+        pub session_id: String,
+        #[cfg_attr(feature = "cbor", n(3))]
+        pub currency: String,
+        #[cfg_attr(feature = "cbor", n(4))]
+        pub items: Vec<LineItem>,
+        #[cfg_attr(feature = "cbor", n(5))]
+        pub shipping_address: Address,
+        #[cfg_attr(feature = "cbor", n(6))]
+        pub payment: PaymentMethod,
+        #[cfg_attr(feature = "cbor", n(7))]
+        pub coupon_codes: Vec<String>,
+        #[cfg_attr(feature = "cbor", n(8))]
+        pub attributes: BTreeMap<String, String>,
+    }
 }
 
-#[derive(Clone, PartialEq, Debug, serde::Serialize, serde::Deserialize)]
-#[cfg_attr(feature = "bincode", derive(bincode::Encode, bincode::Decode))]
-#[cfg_attr(feature = "bitcode", derive(bitcode::Encode, bitcode::Decode))]
-#[cfg_attr(feature = "dbus", derive(zbus::Type))]
-#[cfg_attr(feature = "fory", derive(fory::ForyStruct))]
-#[cfg_attr(feature = "rkyv", derive(rkyv::Archive, rkyv::Serialize, rkyv::Deserialize))]
-#[cfg_attr(feature = "cbor", derive(minicbor::Encode, minicbor::Decode))]
-#[cfg_attr(feature = "borsh", derive(borsh::BorshSerialize, borsh::BorshDeserialize))]
-pub struct RequestMeta {
-    #[cfg_attr(feature = "cbor", n(0))]
-    pub request_id: String,
-    #[cfg_attr(feature = "cbor", n(1))]
-    pub trace_id: String,
-    #[cfg_attr(feature = "cbor", n(2))]
-    pub client: String,
-    #[cfg_attr(feature = "cbor", n(3))]
-    pub timestamp_ms: i64,
+owned_model! {
+    pub struct RequestMeta {
+        #[cfg_attr(feature = "cbor", n(0))]
+        pub request_id: String,
+        #[cfg_attr(feature = "cbor", n(1))]
+        pub trace_id: String,
+        #[cfg_attr(feature = "cbor", n(2))]
+        pub client: String,
+        #[cfg_attr(feature = "cbor", n(3))]
+        pub timestamp_ms: i64,
+    }
 }
 
-#[derive(Clone, PartialEq, Debug, serde::Serialize, serde::Deserialize)]
-#[cfg_attr(feature = "bincode", derive(bincode::Encode, bincode::Decode))]
-#[cfg_attr(feature = "bitcode", derive(bitcode::Encode, bitcode::Decode))]
-#[cfg_attr(feature = "dbus", derive(zbus::Type))]
-#[cfg_attr(feature = "fory", derive(fory::ForyStruct))]
-#[cfg_attr(feature = "rkyv", derive(rkyv::Archive, rkyv::Serialize, rkyv::Deserialize))]
-#[cfg_attr(feature = "cbor", derive(minicbor::Encode, minicbor::Decode))]
-#[cfg_attr(feature = "borsh", derive(borsh::BorshSerialize, borsh::BorshDeserialize))]
-pub struct LineItem {
-    #[cfg_attr(feature = "cbor", n(0))]
-    pub product_id: String,
-    #[cfg_attr(feature = "cbor", n(1))]
-    pub name: String,
-    #[cfg_attr(feature = "cbor", n(2))]
-    pub quantity: i64,
-    #[cfg_attr(feature = "cbor", n(3))]
-    pub unit_price_cents: i64,
+owned_model! {
+    pub struct LineItem {
+        #[cfg_attr(feature = "cbor", n(0))]
+        pub product_id: String,
+        #[cfg_attr(feature = "cbor", n(1))]
+        pub name: String,
+        #[cfg_attr(feature = "cbor", n(2))]
+        pub quantity: i64,
+        #[cfg_attr(feature = "cbor", n(3))]
+        pub unit_price_cents: i64,
+    }
 }
 
-#[derive(Clone, PartialEq, Debug, serde::Serialize, serde::Deserialize)]
-#[cfg_attr(feature = "bincode", derive(bincode::Encode, bincode::Decode))]
-#[cfg_attr(feature = "bitcode", derive(bitcode::Encode, bitcode::Decode))]
-#[cfg_attr(feature = "dbus", derive(zbus::Type))]
-#[cfg_attr(feature = "fory", derive(fory::ForyStruct))]
-#[cfg_attr(feature = "rkyv", derive(rkyv::Archive, rkyv::Serialize, rkyv::Deserialize))]
-#[cfg_attr(feature = "cbor", derive(minicbor::Encode, minicbor::Decode))]
-#[cfg_attr(feature = "borsh", derive(borsh::BorshSerialize, borsh::BorshDeserialize))]
-pub struct Address {
-    #[cfg_attr(feature = "cbor", n(0))]
-    pub street: String,
-    #[cfg_attr(feature = "cbor", n(1))]
-    pub city: String,
-    #[cfg_attr(feature = "cbor", n(2))]
-    pub region: String,
-    #[cfg_attr(feature = "cbor", n(3))]
-    pub postal_code: String,
-    #[cfg_attr(feature = "cbor", n(4))]
-    pub country: String,
+owned_model! {
+    pub struct Address {
+        #[cfg_attr(feature = "cbor", n(0))]
+        pub street: String,
+        #[cfg_attr(feature = "cbor", n(1))]
+        pub city: String,
+        #[cfg_attr(feature = "cbor", n(2))]
+        pub region: String,
+        #[cfg_attr(feature = "cbor", n(3))]
+        pub postal_code: String,
+        #[cfg_attr(feature = "cbor", n(4))]
+        pub country: String,
+    }
 }
 
-#[derive(Clone, PartialEq, Debug, serde::Serialize, serde::Deserialize)]
-#[cfg_attr(feature = "bincode", derive(bincode::Encode, bincode::Decode))]
-#[cfg_attr(feature = "bitcode", derive(bitcode::Encode, bitcode::Decode))]
-#[cfg_attr(feature = "dbus", derive(zbus::Type))]
-#[cfg_attr(feature = "fory", derive(fory::ForyStruct))]
-#[cfg_attr(feature = "rkyv", derive(rkyv::Archive, rkyv::Serialize, rkyv::Deserialize))]
-#[cfg_attr(feature = "cbor", derive(minicbor::Encode, minicbor::Decode))]
-#[cfg_attr(feature = "borsh", derive(borsh::BorshSerialize, borsh::BorshDeserialize))]
-pub struct PaymentMethod {
-    #[cfg_attr(feature = "cbor", n(0))]
-    pub kind: String,
-    #[cfg_attr(feature = "cbor", n(1))]
-    pub token: String,
-    #[cfg_attr(feature = "cbor", n(2))]
-    pub card_last4: String,
-    #[cfg_attr(feature = "cbor", n(3))]
-    pub expiry_month: i64,
-    #[cfg_attr(feature = "cbor", n(4))]
-    pub expiry_year: i64,
+owned_model! {
+    pub struct PaymentMethod {
+        #[cfg_attr(feature = "cbor", n(0))]
+        pub kind: String,
+        #[cfg_attr(feature = "cbor", n(1))]
+        pub token: String,
+        #[cfg_attr(feature = "cbor", n(2))]
+        pub card_last4: String,
+        #[cfg_attr(feature = "cbor", n(3))]
+        pub expiry_month: i64,
+        #[cfg_attr(feature = "cbor", n(4))]
+        pub expiry_year: i64,
+    }
 }
 
-#[derive(Clone, PartialEq, Debug, serde::Serialize, serde::Deserialize)]
-#[cfg_attr(feature = "bincode", derive(bincode::Encode, bincode::Decode))]
-#[cfg_attr(feature = "bitcode", derive(bitcode::Encode, bitcode::Decode))]
-#[cfg_attr(feature = "dbus", derive(zbus::Type))]
-#[cfg_attr(feature = "fory", derive(fory::ForyStruct))]
-#[cfg_attr(feature = "rkyv", derive(rkyv::Archive, rkyv::Serialize, rkyv::Deserialize))]
-#[cfg_attr(feature = "cbor", derive(minicbor::Encode, minicbor::Decode))]
-#[cfg_attr(feature = "borsh", derive(borsh::BorshSerialize, borsh::BorshDeserialize))]
-pub struct CheckoutResponse {
-    #[cfg_attr(feature = "cbor", n(0))]
-    pub meta: ResponseMeta,
-    #[cfg_attr(feature = "cbor", n(1))]
-    pub order_id: String,
-    #[cfg_attr(feature = "cbor", n(2))]
-    pub status: OrderStatus,
-    #[cfg_attr(feature = "cbor", n(3))]
-    pub subtotal_cents: i64,
-    #[cfg_attr(feature = "cbor", n(4))]
-    pub discount_cents: i64,
-    #[cfg_attr(feature = "cbor", n(5))]
-    pub tax_cents: i64,
-    #[cfg_attr(feature = "cbor", n(6))]
-    pub shipping_cents: i64,
-    #[cfg_attr(feature = "cbor", n(7))]
-    pub total_cents: i64,
-    #[cfg_attr(feature = "cbor", n(8))]
-    pub shipments: Vec<Shipment>,
-    #[cfg_attr(feature = "cbor", n(9))]
-    pub attributes: BTreeMap<String, String>,
+owned_model! {
+    pub struct CheckoutResponse {
+        #[cfg_attr(feature = "cbor", n(0))]
+        pub meta: ResponseMeta,
+        #[cfg_attr(feature = "cbor", n(1))]
+        pub order_id: String,
+        #[cfg_attr(feature = "cbor", n(2))]
+        pub status: OrderStatus,
+        #[cfg_attr(feature = "cbor", n(3))]
+        pub subtotal_cents: i64,
+        #[cfg_attr(feature = "cbor", n(4))]
+        pub discount_cents: i64,
+        #[cfg_attr(feature = "cbor", n(5))]
+        pub tax_cents: i64,
+        #[cfg_attr(feature = "cbor", n(6))]
+        pub shipping_cents: i64,
+        #[cfg_attr(feature = "cbor", n(7))]
+        pub total_cents: i64,
+        #[cfg_attr(feature = "cbor", n(8))]
+        pub shipments: Vec<Shipment>,
+        #[cfg_attr(feature = "cbor", n(9))]
+        pub attributes: BTreeMap<String, String>,
+    }
 }
 
-#[derive(Clone, PartialEq, Debug, serde::Serialize, serde::Deserialize)]
-#[cfg_attr(feature = "bincode", derive(bincode::Encode, bincode::Decode))]
-#[cfg_attr(feature = "bitcode", derive(bitcode::Encode, bitcode::Decode))]
-#[cfg_attr(feature = "dbus", derive(zbus::Type))]
-#[cfg_attr(feature = "fory", derive(fory::ForyStruct))]
-#[cfg_attr(feature = "rkyv", derive(rkyv::Archive, rkyv::Serialize, rkyv::Deserialize))]
-#[cfg_attr(feature = "cbor", derive(minicbor::Encode, minicbor::Decode))]
-#[cfg_attr(feature = "borsh", derive(borsh::BorshSerialize, borsh::BorshDeserialize))]
-pub struct ResponseMeta {
-    #[cfg_attr(feature = "cbor", n(0))]
-    pub request_id: String,
-    #[cfg_attr(feature = "cbor", n(1))]
-    pub trace_id: String,
-    #[cfg_attr(feature = "cbor", n(2))]
-    pub server: String,
-    #[cfg_attr(feature = "cbor", n(3))]
-    pub timestamp_ms: i64,
+owned_model! {
+    pub struct ResponseMeta {
+        #[cfg_attr(feature = "cbor", n(0))]
+        pub request_id: String,
+        #[cfg_attr(feature = "cbor", n(1))]
+        pub trace_id: String,
+        #[cfg_attr(feature = "cbor", n(2))]
+        pub server: String,
+        #[cfg_attr(feature = "cbor", n(3))]
+        pub timestamp_ms: i64,
+    }
 }
 
 /// The order's state; every schema format has a native enum for it.
@@ -185,25 +143,19 @@ pub enum OrderStatus {
     Cancelled,
 }
 
-#[derive(Clone, PartialEq, Debug, serde::Serialize, serde::Deserialize)]
-#[cfg_attr(feature = "bincode", derive(bincode::Encode, bincode::Decode))]
-#[cfg_attr(feature = "bitcode", derive(bitcode::Encode, bitcode::Decode))]
-#[cfg_attr(feature = "dbus", derive(zbus::Type))]
-#[cfg_attr(feature = "fory", derive(fory::ForyStruct))]
-#[cfg_attr(feature = "rkyv", derive(rkyv::Archive, rkyv::Serialize, rkyv::Deserialize))]
-#[cfg_attr(feature = "cbor", derive(minicbor::Encode, minicbor::Decode))]
-#[cfg_attr(feature = "borsh", derive(borsh::BorshSerialize, borsh::BorshDeserialize))]
-pub struct Shipment {
-    #[cfg_attr(feature = "cbor", n(0))]
-    pub shipment_id: String,
-    #[cfg_attr(feature = "cbor", n(1))]
-    pub carrier: String,
-    #[cfg_attr(feature = "cbor", n(2))]
-    pub tracking_number: String,
-    #[cfg_attr(feature = "cbor", n(3))]
-    pub estimated_delivery_ms: i64,
-    #[cfg_attr(feature = "cbor", n(4))]
-    pub product_ids: Vec<String>,
+owned_model! {
+    pub struct Shipment {
+        #[cfg_attr(feature = "cbor", n(0))]
+        pub shipment_id: String,
+        #[cfg_attr(feature = "cbor", n(1))]
+        pub carrier: String,
+        #[cfg_attr(feature = "cbor", n(2))]
+        pub tracking_number: String,
+        #[cfg_attr(feature = "cbor", n(3))]
+        pub estimated_delivery_ms: i64,
+        #[cfg_attr(feature = "cbor", n(4))]
+        pub product_ids: Vec<String>,
+    }
 }
 
 pub static CHECKOUT_REQUEST: Payload<CheckoutRequest> = Payload {

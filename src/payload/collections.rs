@@ -11,40 +11,28 @@ use std::sync::OnceLock;
 pub const SMALL: usize = 32;
 pub const BIG: usize = 10_000;
 
-#[derive(Clone, PartialEq, Debug, serde::Serialize, serde::Deserialize)]
-#[cfg_attr(feature = "bincode", derive(bincode::Encode, bincode::Decode))]
-#[cfg_attr(feature = "bitcode", derive(bitcode::Encode, bitcode::Decode))]
-#[cfg_attr(feature = "dbus", derive(zbus::Type))]
-#[cfg_attr(feature = "fory", derive(fory::ForyStruct))]
-#[cfg_attr(feature = "rkyv", derive(rkyv::Archive, rkyv::Serialize, rkyv::Deserialize))]
-#[cfg_attr(feature = "cbor", derive(minicbor::Encode, minicbor::Decode))]
-#[cfg_attr(feature = "borsh", derive(borsh::BorshSerialize, borsh::BorshDeserialize))]
-pub struct Item {
-    #[cfg_attr(feature = "cbor", n(0))]
-    pub id: i64,
-    #[cfg_attr(feature = "cbor", n(1))]
-    pub name: String,
-    #[cfg_attr(feature = "cbor", n(2))]
-    pub category: String,
-    #[cfg_attr(feature = "cbor", n(3))]
-    pub price: f64,
-    #[cfg_attr(feature = "cbor", n(4))]
-    pub stock: i64,
-    #[cfg_attr(feature = "cbor", n(5))]
-    pub active: bool,
+owned_model! {
+    pub struct Item {
+        #[cfg_attr(feature = "cbor", n(0))]
+        pub id: i64,
+        #[cfg_attr(feature = "cbor", n(1))]
+        pub name: String,
+        #[cfg_attr(feature = "cbor", n(2))]
+        pub category: String,
+        #[cfg_attr(feature = "cbor", n(3))]
+        pub price: f64,
+        #[cfg_attr(feature = "cbor", n(4))]
+        pub stock: i64,
+        #[cfg_attr(feature = "cbor", n(5))]
+        pub active: bool,
+    }
 }
 
-#[derive(Clone, PartialEq, Debug, serde::Serialize, serde::Deserialize)]
-#[cfg_attr(feature = "bincode", derive(bincode::Encode, bincode::Decode))]
-#[cfg_attr(feature = "bitcode", derive(bitcode::Encode, bitcode::Decode))]
-#[cfg_attr(feature = "dbus", derive(zbus::Type))]
-#[cfg_attr(feature = "fory", derive(fory::ForyStruct))]
-#[cfg_attr(feature = "rkyv", derive(rkyv::Archive, rkyv::Serialize, rkyv::Deserialize))]
-#[cfg_attr(feature = "cbor", derive(minicbor::Encode, minicbor::Decode))]
-#[cfg_attr(feature = "borsh", derive(borsh::BorshSerialize, borsh::BorshDeserialize))]
-pub struct Items {
-    #[cfg_attr(feature = "cbor", n(0))]
-    pub items: Vec<Item>,
+owned_model! {
+    pub struct Items {
+        #[cfg_attr(feature = "cbor", n(0))]
+        pub items: Vec<Item>,
+    }
 }
 
 impl Batch for Items {
@@ -59,35 +47,31 @@ impl Batch for Items {
     }
 }
 
-/// [`Item`] with its strings borrowed from the decoded input (the borrowed mode).
-#[derive(Debug, serde::Deserialize)]
-#[cfg_attr(feature = "bincode", derive(bincode::BorrowDecode))]
-#[cfg_attr(feature = "bitcode", derive(bitcode::Decode))]
-#[cfg_attr(feature = "cbor", derive(minicbor::Decode))]
-pub struct ItemRef<'a> {
-    #[cfg_attr(feature = "cbor", n(0))]
-    pub id: i64,
-    #[cfg_attr(feature = "cbor", b(1))]
-    pub name: &'a str,
-    #[cfg_attr(feature = "cbor", b(2))]
-    pub category: &'a str,
-    #[cfg_attr(feature = "cbor", n(3))]
-    pub price: f64,
-    #[cfg_attr(feature = "cbor", n(4))]
-    pub stock: i64,
-    #[cfg_attr(feature = "cbor", n(5))]
-    pub active: bool,
+borrowed_model! {
+    /// [`Item`] with its strings borrowed from the decoded input (the borrowed mode).
+    pub struct ItemRef<'a> {
+        #[cfg_attr(feature = "cbor", n(0))]
+        pub id: i64,
+        #[cfg_attr(feature = "cbor", b(1))]
+        pub name: &'a str,
+        #[cfg_attr(feature = "cbor", b(2))]
+        pub category: &'a str,
+        #[cfg_attr(feature = "cbor", n(3))]
+        pub price: f64,
+        #[cfg_attr(feature = "cbor", n(4))]
+        pub stock: i64,
+        #[cfg_attr(feature = "cbor", n(5))]
+        pub active: bool,
+    }
 }
 
-/// [`Items`] borrowed from the decoded input.
-#[derive(Debug, serde::Deserialize)]
-#[cfg_attr(feature = "bincode", derive(bincode::BorrowDecode))]
-#[cfg_attr(feature = "bitcode", derive(bitcode::Decode))]
-#[cfg_attr(feature = "cbor", derive(minicbor::Decode))]
-pub struct ItemsRef<'a> {
-    #[serde(borrow)]
-    #[cfg_attr(feature = "cbor", b(0))]
-    pub items: Vec<ItemRef<'a>>,
+borrowed_model! {
+    /// [`Items`] borrowed from the decoded input.
+    pub struct ItemsRef<'a> {
+        #[serde(borrow)]
+        #[cfg_attr(feature = "cbor", b(0))]
+        pub items: Vec<ItemRef<'a>>,
+    }
 }
 
 impl Borrowed for Items {
@@ -118,17 +102,11 @@ impl Borrowed for Items {
     }
 }
 
-#[derive(Clone, PartialEq, Debug, serde::Serialize, serde::Deserialize)]
-#[cfg_attr(feature = "bincode", derive(bincode::Encode, bincode::Decode))]
-#[cfg_attr(feature = "bitcode", derive(bitcode::Encode, bitcode::Decode))]
-#[cfg_attr(feature = "dbus", derive(zbus::Type))]
-#[cfg_attr(feature = "fory", derive(fory::ForyStruct))]
-#[cfg_attr(feature = "rkyv", derive(rkyv::Archive, rkyv::Serialize, rkyv::Deserialize))]
-#[cfg_attr(feature = "cbor", derive(minicbor::Encode, minicbor::Decode))]
-#[cfg_attr(feature = "borsh", derive(borsh::BorshSerialize, borsh::BorshDeserialize))]
-pub struct Keyed {
-    #[cfg_attr(feature = "cbor", n(0))]
-    pub entries: BTreeMap<String, Item>,
+owned_model! {
+    pub struct Keyed {
+        #[cfg_attr(feature = "cbor", n(0))]
+        pub entries: BTreeMap<String, Item>,
+    }
 }
 
 pub static MAP_SMALL: Payload<Keyed> = Payload {

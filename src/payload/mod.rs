@@ -9,8 +9,49 @@
 //!
 //! This module knows no format. A format states what it needs of a model type (a native
 //! derive, a generated schema type) as the bounds of its own `Visit` impl, and the compiler
-//! checks at `visit_all` that every payload type meets them. The model types carry the derive
-//! lines of the crates that have one, each behind that format's Cargo feature.
+//! checks at `visit_all` that every payload type meets them. The model types get the derives of
+//! the crates that have one, each behind that format's Cargo feature, from one list per kind of
+//! type ([`owned_model!`], [`corpus_model!`], [`borrowed_model!`]): a format with its own derive
+//! adds its line there, not on every type. Per-field attributes (CBOR's indices) stay on the
+//! fields.
+
+/// serde's derives and every derive format's, for the built-in payloads' owned types.
+macro_rules! owned_model {
+    ($item:item) => {
+        #[derive(Clone, PartialEq, Debug, serde::Serialize, serde::Deserialize)]
+        #[cfg_attr(feature = "bincode", derive(bincode::Encode, bincode::Decode))]
+        #[cfg_attr(feature = "bitcode", derive(bitcode::Encode, bitcode::Decode))]
+        #[cfg_attr(feature = "dbus", derive(zbus::Type))]
+        #[cfg_attr(feature = "fory", derive(fory::ForyStruct))]
+        #[cfg_attr(feature = "rkyv", derive(rkyv::Archive, rkyv::Serialize, rkyv::Deserialize))]
+        #[cfg_attr(feature = "cbor", derive(minicbor::Encode, minicbor::Decode))]
+        #[cfg_attr(feature = "borsh", derive(borsh::BorshSerialize, borsh::BorshDeserialize))]
+        $item
+    };
+}
+
+/// The public corpora's types: serde's derives and those of the derive formats that carry the
+/// corpora (the others list them unsupported, with the reason).
+macro_rules! corpus_model {
+    ($item:item) => {
+        #[derive(Clone, PartialEq, Debug, serde::Serialize, serde::Deserialize)]
+        #[cfg_attr(feature = "bincode", derive(bincode::Encode, bincode::Decode))]
+        #[cfg_attr(feature = "borsh", derive(borsh::BorshSerialize, borsh::BorshDeserialize))]
+        #[cfg_attr(feature = "bitcode", derive(bitcode::Encode, bitcode::Decode))]
+        $item
+    };
+}
+
+/// The borrowed twins of the owned types (the borrowed mode): decode derives only.
+macro_rules! borrowed_model {
+    ($item:item) => {
+        #[derive(Debug, serde::Deserialize)]
+        #[cfg_attr(feature = "bincode", derive(bincode::BorrowDecode))]
+        #[cfg_attr(feature = "bitcode", derive(bitcode::Decode))]
+        #[cfg_attr(feature = "cbor", derive(minicbor::Decode))]
+        $item
+    };
+}
 
 mod checkout;
 mod collections;

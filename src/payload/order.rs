@@ -4,83 +4,75 @@
 use super::{Borrowed, Payload, PayloadSpec, Shape, SplitMix64};
 use std::sync::OnceLock;
 
-#[derive(Clone, PartialEq, Debug, serde::Serialize, serde::Deserialize)]
-#[cfg_attr(feature = "bincode", derive(bincode::Encode, bincode::Decode))]
-#[cfg_attr(feature = "bitcode", derive(bitcode::Encode, bitcode::Decode))]
-#[cfg_attr(feature = "dbus", derive(zbus::Type))]
-#[cfg_attr(feature = "fory", derive(fory::ForyStruct))]
-#[cfg_attr(feature = "rkyv", derive(rkyv::Archive, rkyv::Serialize, rkyv::Deserialize))]
-#[cfg_attr(feature = "cbor", derive(minicbor::Encode, minicbor::Decode))]
-#[cfg_attr(feature = "borsh", derive(borsh::BorshSerialize, borsh::BorshDeserialize))]
-pub struct Order {
-    #[cfg_attr(feature = "cbor", n(0))]
-    pub order_id: i64,
-    #[cfg_attr(feature = "cbor", n(1))]
-    pub customer_id: i64,
-    #[cfg_attr(feature = "cbor", n(2))]
-    pub created_at_ms: i64,
-    #[cfg_attr(feature = "cbor", n(3))]
-    pub quantity: i64,
-    #[cfg_attr(feature = "cbor", n(4))]
-    pub unit_price: f64,
-    #[cfg_attr(feature = "cbor", n(5))]
-    pub discount: f64,
-    #[cfg_attr(feature = "cbor", n(6))]
-    pub tax_rate: f64,
-    #[cfg_attr(feature = "cbor", n(7))]
-    pub total: f64,
-    #[cfg_attr(feature = "cbor", n(8))]
-    pub currency: String,
-    #[cfg_attr(feature = "cbor", n(9))]
-    pub sku: String,
-    #[cfg_attr(feature = "cbor", n(10))]
-    pub customer_email: String,
-    #[cfg_attr(feature = "cbor", n(11))]
-    pub shipping_country: String,
-    #[cfg_attr(feature = "cbor", n(12))]
-    pub status: String,
-    #[cfg_attr(feature = "cbor", n(13))]
-    pub is_gift: bool,
-    #[cfg_attr(feature = "cbor", n(14))]
-    pub is_priority: bool,
+owned_model! {
+    pub struct Order {
+        #[cfg_attr(feature = "cbor", n(0))]
+        pub order_id: i64,
+        #[cfg_attr(feature = "cbor", n(1))]
+        pub customer_id: i64,
+        #[cfg_attr(feature = "cbor", n(2))]
+        pub created_at_ms: i64,
+        #[cfg_attr(feature = "cbor", n(3))]
+        pub quantity: i64,
+        #[cfg_attr(feature = "cbor", n(4))]
+        pub unit_price: f64,
+        #[cfg_attr(feature = "cbor", n(5))]
+        pub discount: f64,
+        #[cfg_attr(feature = "cbor", n(6))]
+        pub tax_rate: f64,
+        #[cfg_attr(feature = "cbor", n(7))]
+        pub total: f64,
+        #[cfg_attr(feature = "cbor", n(8))]
+        pub currency: String,
+        #[cfg_attr(feature = "cbor", n(9))]
+        pub sku: String,
+        #[cfg_attr(feature = "cbor", n(10))]
+        pub customer_email: String,
+        #[cfg_attr(feature = "cbor", n(11))]
+        pub shipping_country: String,
+        #[cfg_attr(feature = "cbor", n(12))]
+        pub status: String,
+        #[cfg_attr(feature = "cbor", n(13))]
+        pub is_gift: bool,
+        #[cfg_attr(feature = "cbor", n(14))]
+        pub is_priority: bool,
+    }
 }
 
-/// [`Order`] with its strings borrowed from the decoded input (the borrowed mode).
-#[derive(Debug, serde::Deserialize)]
-#[cfg_attr(feature = "bincode", derive(bincode::BorrowDecode))]
-#[cfg_attr(feature = "bitcode", derive(bitcode::Decode))]
-#[cfg_attr(feature = "cbor", derive(minicbor::Decode))]
-pub struct OrderRef<'a> {
-    #[cfg_attr(feature = "cbor", n(0))]
-    pub order_id: i64,
-    #[cfg_attr(feature = "cbor", n(1))]
-    pub customer_id: i64,
-    #[cfg_attr(feature = "cbor", n(2))]
-    pub created_at_ms: i64,
-    #[cfg_attr(feature = "cbor", n(3))]
-    pub quantity: i64,
-    #[cfg_attr(feature = "cbor", n(4))]
-    pub unit_price: f64,
-    #[cfg_attr(feature = "cbor", n(5))]
-    pub discount: f64,
-    #[cfg_attr(feature = "cbor", n(6))]
-    pub tax_rate: f64,
-    #[cfg_attr(feature = "cbor", n(7))]
-    pub total: f64,
-    #[cfg_attr(feature = "cbor", b(8))]
-    pub currency: &'a str,
-    #[cfg_attr(feature = "cbor", b(9))]
-    pub sku: &'a str,
-    #[cfg_attr(feature = "cbor", b(10))]
-    pub customer_email: &'a str,
-    #[cfg_attr(feature = "cbor", b(11))]
-    pub shipping_country: &'a str,
-    #[cfg_attr(feature = "cbor", b(12))]
-    pub status: &'a str,
-    #[cfg_attr(feature = "cbor", n(13))]
-    pub is_gift: bool,
-    #[cfg_attr(feature = "cbor", n(14))]
-    pub is_priority: bool,
+borrowed_model! {
+    /// [`Order`] with its strings borrowed from the decoded input (the borrowed mode).
+    pub struct OrderRef<'a> {
+        #[cfg_attr(feature = "cbor", n(0))]
+        pub order_id: i64,
+        #[cfg_attr(feature = "cbor", n(1))]
+        pub customer_id: i64,
+        #[cfg_attr(feature = "cbor", n(2))]
+        pub created_at_ms: i64,
+        #[cfg_attr(feature = "cbor", n(3))]
+        pub quantity: i64,
+        #[cfg_attr(feature = "cbor", n(4))]
+        pub unit_price: f64,
+        #[cfg_attr(feature = "cbor", n(5))]
+        pub discount: f64,
+        #[cfg_attr(feature = "cbor", n(6))]
+        pub tax_rate: f64,
+        #[cfg_attr(feature = "cbor", n(7))]
+        pub total: f64,
+        #[cfg_attr(feature = "cbor", b(8))]
+        pub currency: &'a str,
+        #[cfg_attr(feature = "cbor", b(9))]
+        pub sku: &'a str,
+        #[cfg_attr(feature = "cbor", b(10))]
+        pub customer_email: &'a str,
+        #[cfg_attr(feature = "cbor", b(11))]
+        pub shipping_country: &'a str,
+        #[cfg_attr(feature = "cbor", b(12))]
+        pub status: &'a str,
+        #[cfg_attr(feature = "cbor", n(13))]
+        pub is_gift: bool,
+        #[cfg_attr(feature = "cbor", n(14))]
+        pub is_priority: bool,
+    }
 }
 
 impl Borrowed for Order {

@@ -4,34 +4,22 @@
 use super::{Batch, Borrowed, Payload, PayloadSpec, Shape, SplitMix64};
 use std::sync::OnceLock;
 
-#[derive(Clone, PartialEq, Debug, serde::Serialize, serde::Deserialize)]
-#[cfg_attr(feature = "bincode", derive(bincode::Encode, bincode::Decode))]
-#[cfg_attr(feature = "bitcode", derive(bitcode::Encode, bitcode::Decode))]
-#[cfg_attr(feature = "dbus", derive(zbus::Type))]
-#[cfg_attr(feature = "fory", derive(fory::ForyStruct))]
-#[cfg_attr(feature = "rkyv", derive(rkyv::Archive, rkyv::Serialize, rkyv::Deserialize))]
-#[cfg_attr(feature = "cbor", derive(minicbor::Encode, minicbor::Decode))]
-#[cfg_attr(feature = "borsh", derive(borsh::BorshSerialize, borsh::BorshDeserialize))]
-pub struct Reading {
-    #[cfg_attr(feature = "cbor", n(0))]
-    pub valid: bool,
-    #[cfg_attr(feature = "cbor", n(1))]
-    pub value: f64,
-    #[cfg_attr(feature = "cbor", n(2))]
-    pub labels: Vec<String>,
+owned_model! {
+    pub struct Reading {
+        #[cfg_attr(feature = "cbor", n(0))]
+        pub valid: bool,
+        #[cfg_attr(feature = "cbor", n(1))]
+        pub value: f64,
+        #[cfg_attr(feature = "cbor", n(2))]
+        pub labels: Vec<String>,
+    }
 }
 
-#[derive(Clone, PartialEq, Debug, serde::Serialize, serde::Deserialize)]
-#[cfg_attr(feature = "bincode", derive(bincode::Encode, bincode::Decode))]
-#[cfg_attr(feature = "bitcode", derive(bitcode::Encode, bitcode::Decode))]
-#[cfg_attr(feature = "dbus", derive(zbus::Type))]
-#[cfg_attr(feature = "fory", derive(fory::ForyStruct))]
-#[cfg_attr(feature = "rkyv", derive(rkyv::Archive, rkyv::Serialize, rkyv::Deserialize))]
-#[cfg_attr(feature = "cbor", derive(minicbor::Encode, minicbor::Decode))]
-#[cfg_attr(feature = "borsh", derive(borsh::BorshSerialize, borsh::BorshDeserialize))]
-pub struct Readings {
-    #[cfg_attr(feature = "cbor", n(0))]
-    pub readings: Vec<Reading>,
+owned_model! {
+    pub struct Readings {
+        #[cfg_attr(feature = "cbor", n(0))]
+        pub readings: Vec<Reading>,
+    }
 }
 
 impl Batch for Readings {
@@ -46,30 +34,26 @@ impl Batch for Readings {
     }
 }
 
-/// [`Reading`] with its labels borrowed from the decoded input (the borrowed mode).
-#[derive(Debug, serde::Deserialize)]
-#[cfg_attr(feature = "bincode", derive(bincode::BorrowDecode))]
-#[cfg_attr(feature = "bitcode", derive(bitcode::Decode))]
-#[cfg_attr(feature = "cbor", derive(minicbor::Decode))]
-pub struct ReadingRef<'a> {
-    #[cfg_attr(feature = "cbor", n(0))]
-    pub valid: bool,
-    #[cfg_attr(feature = "cbor", n(1))]
-    pub value: f64,
-    #[serde(borrow)]
-    #[cfg_attr(feature = "cbor", b(2))]
-    pub labels: Vec<&'a str>,
+borrowed_model! {
+    /// [`Reading`] with its labels borrowed from the decoded input (the borrowed mode).
+    pub struct ReadingRef<'a> {
+        #[cfg_attr(feature = "cbor", n(0))]
+        pub valid: bool,
+        #[cfg_attr(feature = "cbor", n(1))]
+        pub value: f64,
+        #[serde(borrow)]
+        #[cfg_attr(feature = "cbor", b(2))]
+        pub labels: Vec<&'a str>,
+    }
 }
 
-/// [`Readings`] borrowed from the decoded input.
-#[derive(Debug, serde::Deserialize)]
-#[cfg_attr(feature = "bincode", derive(bincode::BorrowDecode))]
-#[cfg_attr(feature = "bitcode", derive(bitcode::Decode))]
-#[cfg_attr(feature = "cbor", derive(minicbor::Decode))]
-pub struct ReadingsRef<'a> {
-    #[serde(borrow)]
-    #[cfg_attr(feature = "cbor", b(0))]
-    pub readings: Vec<ReadingRef<'a>>,
+borrowed_model! {
+    /// [`Readings`] borrowed from the decoded input.
+    pub struct ReadingsRef<'a> {
+        #[serde(borrow)]
+        #[cfg_attr(feature = "cbor", b(0))]
+        pub readings: Vec<ReadingRef<'a>>,
+    }
 }
 
 impl Borrowed for Readings {

@@ -6,110 +6,88 @@ use super::{Borrowed, Payload, PayloadSpec, Shape, SplitMix64, attributes};
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
-#[derive(Clone, PartialEq, Debug, serde::Serialize, serde::Deserialize)]
-#[cfg_attr(feature = "bincode", derive(bincode::Encode, bincode::Decode))]
-#[cfg_attr(feature = "bitcode", derive(bitcode::Encode, bitcode::Decode))]
-#[cfg_attr(feature = "dbus", derive(zbus::Type))]
-#[cfg_attr(feature = "fory", derive(fory::ForyStruct))]
-#[cfg_attr(feature = "rkyv", derive(rkyv::Archive, rkyv::Serialize, rkyv::Deserialize))]
-#[cfg_attr(feature = "cbor", derive(minicbor::Encode, minicbor::Decode))]
-#[cfg_attr(feature = "borsh", derive(borsh::BorshSerialize, borsh::BorshDeserialize))]
-pub struct TelemetryEvent {
-    #[cfg_attr(feature = "cbor", n(0))]
-    pub event_id: String,
-    #[cfg_attr(feature = "cbor", n(1))]
-    pub timestamp_ms: i64,
-    #[cfg_attr(feature = "cbor", n(2))]
-    pub service: ServiceInfo,
-    #[cfg_attr(feature = "cbor", n(3))]
-    pub metric: String,
-    #[cfg_attr(feature = "cbor", n(4))]
-    pub unit: String,
-    #[cfg_attr(feature = "cbor", n(5))]
-    pub tags: Vec<String>,
-    #[cfg_attr(feature = "cbor", n(6))]
-    pub attributes: BTreeMap<String, String>,
-    #[cfg_attr(feature = "cbor", n(7))]
-    pub samples: Vec<MetricSample>,
+owned_model! {
+    pub struct TelemetryEvent {
+        #[cfg_attr(feature = "cbor", n(0))]
+        pub event_id: String,
+        #[cfg_attr(feature = "cbor", n(1))]
+        pub timestamp_ms: i64,
+        #[cfg_attr(feature = "cbor", n(2))]
+        pub service: ServiceInfo,
+        #[cfg_attr(feature = "cbor", n(3))]
+        pub metric: String,
+        #[cfg_attr(feature = "cbor", n(4))]
+        pub unit: String,
+        #[cfg_attr(feature = "cbor", n(5))]
+        pub tags: Vec<String>,
+        #[cfg_attr(feature = "cbor", n(6))]
+        pub attributes: BTreeMap<String, String>,
+        #[cfg_attr(feature = "cbor", n(7))]
+        pub samples: Vec<MetricSample>,
+    }
 }
 
-#[derive(Clone, PartialEq, Debug, serde::Serialize, serde::Deserialize)]
-#[cfg_attr(feature = "bincode", derive(bincode::Encode, bincode::Decode))]
-#[cfg_attr(feature = "bitcode", derive(bitcode::Encode, bitcode::Decode))]
-#[cfg_attr(feature = "dbus", derive(zbus::Type))]
-#[cfg_attr(feature = "fory", derive(fory::ForyStruct))]
-#[cfg_attr(feature = "rkyv", derive(rkyv::Archive, rkyv::Serialize, rkyv::Deserialize))]
-#[cfg_attr(feature = "cbor", derive(minicbor::Encode, minicbor::Decode))]
-#[cfg_attr(feature = "borsh", derive(borsh::BorshSerialize, borsh::BorshDeserialize))]
-pub struct ServiceInfo {
-    #[cfg_attr(feature = "cbor", n(0))]
-    pub name: String,
-    #[cfg_attr(feature = "cbor", n(1))]
-    pub version: String,
-    #[cfg_attr(feature = "cbor", n(2))]
-    pub instance_id: String,
-    #[cfg_attr(feature = "cbor", n(3))]
-    pub region: String,
+owned_model! {
+    pub struct ServiceInfo {
+        #[cfg_attr(feature = "cbor", n(0))]
+        pub name: String,
+        #[cfg_attr(feature = "cbor", n(1))]
+        pub version: String,
+        #[cfg_attr(feature = "cbor", n(2))]
+        pub instance_id: String,
+        #[cfg_attr(feature = "cbor", n(3))]
+        pub region: String,
+    }
 }
 
-#[derive(Clone, PartialEq, Debug, serde::Serialize, serde::Deserialize)]
-#[cfg_attr(feature = "bincode", derive(bincode::Encode, bincode::Decode))]
-#[cfg_attr(feature = "bitcode", derive(bitcode::Encode, bitcode::Decode))]
-#[cfg_attr(feature = "dbus", derive(zbus::Type))]
-#[cfg_attr(feature = "fory", derive(fory::ForyStruct))]
-#[cfg_attr(feature = "rkyv", derive(rkyv::Archive, rkyv::Serialize, rkyv::Deserialize))]
-#[cfg_attr(feature = "cbor", derive(minicbor::Encode, minicbor::Decode))]
-#[cfg_attr(feature = "borsh", derive(borsh::BorshSerialize, borsh::BorshDeserialize))]
-pub struct MetricSample {
-    #[cfg_attr(feature = "cbor", n(0))]
-    pub timestamp_ms: i64,
-    #[cfg_attr(feature = "cbor", n(1))]
-    pub value: f64,
-    #[cfg_attr(feature = "cbor", n(2))]
-    pub count: i64,
+owned_model! {
+    pub struct MetricSample {
+        #[cfg_attr(feature = "cbor", n(0))]
+        pub timestamp_ms: i64,
+        #[cfg_attr(feature = "cbor", n(1))]
+        pub value: f64,
+        #[cfg_attr(feature = "cbor", n(2))]
+        pub count: i64,
+    }
 }
 
-/// [`TelemetryEvent`] with its strings borrowed from the decoded input (the borrowed mode).
-#[derive(Debug, serde::Deserialize)]
-#[cfg_attr(feature = "bincode", derive(bincode::BorrowDecode))]
-#[cfg_attr(feature = "bitcode", derive(bitcode::Decode))]
-#[cfg_attr(feature = "cbor", derive(minicbor::Decode))]
-pub struct TelemetryEventRef<'a> {
-    #[cfg_attr(feature = "cbor", b(0))]
-    pub event_id: &'a str,
-    #[cfg_attr(feature = "cbor", n(1))]
-    pub timestamp_ms: i64,
-    #[serde(borrow)]
-    #[cfg_attr(feature = "cbor", b(2))]
-    pub service: ServiceInfoRef<'a>,
-    #[cfg_attr(feature = "cbor", b(3))]
-    pub metric: &'a str,
-    #[cfg_attr(feature = "cbor", b(4))]
-    pub unit: &'a str,
-    #[serde(borrow)]
-    #[cfg_attr(feature = "cbor", b(5))]
-    pub tags: Vec<&'a str>,
-    #[serde(borrow)]
-    #[cfg_attr(feature = "cbor", b(6))]
-    pub attributes: BTreeMap<&'a str, &'a str>,
-    #[cfg_attr(feature = "cbor", n(7))]
-    pub samples: Vec<MetricSample>,
+borrowed_model! {
+    /// [`TelemetryEvent`] with its strings borrowed from the decoded input (the borrowed mode).
+    pub struct TelemetryEventRef<'a> {
+        #[cfg_attr(feature = "cbor", b(0))]
+        pub event_id: &'a str,
+        #[cfg_attr(feature = "cbor", n(1))]
+        pub timestamp_ms: i64,
+        #[serde(borrow)]
+        #[cfg_attr(feature = "cbor", b(2))]
+        pub service: ServiceInfoRef<'a>,
+        #[cfg_attr(feature = "cbor", b(3))]
+        pub metric: &'a str,
+        #[cfg_attr(feature = "cbor", b(4))]
+        pub unit: &'a str,
+        #[serde(borrow)]
+        #[cfg_attr(feature = "cbor", b(5))]
+        pub tags: Vec<&'a str>,
+        #[serde(borrow)]
+        #[cfg_attr(feature = "cbor", b(6))]
+        pub attributes: BTreeMap<&'a str, &'a str>,
+        #[cfg_attr(feature = "cbor", n(7))]
+        pub samples: Vec<MetricSample>,
+    }
 }
 
-/// [`ServiceInfo`] borrowed from the decoded input.
-#[derive(Debug, serde::Deserialize)]
-#[cfg_attr(feature = "bincode", derive(bincode::BorrowDecode))]
-#[cfg_attr(feature = "bitcode", derive(bitcode::Decode))]
-#[cfg_attr(feature = "cbor", derive(minicbor::Decode))]
-pub struct ServiceInfoRef<'a> {
-    #[cfg_attr(feature = "cbor", b(0))]
-    pub name: &'a str,
-    #[cfg_attr(feature = "cbor", b(1))]
-    pub version: &'a str,
-    #[cfg_attr(feature = "cbor", b(2))]
-    pub instance_id: &'a str,
-    #[cfg_attr(feature = "cbor", b(3))]
-    pub region: &'a str,
+borrowed_model! {
+    /// [`ServiceInfo`] borrowed from the decoded input.
+    pub struct ServiceInfoRef<'a> {
+        #[cfg_attr(feature = "cbor", b(0))]
+        pub name: &'a str,
+        #[cfg_attr(feature = "cbor", b(1))]
+        pub version: &'a str,
+        #[cfg_attr(feature = "cbor", b(2))]
+        pub instance_id: &'a str,
+        #[cfg_attr(feature = "cbor", b(3))]
+        pub region: &'a str,
+    }
 }
 
 impl Borrowed for TelemetryEvent {
