@@ -11,7 +11,7 @@
 //! derive, a generated schema type) as the bounds of its own `Visit` impl, and the compiler
 //! checks at `visit_all` that every payload type meets them. The model types get the derives of
 //! the crates that have one, each behind that format's Cargo feature, from one list per kind of
-//! type ([`owned_model!`], [`corpus_model!`], [`borrowed_model!`]): a format with its own derive
+//! type (`owned_model!`, `corpus_model!`, `borrowed_model!`): a format with its own derive
 //! adds its line there, not on every type. Per-field attributes (CBOR's indices) stay on the
 //! fields.
 
