@@ -78,7 +78,7 @@ use crate::payload::archived::{
     ArchivedPaymentMethod, ArchivedReading, ArchivedReadings, ArchivedRequestMeta, ArchivedResponseMeta,
     ArchivedServiceInfo, ArchivedShipment, ArchivedTelemetryEvent,
 };
-use crate::payload::fields::{self, Digest, Fields, UpdateField};
+use crate::payload::fields::{self, Digest, Fields, UpdateField, model_fields};
 use crate::payload::{
     CheckoutRequest, CheckoutResponse, Items, Keyed, Model, Order, OrderStatus, Payload, Readings,
     TelemetryEvent, Visit, visit_all,
@@ -515,6 +515,34 @@ impl<P: Native + SetInPlace> Update<P> for SealedUpdate {
     }
 }
 
+/// [`InPlace::fold_all`] of an archived value, from [`model_fields!`]'s list: the owned fold's
+/// fields, read in place.
+macro_rules! in_place_fold_all {
+    ($($kind:ident $field:ident $(: $type:ident)?),* $(,)?) => {
+        fn fold_all(&self, digest: &mut Digest) {
+            $(in_place_fold_all!(@ self digest $kind $field);)*
+        }
+    };
+    (@ $s:tt $d:ident int $f:ident) => { $d.int($s.$f.to_native()) };
+    (@ $s:tt $d:ident float $f:ident) => { $d.float($s.$f.to_native()) };
+    (@ $s:tt $d:ident flag $f:ident) => { $d.flag($s.$f) };
+    (@ $s:tt $d:ident text $f:ident) => { $d.text(&$s.$f) };
+    (@ $s:tt $d:ident texts $f:ident) => { strings($d, &$s.$f) };
+    (@ $s:tt $d:ident pairs $f:ident) => { attributes($d, &$s.$f) };
+    (@ $s:tt $d:ident record $f:ident) => { $s.$f.fold_all($d) };
+    (@ $s:tt $d:ident records $f:ident) => { records($d, &$s.$f) };
+    (@ $s:tt $d:ident status $f:ident) => { $d.int(status_position(&$s.$f)) };
+    // Through `visit`, which walks the B-tree in key order without the stack `iter()` allocates.
+    (@ $s:tt $d:ident keyed $f:ident) => {{
+        $d.count($s.$f.len());
+        $s.$f.visit(|key, record| {
+            $d.text(key);
+            record.fold_all($d);
+            ControlFlow::<()>::Continue(())
+        });
+    }};
+}
+
 // --- folds over the archived types ------------------------------------------------------------
 
 fn strings(digest: &mut Digest, values: &ArchivedVec<ArchivedString>) {
@@ -539,11 +567,7 @@ fn attributes(digest: &mut Digest, attributes: &ArchivedBTreeMap<ArchivedString,
 }
 
 impl InPlace for ArchivedReading {
-    fn fold_all(&self, digest: &mut Digest) {
-        digest.flag(self.valid);
-        digest.float(self.value.to_native());
-        strings(digest, &self.labels);
-    }
+    model_fields!(Reading, in_place_fold_all);
 
     fn fold_route(&self, digest: &mut Digest) {
         digest.flag(self.valid);
@@ -551,9 +575,7 @@ impl InPlace for ArchivedReading {
 }
 
 impl InPlace for ArchivedReadings {
-    fn fold_all(&self, digest: &mut Digest) {
-        records(digest, &self.readings);
-    }
+    model_fields!(Readings, in_place_fold_all);
 
     fn fold_route(&self, digest: &mut Digest) {
         digest.count(self.readings.len());
@@ -564,23 +586,7 @@ impl InPlace for ArchivedReadings {
 }
 
 impl InPlace for ArchivedOrder {
-    fn fold_all(&self, digest: &mut Digest) {
-        digest.int(self.order_id.to_native());
-        digest.int(self.customer_id.to_native());
-        digest.int(self.created_at_ms.to_native());
-        digest.int(self.quantity.to_native());
-        digest.float(self.unit_price.to_native());
-        digest.float(self.discount.to_native());
-        digest.float(self.tax_rate.to_native());
-        digest.float(self.total.to_native());
-        digest.text(&self.currency);
-        digest.text(&self.sku);
-        digest.text(&self.customer_email);
-        digest.text(&self.shipping_country);
-        digest.text(&self.status);
-        digest.flag(self.is_gift);
-        digest.flag(self.is_priority);
-    }
+    model_fields!(Order, in_place_fold_all);
 
     fn fold_route(&self, digest: &mut Digest) {
         digest.int(self.order_id.to_native());
@@ -589,12 +595,7 @@ impl InPlace for ArchivedOrder {
 }
 
 impl InPlace for ArchivedServiceInfo {
-    fn fold_all(&self, digest: &mut Digest) {
-        digest.text(&self.name);
-        digest.text(&self.version);
-        digest.text(&self.instance_id);
-        digest.text(&self.region);
-    }
+    model_fields!(ServiceInfo, in_place_fold_all);
 
     fn fold_route(&self, digest: &mut Digest) {
         digest.text(&self.name);
@@ -602,11 +603,7 @@ impl InPlace for ArchivedServiceInfo {
 }
 
 impl InPlace for ArchivedMetricSample {
-    fn fold_all(&self, digest: &mut Digest) {
-        digest.int(self.timestamp_ms.to_native());
-        digest.float(self.value.to_native());
-        digest.int(self.count.to_native());
-    }
+    model_fields!(MetricSample, in_place_fold_all);
 
     fn fold_route(&self, digest: &mut Digest) {
         self.fold_all(digest);
@@ -614,16 +611,7 @@ impl InPlace for ArchivedMetricSample {
 }
 
 impl InPlace for ArchivedTelemetryEvent {
-    fn fold_all(&self, digest: &mut Digest) {
-        digest.text(&self.event_id);
-        digest.int(self.timestamp_ms.to_native());
-        self.service.fold_all(digest);
-        digest.text(&self.metric);
-        digest.text(&self.unit);
-        strings(digest, &self.tags);
-        attributes(digest, &self.attributes);
-        records(digest, &self.samples);
-    }
+    model_fields!(TelemetryEvent, in_place_fold_all);
 
     fn fold_route(&self, digest: &mut Digest) {
         digest.text(&self.service.name);
@@ -637,12 +625,7 @@ impl InPlace for ArchivedTelemetryEvent {
 }
 
 impl InPlace for ArchivedRequestMeta {
-    fn fold_all(&self, digest: &mut Digest) {
-        digest.text(&self.request_id);
-        digest.text(&self.trace_id);
-        digest.text(&self.client);
-        digest.int(self.timestamp_ms.to_native());
-    }
+    model_fields!(RequestMeta, in_place_fold_all);
 
     fn fold_route(&self, digest: &mut Digest) {
         digest.text(&self.request_id);
@@ -650,12 +633,7 @@ impl InPlace for ArchivedRequestMeta {
 }
 
 impl InPlace for ArchivedLineItem {
-    fn fold_all(&self, digest: &mut Digest) {
-        digest.text(&self.product_id);
-        digest.text(&self.name);
-        digest.int(self.quantity.to_native());
-        digest.int(self.unit_price_cents.to_native());
-    }
+    model_fields!(LineItem, in_place_fold_all);
 
     fn fold_route(&self, digest: &mut Digest) {
         digest.text(&self.product_id);
@@ -663,13 +641,7 @@ impl InPlace for ArchivedLineItem {
 }
 
 impl InPlace for ArchivedAddress {
-    fn fold_all(&self, digest: &mut Digest) {
-        digest.text(&self.street);
-        digest.text(&self.city);
-        digest.text(&self.region);
-        digest.text(&self.postal_code);
-        digest.text(&self.country);
-    }
+    model_fields!(Address, in_place_fold_all);
 
     fn fold_route(&self, digest: &mut Digest) {
         digest.text(&self.country);
@@ -677,13 +649,7 @@ impl InPlace for ArchivedAddress {
 }
 
 impl InPlace for ArchivedPaymentMethod {
-    fn fold_all(&self, digest: &mut Digest) {
-        digest.text(&self.kind);
-        digest.text(&self.token);
-        digest.text(&self.card_last4);
-        digest.int(self.expiry_month.to_native());
-        digest.int(self.expiry_year.to_native());
-    }
+    model_fields!(PaymentMethod, in_place_fold_all);
 
     fn fold_route(&self, digest: &mut Digest) {
         digest.text(&self.kind);
@@ -691,17 +657,7 @@ impl InPlace for ArchivedPaymentMethod {
 }
 
 impl InPlace for ArchivedCheckoutRequest {
-    fn fold_all(&self, digest: &mut Digest) {
-        self.meta.fold_all(digest);
-        digest.text(&self.customer_id);
-        digest.text(&self.session_id);
-        digest.text(&self.currency);
-        records(digest, &self.items);
-        self.shipping_address.fold_all(digest);
-        self.payment.fold_all(digest);
-        strings(digest, &self.coupon_codes);
-        attributes(digest, &self.attributes);
-    }
+    model_fields!(CheckoutRequest, in_place_fold_all);
 
     fn fold_route(&self, digest: &mut Digest) {
         digest.text(&self.meta.request_id);
@@ -710,12 +666,7 @@ impl InPlace for ArchivedCheckoutRequest {
 }
 
 impl InPlace for ArchivedResponseMeta {
-    fn fold_all(&self, digest: &mut Digest) {
-        digest.text(&self.request_id);
-        digest.text(&self.trace_id);
-        digest.text(&self.server);
-        digest.int(self.timestamp_ms.to_native());
-    }
+    model_fields!(ResponseMeta, in_place_fold_all);
 
     fn fold_route(&self, digest: &mut Digest) {
         digest.text(&self.request_id);
@@ -723,13 +674,7 @@ impl InPlace for ArchivedResponseMeta {
 }
 
 impl InPlace for ArchivedShipment {
-    fn fold_all(&self, digest: &mut Digest) {
-        digest.text(&self.shipment_id);
-        digest.text(&self.carrier);
-        digest.text(&self.tracking_number);
-        digest.int(self.estimated_delivery_ms.to_native());
-        strings(digest, &self.product_ids);
-    }
+    model_fields!(Shipment, in_place_fold_all);
 
     fn fold_route(&self, digest: &mut Digest) {
         digest.text(&self.shipment_id);
@@ -748,18 +693,7 @@ fn status_position(status: &ArchivedOrderStatus) -> i64 {
 }
 
 impl InPlace for ArchivedCheckoutResponse {
-    fn fold_all(&self, digest: &mut Digest) {
-        self.meta.fold_all(digest);
-        digest.text(&self.order_id);
-        digest.int(status_position(&self.status));
-        digest.int(self.subtotal_cents.to_native());
-        digest.int(self.discount_cents.to_native());
-        digest.int(self.tax_cents.to_native());
-        digest.int(self.shipping_cents.to_native());
-        digest.int(self.total_cents.to_native());
-        records(digest, &self.shipments);
-        attributes(digest, &self.attributes);
-    }
+    model_fields!(CheckoutResponse, in_place_fold_all);
 
     fn fold_route(&self, digest: &mut Digest) {
         digest.text(&self.meta.request_id);
@@ -768,14 +702,7 @@ impl InPlace for ArchivedCheckoutResponse {
 }
 
 impl InPlace for ArchivedItem {
-    fn fold_all(&self, digest: &mut Digest) {
-        digest.int(self.id.to_native());
-        digest.text(&self.name);
-        digest.text(&self.category);
-        digest.float(self.price.to_native());
-        digest.int(self.stock.to_native());
-        digest.flag(self.active);
-    }
+    model_fields!(Item, in_place_fold_all);
 
     fn fold_route(&self, digest: &mut Digest) {
         digest.int(self.id.to_native());
@@ -783,9 +710,7 @@ impl InPlace for ArchivedItem {
 }
 
 impl InPlace for ArchivedItems {
-    fn fold_all(&self, digest: &mut Digest) {
-        records(digest, &self.items);
-    }
+    model_fields!(Items, in_place_fold_all);
 
     fn fold_route(&self, digest: &mut Digest) {
         digest.count(self.items.len());
@@ -796,14 +721,7 @@ impl InPlace for ArchivedItems {
 }
 
 impl InPlace for ArchivedKeyed {
-    fn fold_all(&self, digest: &mut Digest) {
-        digest.count(self.entries.len());
-        self.entries.visit(|key, item| {
-            digest.text(key);
-            item.fold_all(digest);
-            ControlFlow::<()>::Continue(())
-        });
-    }
+    model_fields!(Keyed, in_place_fold_all);
 
     fn fold_route(&self, digest: &mut Digest) {
         digest.count(self.entries.len());

@@ -22,6 +22,140 @@ use super::{
     PaymentMethod, Reading, Readings, RequestMeta, ResponseMeta, ServiceInfo, Shipment, TelemetryEvent,
 };
 
+/// Each built-in model type's fields in schema (declaration) order, each with how a whole-value
+/// fold reads it: the one list the owned fold ([`Fields::fold_all`]) and rkyv's in-place fold
+/// follow. `model_fields!(Type, reader)` calls `reader!` with the type's list, and a reader macro
+/// turns each kind into its own accessor: `int`, `float`, `flag`, `text`; `texts` (a list of
+/// strings: its count, then each); `pairs` (a string map: its count, then each key and value in
+/// key order); `record` (a nested record's whole fold); `records` (a count, then each record);
+/// `record`, `records` and `keyed` name the record type, for the readers that need it;
+/// `status` (the order status: its variant's position in the model enum, whatever number a
+/// schema gives it); `keyed` (a map of records: its count, then each key and record in key
+/// order). The routing subsets ([`Fields::fold_route`]) stay with each type.
+macro_rules! model_fields {
+    (Reading, $reader:ident) => {
+        $reader! {
+            flag valid, float value, texts labels,
+        }
+    };
+    (Readings, $reader:ident) => {
+        $reader! {
+            records readings: Reading,
+        }
+    };
+    (Order, $reader:ident) => {
+        $reader! {
+            int order_id, int customer_id, int created_at_ms, int quantity, float unit_price,
+            float discount, float tax_rate, float total, text currency, text sku,
+            text customer_email, text shipping_country, text status, flag is_gift,
+            flag is_priority,
+        }
+    };
+    (ServiceInfo, $reader:ident) => {
+        $reader! {
+            text name, text version, text instance_id, text region,
+        }
+    };
+    (MetricSample, $reader:ident) => {
+        $reader! {
+            int timestamp_ms, float value, int count,
+        }
+    };
+    (TelemetryEvent, $reader:ident) => {
+        $reader! {
+            text event_id, int timestamp_ms, record service: ServiceInfo, text metric, text unit,
+            texts tags, pairs attributes, records samples: MetricSample,
+        }
+    };
+    (RequestMeta, $reader:ident) => {
+        $reader! {
+            text request_id, text trace_id, text client, int timestamp_ms,
+        }
+    };
+    (LineItem, $reader:ident) => {
+        $reader! {
+            text product_id, text name, int quantity, int unit_price_cents,
+        }
+    };
+    (Address, $reader:ident) => {
+        $reader! {
+            text street, text city, text region, text postal_code, text country,
+        }
+    };
+    (PaymentMethod, $reader:ident) => {
+        $reader! {
+            text kind, text token, text card_last4, int expiry_month, int expiry_year,
+        }
+    };
+    (CheckoutRequest, $reader:ident) => {
+        $reader! {
+            record meta: RequestMeta, text customer_id, text session_id, text currency,
+            records items: LineItem, record shipping_address: Address,
+            record payment: PaymentMethod, texts coupon_codes, pairs attributes,
+        }
+    };
+    (ResponseMeta, $reader:ident) => {
+        $reader! {
+            text request_id, text trace_id, text server, int timestamp_ms,
+        }
+    };
+    (Shipment, $reader:ident) => {
+        $reader! {
+            text shipment_id, text carrier, text tracking_number, int estimated_delivery_ms,
+            texts product_ids,
+        }
+    };
+    (CheckoutResponse, $reader:ident) => {
+        $reader! {
+            record meta: ResponseMeta, text order_id, status status, int subtotal_cents,
+            int discount_cents, int tax_cents, int shipping_cents, int total_cents,
+            records shipments: Shipment, pairs attributes,
+        }
+    };
+    (Item, $reader:ident) => {
+        $reader! {
+            int id, text name, text category, float price, int stock, flag active,
+        }
+    };
+    (Items, $reader:ident) => {
+        $reader! {
+            records items: Item,
+        }
+    };
+    (Keyed, $reader:ident) => {
+        $reader! {
+            keyed entries: Item,
+        }
+    };
+}
+
+pub(crate) use model_fields;
+
+/// [`Fields::fold_all`] of the owned value, from [`model_fields!`]'s list.
+macro_rules! owned_fold_all {
+    ($($kind:ident $field:ident $(: $type:ident)?),* $(,)?) => {
+        fn fold_all(&self, digest: &mut Digest) {
+            $(owned_fold_all!(@ self digest $kind $field);)*
+        }
+    };
+    (@ $s:tt $d:ident int $f:ident) => { $d.int($s.$f) };
+    (@ $s:tt $d:ident float $f:ident) => { $d.float($s.$f) };
+    (@ $s:tt $d:ident flag $f:ident) => { $d.flag($s.$f) };
+    (@ $s:tt $d:ident text $f:ident) => { $d.text(&$s.$f) };
+    (@ $s:tt $d:ident texts $f:ident) => { $d.strings(&$s.$f) };
+    (@ $s:tt $d:ident pairs $f:ident) => { $d.attributes(&$s.$f) };
+    (@ $s:tt $d:ident record $f:ident) => { $s.$f.fold_all($d) };
+    (@ $s:tt $d:ident records $f:ident) => { $d.records(&$s.$f) };
+    (@ $s:tt $d:ident status $f:ident) => { $d.int($s.$f as i64) };
+    (@ $s:tt $d:ident keyed $f:ident) => {{
+        $d.count($s.$f.len());
+        for (key, record) in &$s.$f {
+            $d.text(key);
+            record.fold_all($d);
+        }
+    }};
+}
+
 /// The fields an access read, folded in order into one number: integers, f64 bits, booleans,
 /// counts, and each string's length with its first byte (which touches the string).
 #[derive(Default)]
@@ -245,11 +379,7 @@ fn alternate_int(value: i64, round: u64) -> i64 {
 }
 
 impl Fields for Reading {
-    fn fold_all(&self, digest: &mut Digest) {
-        digest.flag(self.valid);
-        digest.float(self.value);
-        digest.strings(&self.labels);
-    }
+    model_fields!(Reading, owned_fold_all);
 
     fn fold_route(&self, digest: &mut Digest) {
         digest.flag(self.valid);
@@ -257,9 +387,7 @@ impl Fields for Reading {
 }
 
 impl Fields for Readings {
-    fn fold_all(&self, digest: &mut Digest) {
-        digest.records(&self.readings);
-    }
+    model_fields!(Readings, owned_fold_all);
 
     fn fold_route(&self, digest: &mut Digest) {
         digest.count(self.readings.len());
@@ -292,23 +420,7 @@ impl UpdateField for Readings {
 }
 
 impl Fields for Order {
-    fn fold_all(&self, digest: &mut Digest) {
-        digest.int(self.order_id);
-        digest.int(self.customer_id);
-        digest.int(self.created_at_ms);
-        digest.int(self.quantity);
-        digest.float(self.unit_price);
-        digest.float(self.discount);
-        digest.float(self.tax_rate);
-        digest.float(self.total);
-        digest.text(&self.currency);
-        digest.text(&self.sku);
-        digest.text(&self.customer_email);
-        digest.text(&self.shipping_country);
-        digest.text(&self.status);
-        digest.flag(self.is_gift);
-        digest.flag(self.is_priority);
-    }
+    model_fields!(Order, owned_fold_all);
 
     fn fold_route(&self, digest: &mut Digest) {
         digest.int(self.order_id);
@@ -336,12 +448,7 @@ impl UpdateField for Order {
 }
 
 impl Fields for ServiceInfo {
-    fn fold_all(&self, digest: &mut Digest) {
-        digest.text(&self.name);
-        digest.text(&self.version);
-        digest.text(&self.instance_id);
-        digest.text(&self.region);
-    }
+    model_fields!(ServiceInfo, owned_fold_all);
 
     fn fold_route(&self, digest: &mut Digest) {
         digest.text(&self.name);
@@ -349,11 +456,7 @@ impl Fields for ServiceInfo {
 }
 
 impl Fields for MetricSample {
-    fn fold_all(&self, digest: &mut Digest) {
-        digest.int(self.timestamp_ms);
-        digest.float(self.value);
-        digest.int(self.count);
-    }
+    model_fields!(MetricSample, owned_fold_all);
 
     fn fold_route(&self, digest: &mut Digest) {
         self.fold_all(digest);
@@ -361,16 +464,7 @@ impl Fields for MetricSample {
 }
 
 impl Fields for TelemetryEvent {
-    fn fold_all(&self, digest: &mut Digest) {
-        digest.text(&self.event_id);
-        digest.int(self.timestamp_ms);
-        self.service.fold_all(digest);
-        digest.text(&self.metric);
-        digest.text(&self.unit);
-        digest.strings(&self.tags);
-        digest.attributes(&self.attributes);
-        digest.records(&self.samples);
-    }
+    model_fields!(TelemetryEvent, owned_fold_all);
 
     fn fold_route(&self, digest: &mut Digest) {
         digest.text(&self.service.name);
@@ -403,12 +497,7 @@ impl UpdateField for TelemetryEvent {
 }
 
 impl Fields for RequestMeta {
-    fn fold_all(&self, digest: &mut Digest) {
-        digest.text(&self.request_id);
-        digest.text(&self.trace_id);
-        digest.text(&self.client);
-        digest.int(self.timestamp_ms);
-    }
+    model_fields!(RequestMeta, owned_fold_all);
 
     fn fold_route(&self, digest: &mut Digest) {
         digest.text(&self.request_id);
@@ -416,12 +505,7 @@ impl Fields for RequestMeta {
 }
 
 impl Fields for LineItem {
-    fn fold_all(&self, digest: &mut Digest) {
-        digest.text(&self.product_id);
-        digest.text(&self.name);
-        digest.int(self.quantity);
-        digest.int(self.unit_price_cents);
-    }
+    model_fields!(LineItem, owned_fold_all);
 
     fn fold_route(&self, digest: &mut Digest) {
         digest.text(&self.product_id);
@@ -429,13 +513,7 @@ impl Fields for LineItem {
 }
 
 impl Fields for Address {
-    fn fold_all(&self, digest: &mut Digest) {
-        digest.text(&self.street);
-        digest.text(&self.city);
-        digest.text(&self.region);
-        digest.text(&self.postal_code);
-        digest.text(&self.country);
-    }
+    model_fields!(Address, owned_fold_all);
 
     fn fold_route(&self, digest: &mut Digest) {
         digest.text(&self.country);
@@ -443,13 +521,7 @@ impl Fields for Address {
 }
 
 impl Fields for PaymentMethod {
-    fn fold_all(&self, digest: &mut Digest) {
-        digest.text(&self.kind);
-        digest.text(&self.token);
-        digest.text(&self.card_last4);
-        digest.int(self.expiry_month);
-        digest.int(self.expiry_year);
-    }
+    model_fields!(PaymentMethod, owned_fold_all);
 
     fn fold_route(&self, digest: &mut Digest) {
         digest.text(&self.kind);
@@ -457,17 +529,7 @@ impl Fields for PaymentMethod {
 }
 
 impl Fields for CheckoutRequest {
-    fn fold_all(&self, digest: &mut Digest) {
-        self.meta.fold_all(digest);
-        digest.text(&self.customer_id);
-        digest.text(&self.session_id);
-        digest.text(&self.currency);
-        digest.records(&self.items);
-        self.shipping_address.fold_all(digest);
-        self.payment.fold_all(digest);
-        digest.strings(&self.coupon_codes);
-        digest.attributes(&self.attributes);
-    }
+    model_fields!(CheckoutRequest, owned_fold_all);
 
     fn fold_route(&self, digest: &mut Digest) {
         digest.text(&self.meta.request_id);
@@ -494,12 +556,7 @@ impl UpdateField for CheckoutRequest {
 }
 
 impl Fields for ResponseMeta {
-    fn fold_all(&self, digest: &mut Digest) {
-        digest.text(&self.request_id);
-        digest.text(&self.trace_id);
-        digest.text(&self.server);
-        digest.int(self.timestamp_ms);
-    }
+    model_fields!(ResponseMeta, owned_fold_all);
 
     fn fold_route(&self, digest: &mut Digest) {
         digest.text(&self.request_id);
@@ -507,13 +564,7 @@ impl Fields for ResponseMeta {
 }
 
 impl Fields for Shipment {
-    fn fold_all(&self, digest: &mut Digest) {
-        digest.text(&self.shipment_id);
-        digest.text(&self.carrier);
-        digest.text(&self.tracking_number);
-        digest.int(self.estimated_delivery_ms);
-        digest.strings(&self.product_ids);
-    }
+    model_fields!(Shipment, owned_fold_all);
 
     fn fold_route(&self, digest: &mut Digest) {
         digest.text(&self.shipment_id);
@@ -521,19 +572,7 @@ impl Fields for Shipment {
 }
 
 impl Fields for CheckoutResponse {
-    fn fold_all(&self, digest: &mut Digest) {
-        self.meta.fold_all(digest);
-        digest.text(&self.order_id);
-        // The variant's position in the model enum, whatever number a schema gives it.
-        digest.int(self.status as i64);
-        digest.int(self.subtotal_cents);
-        digest.int(self.discount_cents);
-        digest.int(self.tax_cents);
-        digest.int(self.shipping_cents);
-        digest.int(self.total_cents);
-        digest.records(&self.shipments);
-        digest.attributes(&self.attributes);
-    }
+    model_fields!(CheckoutResponse, owned_fold_all);
 
     fn fold_route(&self, digest: &mut Digest) {
         digest.text(&self.meta.request_id);
@@ -561,14 +600,7 @@ impl UpdateField for CheckoutResponse {
 }
 
 impl Fields for Item {
-    fn fold_all(&self, digest: &mut Digest) {
-        digest.int(self.id);
-        digest.text(&self.name);
-        digest.text(&self.category);
-        digest.float(self.price);
-        digest.int(self.stock);
-        digest.flag(self.active);
-    }
+    model_fields!(Item, owned_fold_all);
 
     fn fold_route(&self, digest: &mut Digest) {
         digest.int(self.id);
@@ -576,9 +608,7 @@ impl Fields for Item {
 }
 
 impl Fields for Items {
-    fn fold_all(&self, digest: &mut Digest) {
-        digest.records(&self.items);
-    }
+    model_fields!(Items, owned_fold_all);
 
     fn fold_route(&self, digest: &mut Digest) {
         digest.count(self.items.len());
@@ -607,13 +637,7 @@ impl UpdateField for Items {
 }
 
 impl Fields for Keyed {
-    fn fold_all(&self, digest: &mut Digest) {
-        digest.count(self.entries.len());
-        for (key, item) in &self.entries {
-            digest.text(key);
-            item.fold_all(digest);
-        }
-    }
+    model_fields!(Keyed, owned_fold_all);
 
     fn fold_route(&self, digest: &mut Digest) {
         digest.count(self.entries.len());

@@ -70,7 +70,7 @@ use flatbuffers::{
 
 use super::{BackendDoc, DataSupport, Fidelity, Format, Registry, TypedBorrowed, TypedDerive, TypedSupport};
 use crate::arm::{Access, Backend, Codec, Operation};
-use crate::payload::fields::{self, Digest, Fields};
+use crate::payload::fields::{self, Digest, Fields, model_fields};
 use crate::payload::{
     Address, CheckoutRequest, CheckoutResponse, Item, Items, Keyed, LineItem, MetricSample, Model, Order,
     OrderStatus, Payload, PaymentMethod, Reading, Readings, RequestMeta, ResponseMeta, ServiceInfo, Shipment,
@@ -188,6 +188,37 @@ pub trait Native: TableModel + Fields + 'static {
 
     /// Registers the payload's alternative layouts; only telemetry has one (struct samples).
     fn register_variants(_registry: &mut Registry, _payload: &Payload<Self>) {}
+}
+
+/// [`TableModel::fold_table`] read in place, from [`model_fields!`]'s list: the owned fold's fields
+/// through the generated accessors.
+macro_rules! table_fold {
+    ($($kind:ident $field:ident $(: $type:ident)?),* $(,)?) => {
+        fn fold_table(table: Self::Table<'_>, digest: &mut Digest) {
+            $(table_fold!(@ table digest $kind $field $($type)?);)*
+        }
+    };
+    (@ $t:ident $d:ident int $f:ident) => { $d.int($t.$f()) };
+    (@ $t:ident $d:ident float $f:ident) => { $d.float($t.$f()) };
+    (@ $t:ident $d:ident flag $f:ident) => { $d.flag($t.$f()) };
+    (@ $t:ident $d:ident text $f:ident) => { $d.text($t.$f()) };
+    (@ $t:ident $d:ident texts $f:ident) => { $d.texts($t.$f().iter()) };
+    (@ $t:ident $d:ident pairs $f:ident) => {
+        $d.pairs($t.$f().iter().map(|attribute| (attribute.key(), attribute.value())))
+    };
+    (@ $t:ident $d:ident record $f:ident $type:ident) => { $type::fold_table($t.$f(), $d) };
+    (@ $t:ident $d:ident records $f:ident $type:ident) => { fold_tables::<$type>($t.$f(), $d) };
+    (@ $t:ident $d:ident status $f:ident) => {
+        $d.int(status_from_wire($t.$f()).map_or(-1, |status| status as i64))
+    };
+    (@ $t:ident $d:ident keyed $f:ident $type:ident) => {{
+        let entries = $t.$f();
+        $d.count(entries.len());
+        for entry in entries {
+            $d.text(entry.key());
+            $type::fold_table(entry.value(), $d);
+        }
+    }};
 }
 
 /// Folds a vector of tables in place as [`Fields::fold_all`] folds a list of records: the
@@ -398,11 +429,7 @@ impl TableModel for Reading {
         })
     }
 
-    fn fold_table(table: fb::Reading<'_>, digest: &mut Digest) {
-        digest.flag(table.valid());
-        digest.float(table.value());
-        digest.texts(table.labels().iter());
-    }
+    model_fields!(Reading, table_fold);
 }
 
 impl Native for Reading {
@@ -428,9 +455,7 @@ impl TableModel for Readings {
         })
     }
 
-    fn fold_table(table: fb::Readings<'_>, digest: &mut Digest) {
-        fold_tables::<Reading>(table.readings(), digest);
-    }
+    model_fields!(Readings, table_fold);
 }
 
 impl Native for Readings {
@@ -489,23 +514,7 @@ impl TableModel for Order {
         })
     }
 
-    fn fold_table(table: fb::Order<'_>, digest: &mut Digest) {
-        digest.int(table.order_id());
-        digest.int(table.customer_id());
-        digest.int(table.created_at_ms());
-        digest.int(table.quantity());
-        digest.float(table.unit_price());
-        digest.float(table.discount());
-        digest.float(table.tax_rate());
-        digest.float(table.total());
-        digest.text(table.currency());
-        digest.text(table.sku());
-        digest.text(table.customer_email());
-        digest.text(table.shipping_country());
-        digest.text(table.status());
-        digest.flag(table.is_gift());
-        digest.flag(table.is_priority());
-    }
+    model_fields!(Order, table_fold);
 }
 
 impl Native for Order {
@@ -539,12 +548,7 @@ impl TableModel for ServiceInfo {
         })
     }
 
-    fn fold_table(table: fb::ServiceInfo<'_>, digest: &mut Digest) {
-        digest.text(table.name());
-        digest.text(table.version());
-        digest.text(table.instance_id());
-        digest.text(table.region());
-    }
+    model_fields!(ServiceInfo, table_fold);
 }
 
 impl TableModel for MetricSample {
@@ -872,12 +876,7 @@ impl TableModel for RequestMeta {
         })
     }
 
-    fn fold_table(table: fb::RequestMeta<'_>, digest: &mut Digest) {
-        digest.text(table.request_id());
-        digest.text(table.trace_id());
-        digest.text(table.client());
-        digest.int(table.timestamp_ms());
-    }
+    model_fields!(RequestMeta, table_fold);
 }
 
 impl TableModel for LineItem {
@@ -902,12 +901,7 @@ impl TableModel for LineItem {
         })
     }
 
-    fn fold_table(table: fb::LineItem<'_>, digest: &mut Digest) {
-        digest.text(table.product_id());
-        digest.text(table.name());
-        digest.int(table.quantity());
-        digest.int(table.unit_price_cents());
-    }
+    model_fields!(LineItem, table_fold);
 }
 
 impl TableModel for Address {
@@ -934,13 +928,7 @@ impl TableModel for Address {
         })
     }
 
-    fn fold_table(table: fb::Address<'_>, digest: &mut Digest) {
-        digest.text(table.street());
-        digest.text(table.city());
-        digest.text(table.region());
-        digest.text(table.postal_code());
-        digest.text(table.country());
-    }
+    model_fields!(Address, table_fold);
 }
 
 impl TableModel for PaymentMethod {
@@ -967,13 +955,7 @@ impl TableModel for PaymentMethod {
         })
     }
 
-    fn fold_table(table: fb::PaymentMethod<'_>, digest: &mut Digest) {
-        digest.text(table.kind());
-        digest.text(table.token());
-        digest.text(table.card_last4());
-        digest.int(table.expiry_month());
-        digest.int(table.expiry_year());
-    }
+    model_fields!(PaymentMethod, table_fold);
 }
 
 impl TableModel for CheckoutRequest {
@@ -1008,22 +990,7 @@ impl TableModel for CheckoutRequest {
         })
     }
 
-    fn fold_table(table: fb::CheckoutRequest<'_>, digest: &mut Digest) {
-        RequestMeta::fold_table(table.meta(), digest);
-        digest.text(table.customer_id());
-        digest.text(table.session_id());
-        digest.text(table.currency());
-        fold_tables::<LineItem>(table.items(), digest);
-        Address::fold_table(table.shipping_address(), digest);
-        PaymentMethod::fold_table(table.payment(), digest);
-        digest.texts(table.coupon_codes().iter());
-        digest.pairs(
-            table
-                .attributes()
-                .iter()
-                .map(|attribute| (attribute.key(), attribute.value())),
-        );
-    }
+    model_fields!(CheckoutRequest, table_fold);
 }
 
 impl Native for CheckoutRequest {
@@ -1055,12 +1022,7 @@ impl TableModel for ResponseMeta {
         })
     }
 
-    fn fold_table(table: fb::ResponseMeta<'_>, digest: &mut Digest) {
-        digest.text(table.request_id());
-        digest.text(table.trace_id());
-        digest.text(table.server());
-        digest.int(table.timestamp_ms());
-    }
+    model_fields!(ResponseMeta, table_fold);
 }
 
 impl TableModel for Shipment {
@@ -1087,13 +1049,7 @@ impl TableModel for Shipment {
         })
     }
 
-    fn fold_table(table: fb::Shipment<'_>, digest: &mut Digest) {
-        digest.text(table.shipment_id());
-        digest.text(table.carrier());
-        digest.text(table.tracking_number());
-        digest.int(table.estimated_delivery_ms());
-        digest.texts(table.product_ids().iter());
-    }
+    model_fields!(Shipment, table_fold);
 }
 
 impl TableModel for CheckoutResponse {
@@ -1130,24 +1086,7 @@ impl TableModel for CheckoutResponse {
         })
     }
 
-    fn fold_table(table: fb::CheckoutResponse<'_>, digest: &mut Digest) {
-        ResponseMeta::fold_table(table.meta(), digest);
-        digest.text(table.order_id());
-        // The model's variant position, as the owned fold has it; an unknown value folds as -1.
-        digest.int(status_from_wire(table.status()).map_or(-1, |status| status as i64));
-        digest.int(table.subtotal_cents());
-        digest.int(table.discount_cents());
-        digest.int(table.tax_cents());
-        digest.int(table.shipping_cents());
-        digest.int(table.total_cents());
-        fold_tables::<Shipment>(table.shipments(), digest);
-        digest.pairs(
-            table
-                .attributes()
-                .iter()
-                .map(|attribute| (attribute.key(), attribute.value())),
-        );
-    }
+    model_fields!(CheckoutResponse, table_fold);
 }
 
 impl Native for CheckoutResponse {
@@ -1185,14 +1124,7 @@ impl TableModel for Item {
         })
     }
 
-    fn fold_table(table: fb::Item<'_>, digest: &mut Digest) {
-        digest.int(table.id());
-        digest.text(table.name());
-        digest.text(table.category());
-        digest.float(table.price());
-        digest.int(table.stock());
-        digest.flag(table.active());
-    }
+    model_fields!(Item, table_fold);
 }
 
 impl Native for Item {
@@ -1217,9 +1149,7 @@ impl TableModel for Items {
         })
     }
 
-    fn fold_table(table: fb::Items<'_>, digest: &mut Digest) {
-        fold_tables::<Item>(table.items(), digest);
-    }
+    model_fields!(Items, table_fold);
 }
 
 impl Native for Items {
@@ -1259,14 +1189,7 @@ impl TableModel for Keyed {
         Ok(Keyed { entries })
     }
 
-    fn fold_table(table: fb::Keyed<'_>, digest: &mut Digest) {
-        let entries = table.entries();
-        digest.count(entries.len());
-        for entry in entries {
-            digest.text(entry.key());
-            Item::fold_table(entry.value(), digest);
-        }
-    }
+    model_fields!(Keyed, table_fold);
 }
 
 impl Native for Keyed {
