@@ -129,6 +129,11 @@ macro_rules! model_fields {
     };
 }
 
+// For the zero-copy formats' files; a build without any of them uses only the owned fold.
+#[cfg_attr(
+    not(any(feature = "rkyv", feature = "flatbuffers", feature = "capnp")),
+    allow(unused_imports)
+)]
 pub(crate) use model_fields;
 
 /// [`Fields::fold_all`] of the owned value, from [`model_fields!`]'s list.

@@ -103,7 +103,7 @@ use super::{
     TypedSupport,
 };
 use crate::arm::{Access, Backend, Codec, Operation, Update};
-use crate::payload::fields::{self, Digest, Fields, UpdateField};
+use crate::payload::fields::{self, Digest, Fields, UpdateField, model_fields};
 use crate::payload::{
     Address, CheckoutRequest, CheckoutResponse, Item, Items, Keyed, LineItem, MetricSample, Model, Order,
     OrderStatus, Payload, PaymentMethod, Reading, Readings, RequestMeta, ResponseMeta, ServiceInfo, Shipment,
@@ -286,6 +286,37 @@ fn build_strings(mut list: text_list::Builder<'_>, values: &[String]) {
 
 fn read_strings(list: ::capnp::Result<text_list::Reader<'_>>) -> Result<Vec<String>> {
     list?.iter().map(string).collect()
+}
+
+/// [`StructModel::fold`] read in place, from [`model_fields!`]'s list: the owned fold's fields
+/// through the generated `get_<field>` accessors (spelled by `paste`, as macro_rules cannot join
+/// identifiers).
+macro_rules! struct_fold {
+    ($($kind:ident $field:ident $(: $type:ident)?),* $(,)?) => {
+        fn fold(reader: Reader<'_, Self>, digest: &mut Digest) -> Result<()> {
+            $(paste::paste! { struct_fold!(@ reader digest $kind [<get_ $field>] $($type)?); })*
+            Ok(())
+        }
+    };
+    (@ $r:ident $d:ident int $get:ident) => { $d.int($r.$get()) };
+    (@ $r:ident $d:ident float $get:ident) => { $d.float($r.$get()) };
+    (@ $r:ident $d:ident flag $get:ident) => { $d.flag($r.$get()) };
+    (@ $r:ident $d:ident text $get:ident) => { $d.text(text($r.$get())?) };
+    (@ $r:ident $d:ident texts $get:ident) => { fold_strings($r.$get(), $d)? };
+    (@ $r:ident $d:ident pairs $get:ident) => { fold_attributes($r.$get(), $d)? };
+    (@ $r:ident $d:ident record $get:ident $type:ident) => { $type::fold($r.$get()?, $d)? };
+    (@ $r:ident $d:ident records $get:ident $type:ident) => { fold_records::<$type>($r.$get(), $d)? };
+    (@ $r:ident $d:ident status $get:ident) => {
+        $d.int($r.$get().map_or(-1, |status| status_from_wire(status) as i64))
+    };
+    (@ $r:ident $d:ident keyed $get:ident $type:ident) => {{
+        let entries = $r.$get()?;
+        $d.count(entries.len() as usize);
+        for entry in entries {
+            $d.text(text(entry.get_key())?);
+            $type::fold(entry.get_value()?, $d)?;
+        }
+    }};
 }
 
 /// Folds a list of strings in place as [`Digest::texts`] folds the owned list.
@@ -613,11 +644,7 @@ impl StructModel for Reading {
         })
     }
 
-    fn fold(reader: readings::reading::Reader<'_>, digest: &mut Digest) -> Result<()> {
-        digest.flag(reader.get_valid());
-        digest.float(reader.get_value());
-        fold_strings(reader.get_labels(), digest)
-    }
+    model_fields!(Reading, struct_fold);
 }
 
 impl StructModel for Readings {
@@ -636,9 +663,7 @@ impl StructModel for Readings {
         })
     }
 
-    fn fold(reader: readings::readings::Reader<'_>, digest: &mut Digest) -> Result<()> {
-        fold_records::<Reading>(reader.get_readings(), digest)
-    }
+    model_fields!(Readings, struct_fold);
 }
 
 impl Routed for Readings {
@@ -705,24 +730,7 @@ impl StructModel for Order {
         })
     }
 
-    fn fold(reader: order::order::Reader<'_>, digest: &mut Digest) -> Result<()> {
-        digest.int(reader.get_order_id());
-        digest.int(reader.get_customer_id());
-        digest.int(reader.get_created_at_ms());
-        digest.int(reader.get_quantity());
-        digest.float(reader.get_unit_price());
-        digest.float(reader.get_discount());
-        digest.float(reader.get_tax_rate());
-        digest.float(reader.get_total());
-        digest.text(text(reader.get_currency())?);
-        digest.text(text(reader.get_sku())?);
-        digest.text(text(reader.get_customer_email())?);
-        digest.text(text(reader.get_shipping_country())?);
-        digest.text(text(reader.get_status())?);
-        digest.flag(reader.get_is_gift());
-        digest.flag(reader.get_is_priority());
-        Ok(())
-    }
+    model_fields!(Order, struct_fold);
 }
 
 impl Routed for Order {
@@ -764,13 +772,7 @@ impl StructModel for ServiceInfo {
         })
     }
 
-    fn fold(reader: telemetry::service_info::Reader<'_>, digest: &mut Digest) -> Result<()> {
-        digest.text(text(reader.get_name())?);
-        digest.text(text(reader.get_version())?);
-        digest.text(text(reader.get_instance_id())?);
-        digest.text(text(reader.get_region())?);
-        Ok(())
-    }
+    model_fields!(ServiceInfo, struct_fold);
 }
 
 impl StructModel for MetricSample {
@@ -828,16 +830,7 @@ impl StructModel for TelemetryEvent {
         })
     }
 
-    fn fold(reader: telemetry::telemetry_event::Reader<'_>, digest: &mut Digest) -> Result<()> {
-        digest.text(text(reader.get_event_id())?);
-        digest.int(reader.get_timestamp_ms());
-        ServiceInfo::fold(reader.get_service()?, digest)?;
-        digest.text(text(reader.get_metric())?);
-        digest.text(text(reader.get_unit())?);
-        fold_strings(reader.get_tags(), digest)?;
-        fold_attributes(reader.get_attributes(), digest)?;
-        fold_records::<MetricSample>(reader.get_samples(), digest)
-    }
+    model_fields!(TelemetryEvent, struct_fold);
 }
 
 impl Routed for TelemetryEvent {
@@ -908,13 +901,7 @@ impl StructModel for RequestMeta {
         })
     }
 
-    fn fold(reader: checkout::request_meta::Reader<'_>, digest: &mut Digest) -> Result<()> {
-        digest.text(text(reader.get_request_id())?);
-        digest.text(text(reader.get_trace_id())?);
-        digest.text(text(reader.get_client())?);
-        digest.int(reader.get_timestamp_ms());
-        Ok(())
-    }
+    model_fields!(RequestMeta, struct_fold);
 }
 
 impl StructModel for LineItem {
@@ -937,13 +924,7 @@ impl StructModel for LineItem {
         })
     }
 
-    fn fold(reader: checkout::line_item::Reader<'_>, digest: &mut Digest) -> Result<()> {
-        digest.text(text(reader.get_product_id())?);
-        digest.text(text(reader.get_name())?);
-        digest.int(reader.get_quantity());
-        digest.int(reader.get_unit_price_cents());
-        Ok(())
-    }
+    model_fields!(LineItem, struct_fold);
 }
 
 impl StructModel for Address {
@@ -968,14 +949,7 @@ impl StructModel for Address {
         })
     }
 
-    fn fold(reader: checkout::address::Reader<'_>, digest: &mut Digest) -> Result<()> {
-        digest.text(text(reader.get_street())?);
-        digest.text(text(reader.get_city())?);
-        digest.text(text(reader.get_region())?);
-        digest.text(text(reader.get_postal_code())?);
-        digest.text(text(reader.get_country())?);
-        Ok(())
-    }
+    model_fields!(Address, struct_fold);
 }
 
 impl StructModel for PaymentMethod {
@@ -1000,14 +974,7 @@ impl StructModel for PaymentMethod {
         })
     }
 
-    fn fold(reader: checkout::payment_method::Reader<'_>, digest: &mut Digest) -> Result<()> {
-        digest.text(text(reader.get_kind())?);
-        digest.text(text(reader.get_token())?);
-        digest.text(text(reader.get_card_last4())?);
-        digest.int(reader.get_expiry_month());
-        digest.int(reader.get_expiry_year());
-        Ok(())
-    }
+    model_fields!(PaymentMethod, struct_fold);
 }
 
 impl StructModel for CheckoutRequest {
@@ -1052,17 +1019,7 @@ impl StructModel for CheckoutRequest {
         })
     }
 
-    fn fold(reader: checkout::checkout_request::Reader<'_>, digest: &mut Digest) -> Result<()> {
-        RequestMeta::fold(reader.get_meta()?, digest)?;
-        digest.text(text(reader.get_customer_id())?);
-        digest.text(text(reader.get_session_id())?);
-        digest.text(text(reader.get_currency())?);
-        fold_records::<LineItem>(reader.get_items(), digest)?;
-        Address::fold(reader.get_shipping_address()?, digest)?;
-        PaymentMethod::fold(reader.get_payment()?, digest)?;
-        fold_strings(reader.get_coupon_codes(), digest)?;
-        fold_attributes(reader.get_attributes(), digest)
-    }
+    model_fields!(CheckoutRequest, struct_fold);
 }
 
 impl Routed for CheckoutRequest {
@@ -1102,13 +1059,7 @@ impl StructModel for ResponseMeta {
         })
     }
 
-    fn fold(reader: checkout::response_meta::Reader<'_>, digest: &mut Digest) -> Result<()> {
-        digest.text(text(reader.get_request_id())?);
-        digest.text(text(reader.get_trace_id())?);
-        digest.text(text(reader.get_server())?);
-        digest.int(reader.get_timestamp_ms());
-        Ok(())
-    }
+    model_fields!(ResponseMeta, struct_fold);
 }
 
 impl StructModel for Shipment {
@@ -1136,13 +1087,7 @@ impl StructModel for Shipment {
         })
     }
 
-    fn fold(reader: checkout::shipment::Reader<'_>, digest: &mut Digest) -> Result<()> {
-        digest.text(text(reader.get_shipment_id())?);
-        digest.text(text(reader.get_carrier())?);
-        digest.text(text(reader.get_tracking_number())?);
-        digest.int(reader.get_estimated_delivery_ms());
-        fold_strings(reader.get_product_ids(), digest)
-    }
+    model_fields!(Shipment, struct_fold);
 }
 
 impl StructModel for CheckoutResponse {
@@ -1187,23 +1132,7 @@ impl StructModel for CheckoutResponse {
         })
     }
 
-    fn fold(reader: checkout::checkout_response::Reader<'_>, digest: &mut Digest) -> Result<()> {
-        ResponseMeta::fold(reader.get_meta()?, digest)?;
-        digest.text(text(reader.get_order_id())?);
-        // The model's variant position, as the owned fold has it; an unknown value folds as -1.
-        digest.int(
-            reader
-                .get_status()
-                .map_or(-1, |status| status_from_wire(status) as i64),
-        );
-        digest.int(reader.get_subtotal_cents());
-        digest.int(reader.get_discount_cents());
-        digest.int(reader.get_tax_cents());
-        digest.int(reader.get_shipping_cents());
-        digest.int(reader.get_total_cents());
-        fold_records::<Shipment>(reader.get_shipments(), digest)?;
-        fold_attributes(reader.get_attributes(), digest)
-    }
+    model_fields!(CheckoutResponse, struct_fold);
 }
 
 impl Routed for CheckoutResponse {
@@ -1249,15 +1178,7 @@ impl StructModel for Item {
         })
     }
 
-    fn fold(reader: collections::item::Reader<'_>, digest: &mut Digest) -> Result<()> {
-        digest.int(reader.get_id());
-        digest.text(text(reader.get_name())?);
-        digest.text(text(reader.get_category())?);
-        digest.float(reader.get_price());
-        digest.int(reader.get_stock());
-        digest.flag(reader.get_active());
-        Ok(())
-    }
+    model_fields!(Item, struct_fold);
 }
 
 impl StructModel for Items {
@@ -1273,9 +1194,7 @@ impl StructModel for Items {
         })
     }
 
-    fn fold(reader: collections::items::Reader<'_>, digest: &mut Digest) -> Result<()> {
-        fold_records::<Item>(reader.get_items(), digest)
-    }
+    model_fields!(Items, struct_fold);
 }
 
 impl Routed for Items {
@@ -1321,15 +1240,7 @@ impl StructModel for Keyed {
         Ok(Keyed { entries })
     }
 
-    fn fold(reader: collections::keyed::Reader<'_>, digest: &mut Digest) -> Result<()> {
-        let entries = reader.get_entries()?;
-        digest.count(entries.len() as usize);
-        for entry in entries {
-            digest.text(text(entry.get_key())?);
-            Item::fold(entry.get_value()?, digest)?;
-        }
-        Ok(())
-    }
+    model_fields!(Keyed, struct_fold);
 }
 
 impl Routed for Keyed {
