@@ -62,7 +62,7 @@ use crate::arm::{
     Access, Backend, BorrowedDecode, Codec, DataTree, Dynamic, Framing, Mode, Operation, Value, address_range,
 };
 use crate::payload::data::{DataPayload, Difference, Equivalence};
-use crate::payload::fields::{self, Digest, Fields};
+use crate::payload::fields::{self, Digest, Fields, model_fields};
 use crate::payload::{
     Address, Batch, Borrowed, CheckoutRequest, CheckoutResponse, Item, Items, Keyed, LineItem, MetricSample,
     Model, Order, OrderStatus, Payload, PaymentMethod, Reading, Readings, RequestMeta, ResponseMeta,
@@ -813,6 +813,44 @@ impl<P: Model> Dynamic<P> for SonicRsTree {
 
 // --- sonic-rs lazy access -------------------------------------------------------------------
 
+/// [`LazyFields::fold_lazy`] through sonic-rs's lazy members, from [`model_fields!`]'s list: the
+/// owned fold's fields, each read by its name (serde's, the field's own).
+macro_rules! lazy_fold {
+    ($($kind:ident $field:ident $(: $type:ident)?),* $(,)?) => {
+        fn fold_lazy(members: &Members<'_>, digest: &mut Digest) -> Result<()> {
+            $(lazy_fold!(@ members digest $kind $field $($type)?);)*
+            Ok(())
+        }
+    };
+    (@ $m:ident $d:ident int $f:ident) => { $d.int($m.int(stringify!($f))?) };
+    (@ $m:ident $d:ident float $f:ident) => { $d.float($m.float(stringify!($f))?) };
+    (@ $m:ident $d:ident flag $f:ident) => { $d.flag($m.flag(stringify!($f))?) };
+    (@ $m:ident $d:ident text $f:ident) => { $d.text($m.text(stringify!($f))?) };
+    (@ $m:ident $d:ident texts $f:ident) => { $m.fold_texts(stringify!($f), $d)? };
+    (@ $m:ident $d:ident pairs $f:ident) => { $m.fold_pairs(stringify!($f), $d)? };
+    (@ $m:ident $d:ident record $f:ident $type:ident) => {
+        $type::fold_lazy(&$m.object(stringify!($f))?, $d)?
+    };
+    (@ $m:ident $d:ident records $f:ident $type:ident) => {
+        $m.fold_records::<$type>(stringify!($f), $d)?
+    };
+    // The name is read through serde, so the variant names are not written twice.
+    (@ $m:ident $d:ident status $f:ident) => {{
+        let status: OrderStatus = sonic_rs::from_str($m.value(stringify!($f))?.as_raw_str())
+            .context(concat!("field `", stringify!($f), "`"))?;
+        $d.int(status as i64);
+    }};
+    (@ $m:ident $d:ident keyed $f:ident $type:ident) => {{
+        let entries = $m.value(stringify!($f))?;
+        $d.count(object_iter(entries)?.count());
+        for entry in object_iter(entries)? {
+            let (key, record) = entry?;
+            $d.text(&key);
+            $type::fold_lazy(&object(&record)?, $d)?;
+        }
+    }};
+}
+
 /// How sonic-rs's lazy API reads a model type in place: every field, as [`Fields::fold_all`]
 /// folds the owned value, from the members of its JSON object.
 pub trait LazyFields: Fields {
@@ -1047,11 +1085,7 @@ fn fold_batch_route<T: LazyRoute>(records: &LazyValue<'_>, digest: &mut Digest) 
 }
 
 impl LazyFields for Reading {
-    fn fold_lazy(members: &Members<'_>, digest: &mut Digest) -> Result<()> {
-        digest.flag(members.flag("valid")?);
-        digest.float(members.float("value")?);
-        members.fold_texts("labels", digest)
-    }
+    model_fields!(Reading, lazy_fold);
 }
 
 impl LazyRoute for Reading {
@@ -1064,9 +1098,7 @@ impl LazyRoute for Reading {
 }
 
 impl LazyFields for Readings {
-    fn fold_lazy(members: &Members<'_>, digest: &mut Digest) -> Result<()> {
-        members.fold_records::<Reading>("readings", digest)
-    }
+    model_fields!(Readings, lazy_fold);
 }
 
 impl LazyRoute for Readings {
@@ -1078,20 +1110,7 @@ impl LazyRoute for Readings {
 }
 
 impl LazyFields for Order {
-    fn fold_lazy(members: &Members<'_>, digest: &mut Digest) -> Result<()> {
-        for key in ["order_id", "customer_id", "created_at_ms", "quantity"] {
-            digest.int(members.int(key)?);
-        }
-        for key in ["unit_price", "discount", "tax_rate", "total"] {
-            digest.float(members.float(key)?);
-        }
-        for key in ["currency", "sku", "customer_email", "shipping_country", "status"] {
-            digest.text(members.text(key)?);
-        }
-        digest.flag(members.flag("is_gift")?);
-        digest.flag(members.flag("is_priority")?);
-        Ok(())
-    }
+    model_fields!(Order, lazy_fold);
 }
 
 impl LazyRoute for Order {
@@ -1105,34 +1124,15 @@ impl LazyRoute for Order {
 }
 
 impl LazyFields for ServiceInfo {
-    fn fold_lazy(members: &Members<'_>, digest: &mut Digest) -> Result<()> {
-        for key in ["name", "version", "instance_id", "region"] {
-            digest.text(members.text(key)?);
-        }
-        Ok(())
-    }
+    model_fields!(ServiceInfo, lazy_fold);
 }
 
 impl LazyFields for MetricSample {
-    fn fold_lazy(members: &Members<'_>, digest: &mut Digest) -> Result<()> {
-        digest.int(members.int("timestamp_ms")?);
-        digest.float(members.float("value")?);
-        digest.int(members.int("count")?);
-        Ok(())
-    }
+    model_fields!(MetricSample, lazy_fold);
 }
 
 impl LazyFields for TelemetryEvent {
-    fn fold_lazy(members: &Members<'_>, digest: &mut Digest) -> Result<()> {
-        digest.text(members.text("event_id")?);
-        digest.int(members.int("timestamp_ms")?);
-        ServiceInfo::fold_lazy(&members.object("service")?, digest)?;
-        digest.text(members.text("metric")?);
-        digest.text(members.text("unit")?);
-        members.fold_texts("tags", digest)?;
-        members.fold_pairs("attributes", digest)?;
-        members.fold_records::<MetricSample>("samples", digest)
-    }
+    model_fields!(TelemetryEvent, lazy_fold);
 }
 
 impl LazyRoute for TelemetryEvent {
@@ -1159,57 +1159,23 @@ impl LazyRoute for TelemetryEvent {
 }
 
 impl LazyFields for RequestMeta {
-    fn fold_lazy(members: &Members<'_>, digest: &mut Digest) -> Result<()> {
-        for key in ["request_id", "trace_id", "client"] {
-            digest.text(members.text(key)?);
-        }
-        digest.int(members.int("timestamp_ms")?);
-        Ok(())
-    }
+    model_fields!(RequestMeta, lazy_fold);
 }
 
 impl LazyFields for LineItem {
-    fn fold_lazy(members: &Members<'_>, digest: &mut Digest) -> Result<()> {
-        digest.text(members.text("product_id")?);
-        digest.text(members.text("name")?);
-        digest.int(members.int("quantity")?);
-        digest.int(members.int("unit_price_cents")?);
-        Ok(())
-    }
+    model_fields!(LineItem, lazy_fold);
 }
 
 impl LazyFields for Address {
-    fn fold_lazy(members: &Members<'_>, digest: &mut Digest) -> Result<()> {
-        for key in ["street", "city", "region", "postal_code", "country"] {
-            digest.text(members.text(key)?);
-        }
-        Ok(())
-    }
+    model_fields!(Address, lazy_fold);
 }
 
 impl LazyFields for PaymentMethod {
-    fn fold_lazy(members: &Members<'_>, digest: &mut Digest) -> Result<()> {
-        for key in ["kind", "token", "card_last4"] {
-            digest.text(members.text(key)?);
-        }
-        digest.int(members.int("expiry_month")?);
-        digest.int(members.int("expiry_year")?);
-        Ok(())
-    }
+    model_fields!(PaymentMethod, lazy_fold);
 }
 
 impl LazyFields for CheckoutRequest {
-    fn fold_lazy(members: &Members<'_>, digest: &mut Digest) -> Result<()> {
-        RequestMeta::fold_lazy(&members.object("meta")?, digest)?;
-        for key in ["customer_id", "session_id", "currency"] {
-            digest.text(members.text(key)?);
-        }
-        members.fold_records::<LineItem>("items", digest)?;
-        Address::fold_lazy(&members.object("shipping_address")?, digest)?;
-        PaymentMethod::fold_lazy(&members.object("payment")?, digest)?;
-        members.fold_texts("coupon_codes", digest)?;
-        members.fold_pairs("attributes", digest)
-    }
+    model_fields!(CheckoutRequest, lazy_fold);
 }
 
 impl LazyRoute for CheckoutRequest {
@@ -1221,46 +1187,15 @@ impl LazyRoute for CheckoutRequest {
 }
 
 impl LazyFields for ResponseMeta {
-    fn fold_lazy(members: &Members<'_>, digest: &mut Digest) -> Result<()> {
-        for key in ["request_id", "trace_id", "server"] {
-            digest.text(members.text(key)?);
-        }
-        digest.int(members.int("timestamp_ms")?);
-        Ok(())
-    }
+    model_fields!(ResponseMeta, lazy_fold);
 }
 
 impl LazyFields for Shipment {
-    fn fold_lazy(members: &Members<'_>, digest: &mut Digest) -> Result<()> {
-        for key in ["shipment_id", "carrier", "tracking_number"] {
-            digest.text(members.text(key)?);
-        }
-        digest.int(members.int("estimated_delivery_ms")?);
-        members.fold_texts("product_ids", digest)
-    }
+    model_fields!(Shipment, lazy_fold);
 }
 
 impl LazyFields for CheckoutResponse {
-    fn fold_lazy(members: &Members<'_>, digest: &mut Digest) -> Result<()> {
-        ResponseMeta::fold_lazy(&members.object("meta")?, digest)?;
-        digest.text(members.text("order_id")?);
-        // The variant's position, as the owned fold takes it; the name is read through serde so
-        // the variant names are not written twice.
-        let status: OrderStatus =
-            sonic_rs::from_str(members.value("status")?.as_raw_str()).context("field `status`")?;
-        digest.int(status as i64);
-        for key in [
-            "subtotal_cents",
-            "discount_cents",
-            "tax_cents",
-            "shipping_cents",
-            "total_cents",
-        ] {
-            digest.int(members.int(key)?);
-        }
-        members.fold_records::<Shipment>("shipments", digest)?;
-        members.fold_pairs("attributes", digest)
-    }
+    model_fields!(CheckoutResponse, lazy_fold);
 }
 
 impl LazyRoute for CheckoutResponse {
@@ -1272,15 +1207,7 @@ impl LazyRoute for CheckoutResponse {
 }
 
 impl LazyFields for Item {
-    fn fold_lazy(members: &Members<'_>, digest: &mut Digest) -> Result<()> {
-        digest.int(members.int("id")?);
-        digest.text(members.text("name")?);
-        digest.text(members.text("category")?);
-        digest.float(members.float("price")?);
-        digest.int(members.int("stock")?);
-        digest.flag(members.flag("active")?);
-        Ok(())
-    }
+    model_fields!(Item, lazy_fold);
 }
 
 impl LazyRoute for Item {
@@ -1293,9 +1220,7 @@ impl LazyRoute for Item {
 }
 
 impl LazyFields for Items {
-    fn fold_lazy(members: &Members<'_>, digest: &mut Digest) -> Result<()> {
-        members.fold_records::<Item>("items", digest)
-    }
+    model_fields!(Items, lazy_fold);
 }
 
 impl LazyRoute for Items {
@@ -1307,16 +1232,7 @@ impl LazyRoute for Items {
 }
 
 impl LazyFields for Keyed {
-    fn fold_lazy(members: &Members<'_>, digest: &mut Digest) -> Result<()> {
-        let entries = members.value("entries")?;
-        digest.count(object_iter(entries)?.count());
-        for entry in object_iter(entries)? {
-            let (key, item) = entry?;
-            digest.text(&key);
-            Item::fold_lazy(&object(&item)?, digest)?;
-        }
-        Ok(())
-    }
+    model_fields!(Keyed, lazy_fold);
 }
 
 impl LazyRoute for Keyed {

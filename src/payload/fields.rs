@@ -129,7 +129,7 @@ macro_rules! model_fields {
     };
 }
 
-// For the zero-copy formats' files; a build without any of them uses only the owned fold.
+// For the in-place readers' files; a build without any of them uses only the owned fold.
 #[cfg_attr(
     not(any(feature = "rkyv", feature = "flatbuffers", feature = "capnp")),
     allow(unused_imports)
