@@ -30,8 +30,7 @@ use crate::UsageError;
 use crate::arm::Operation;
 use crate::format::Registry;
 use crate::host::{Host, utc_timestamp};
-use crate::schema::SCHEMA_VERSION;
-use crate::schema::footprint::{BASELINE, FootprintRow};
+use crate::schema::footprint::{BASELINE, FootprintRow, SCHEMA_VERSION};
 use crate::schema::results::{STATUS_FAILED, STATUS_OK};
 use crate::stats::percentile;
 
@@ -208,14 +207,12 @@ fn rows(
     };
     let row = FootprintRow {
         schema_version: SCHEMA_VERSION,
-        host: host.host.clone(),
-        system: host.system.clone(),
-        cpu: host.cpu.clone(),
-        cores: host.cores,
-        rustc: compiled(|report| &report.rustc, &host.rustc)?,
-        commit: compiled(|report| &report.commit, &host.commit)?,
-        build: compiled(|report| &report.build, &host.build)?,
-        environment: host.environment.clone(),
+        host: Host {
+            rustc: compiled(|report| &report.rustc, &host.rustc)?,
+            commit: compiled(|report| &report.commit, &host.commit)?,
+            build: compiled(|report| &report.build, &host.build)?,
+            ..host.clone()
+        },
         timestamp: timestamp.to_string(),
         runs,
         status: STATUS_FAILED.to_string(),
@@ -574,7 +571,7 @@ mod tests {
         );
         assert!(
             rows.iter()
-                .all(|row| row.commit == "0123456789ab" && row.check().is_ok())
+                .all(|row| row.host.commit == "0123456789ab" && row.check().is_ok())
         );
     }
 

@@ -68,7 +68,7 @@ fn postcard_and_the_baseline_are_built_measured_and_reported() {
             "{row:?}"
         );
         assert!(row.compile_s.unwrap() > 0.0 && row.runs == 1, "{row:?}");
-        assert_eq!(row.build, "portable");
+        assert_eq!(row.host.build, "portable");
     }
     // The format's code is there: its binary and its .text are larger than the baseline's.
     let postcard = &rows[1];
@@ -214,7 +214,7 @@ fn the_orchestration_with_a_fake_cargo() {
         // The padding is after the sections: the code is the same program's.
         assert_eq!(row.text_bytes_over_baseline, Some(0));
         assert_eq!(
-            (row.rustc.as_str(), row.commit.as_str()),
+            (row.host.rustc.as_str(), row.host.commit.as_str()),
             ("rustc fake", "fakecommit")
         );
         let (low, median, high) = (

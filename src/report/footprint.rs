@@ -80,7 +80,7 @@ pub fn write_section(
 ) -> Result<()> {
     writeln!(markdown, "## Footprint: {label}\n")?;
     let runs = rows.iter().map(|row| row.runs).max().unwrap_or(0);
-    let cores = rows.first().map_or(0, |row| row.cores);
+    let cores = rows.first().map_or(0, |row| row.host.cores);
     writeln!(
         markdown,
         "What each format adds to a program (`serbench footprint`, footprint.csv): the same small \
@@ -199,18 +199,21 @@ fn push_chart(
 mod tests {
     use super::*;
     use crate::files;
-    use crate::schema::SCHEMA_VERSION;
-    use crate::schema::footprint::FILE_NAME;
+    use crate::host::Host;
+    use crate::schema::footprint::{FILE_NAME, SCHEMA_VERSION};
     use crate::schema::results::STATUS_FAILED;
 
     fn row(format: &str, binary: u64, seconds: [f64; 3]) -> FootprintRow {
         FootprintRow {
             schema_version: SCHEMA_VERSION,
-            host: "vm".into(),
-            system: "x86_64-linux".into(),
-            rustc: "rustc 1.95.0".into(),
-            commit: "0123456789ab".into(),
-            build: "portable".into(),
+            host: Host {
+                host: "vm".into(),
+                system: "x86_64-linux".into(),
+                rustc: "rustc 1.95.0".into(),
+                commit: "0123456789ab".into(),
+                build: "portable".into(),
+                ..Host::default()
+            },
             timestamp: "2026-12-01T00:00:00Z".into(),
             format: format.into(),
             runs: 3,
@@ -236,8 +239,18 @@ mod tests {
         assert_eq!(files::read_complete::<FootprintRow>(&path).unwrap(), rows);
         let header = std::fs::read_to_string(&path).unwrap();
         assert!(header.starts_with(
-            "schema_version,host,system,cpu,cores,rustc,commit,build,environment,timestamp,format,runs,binary_bytes,"
+            "schema_version,host,system,os,cpu,cores,rustc,commit,build,environment,timestamp,format,runs,binary_bytes,"
         ));
+        // A footprint.csv of version 4 (no os column) is refused by its version.
+        let old = header
+            .replacen("system,os,", "system,", 1)
+            .replace("\n5,vm,x86_64-linux,,", "\n4,vm,x86_64-linux,");
+        std::fs::write(&path, old).unwrap();
+        let error = format!("{:#}", files::read_complete::<FootprintRow>(&path).unwrap_err());
+        assert!(
+            error.contains("schema version \"4\", this serbench reads version 5"),
+            "{error}"
+        );
 
         let refused = |rows: &[FootprintRow]| {
             std::fs::write(&path, files::to_csv(rows).unwrap()).unwrap();
@@ -250,7 +263,7 @@ mod tests {
         infinite.compile_s_max = Some(f64::INFINITY);
         assert!(refused(&[infinite]).contains("compile_s_max inf is outside its range"));
         let mut other_commit = rows[1].clone();
-        other_commit.commit = "fedcba987654".into();
+        other_commit.host.commit = "fedcba987654".into();
         assert!(refused(&[rows[0].clone(), other_commit]).contains("footprint.csv:3: a row of another run"));
         assert!(
             refused(&[rows[0].clone(), rows[0].clone()]).contains("build baseline appears a second time")

@@ -5,8 +5,13 @@ use serde::{Deserialize, Serialize};
 
 use super::results::{STATUS_FAILED, STATUS_OK};
 use crate::files::{Record, in_range};
+use crate::host::Host;
 
 pub const FILE_NAME: &str = "footprint.csv";
+
+/// footprint.csv's own schema version: 5 gave it results.csv's host columns (`os` added), one
+/// [`Host`] in both. A footprint.csv of version 4 is refused by its version.
+pub const SCHEMA_VERSION: u32 = 5;
 
 /// The `format` of the build with no format: the same program and library, nothing to encode.
 pub const BASELINE: &str = "baseline";
@@ -22,16 +27,9 @@ pub const MAX_LOAD: f64 = 1_000_000.0;
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct FootprintRow {
     pub schema_version: u32,
-    pub host: String,
-    pub system: String,
-    pub cpu: String,
-    pub cores: usize,
-    /// The compiler, commit and build (portable or native) the programs themselves report.
-    pub rustc: String,
-    pub commit: String,
-    pub build: String,
-    /// Where `footprint` ran: `direct` or inside a Nix build ([`crate::host::environment`]).
-    pub environment: String,
+    /// Its columns: host, system, os, cpu, cores, rustc, commit, build, environment, as in
+    /// results.csv; the compiler, commit and build are the ones the programs themselves report.
+    pub host: Host,
     pub timestamp: String,
     /// A format, or [`BASELINE`].
     pub format: String,
@@ -59,12 +57,17 @@ pub struct FootprintRow {
 
 impl Record for FootprintRow {
     const ROW: &'static str = "build";
-    const SCHEMA_VERSION: Option<u32> = Some(super::SCHEMA_VERSION);
+    const SCHEMA_VERSION: Option<u32> = Some(SCHEMA_VERSION);
 
     /// An ok row has its sizes and times; times are within 0..=[`MAX_SECONDS`] with
     /// `compile_s_min <= compile_s <= compile_s_max`.
     fn check(&self) -> Result<(), String> {
-        super::check_schema_version(self.schema_version)?;
+        if self.schema_version != SCHEMA_VERSION {
+            return Err(format!(
+                "schema version {}, this serbench reads footprint.csv version {SCHEMA_VERSION}",
+                self.schema_version
+            ));
+        }
         if self.runs == 0 {
             return Err("runs 0: a footprint is at least one build".to_string());
         }
@@ -118,12 +121,12 @@ impl Record for FootprintRow {
     /// One footprint run: one machine, compiler, commit and build.
     fn set(&self) -> Vec<(&'static str, &str)> {
         vec![
-            ("host", &self.host),
-            ("system", &self.system),
-            ("rustc", &self.rustc),
-            ("commit", &self.commit),
-            ("build", &self.build),
-            ("environment", &self.environment),
+            ("host", &self.host.host),
+            ("system", &self.host.system),
+            ("rustc", &self.host.rustc),
+            ("commit", &self.host.commit),
+            ("build", &self.host.build),
+            ("environment", &self.host.environment),
             ("timestamp", &self.timestamp),
         ]
     }

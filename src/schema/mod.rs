@@ -20,7 +20,7 @@ use std::path::Path;
 use crate::files::{self, ResultSet};
 
 /// The version of every versioned CSV file (results, samples, sizes, sources, ratios,
-/// instructions, footprint). A folder holding files of another version is refused, never
+/// instructions); footprint.csv has its own ([`footprint::SCHEMA_VERSION`]). A folder holding files of another version is refused, never
 /// overwritten or mixed.
 /// Version 2 added results.csv's `environment` column; version 4 added results.csv's and
 /// samples.csv's `load_1m` and `stolen_percent`, and samples.csv's `twin_mean_ns`.
