@@ -35,12 +35,13 @@ fn readme_holds_the_committed_runs_headline_table() {
     );
 }
 
-/// README between the markers is what `serbench args` prints in the source tree, or is made so
-/// under SERBENCH_BLESS.
-fn readme_section_is(args: &[&str], start_marker: &str, end_marker: &str, name: &str) {
+/// What `serbench args` prints in the source tree (where README's run is committed), with the
+/// fault-injection format hidden: it offers one more `--format` value the pages do not document.
+fn printed(args: &[&str]) -> String {
     let output = Command::new(env!("CARGO_BIN_EXE_serbench"))
         .args(args)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env_remove(serbench::robustness::FAULT_INJECTION_ENV)
         .output()
         .unwrap();
     assert!(
@@ -48,7 +49,13 @@ fn readme_section_is(args: &[&str], start_marker: &str, end_marker: &str, name: 
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    let table = String::from_utf8(output.stdout).unwrap();
+    String::from_utf8(output.stdout).unwrap()
+}
+
+/// README between the markers is what `serbench args` prints, or is made so under
+/// SERBENCH_BLESS.
+fn readme_section_is(args: &[&str], start_marker: &str, end_marker: &str, name: &str) {
+    let table = printed(args);
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/README.md");
     let readme = std::fs::read_to_string(path).unwrap();
     let start = readme
@@ -75,18 +82,7 @@ fn readme_section_is(args: &[&str], start_marker: &str, end_marker: &str, name: 
 fn commands_md_is_the_current_command_reference() {
     // Every --format option lists the enabled formats.
     common::require_every_format("docs/commands.md");
-    let output = Command::new(env!("CARGO_BIN_EXE_serbench"))
-        .arg("help-markdown")
-        // It offers one more --format value to robustness, which the page does not document.
-        .env_remove(serbench::robustness::FAULT_INJECTION_ENV)
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let reference = String::from_utf8(output.stdout).unwrap();
+    let reference = printed(&["help-markdown"]);
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/commands.md");
     if std::env::var_os("SERBENCH_BLESS").is_some() {
         std::fs::write(path, reference).unwrap();

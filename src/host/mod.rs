@@ -34,6 +34,19 @@ pub struct Host {
 const COMMIT_VARIABLE: &str = "SERBENCH_COMMIT";
 
 impl Host {
+    /// The columns every row of one run shares, as [`crate::files::Record::set`] names them: the
+    /// machine and the build (its cpu, cores and os follow from the host).
+    pub fn run_columns(&self) -> [(&'static str, &str); 6] {
+        [
+            ("host", self.host.as_str()),
+            ("system", self.system.as_str()),
+            ("rustc", self.rustc.as_str()),
+            ("commit", self.commit.as_str()),
+            ("build", self.build.as_str()),
+            ("environment", self.environment.as_str()),
+        ]
+    }
+
     pub fn detect() -> Host {
         Host {
             host: hostname(),

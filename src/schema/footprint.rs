@@ -120,14 +120,8 @@ impl Record for FootprintRow {
 
     /// One footprint run: one machine, compiler, commit and build.
     fn set(&self) -> Vec<(&'static str, &str)> {
-        vec![
-            ("host", &self.host.host),
-            ("system", &self.host.system),
-            ("rustc", &self.host.rustc),
-            ("commit", &self.host.commit),
-            ("build", &self.host.build),
-            ("environment", &self.host.environment),
-            ("timestamp", &self.timestamp),
-        ]
+        let mut set = self.host.run_columns().to_vec();
+        set.push(("timestamp", self.timestamp.as_str()));
+        set
     }
 }

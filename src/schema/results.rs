@@ -211,16 +211,12 @@ impl Record for ResultRow {
     /// One run: one machine, build (compiler, commit, portable or native), profile and
     /// schedule.
     fn set(&self) -> Vec<(&'static str, &str)> {
-        vec![
-            ("host", &self.host.host),
-            ("system", &self.host.system),
-            ("rustc", &self.host.rustc),
-            ("commit", &self.host.commit),
-            ("build", &self.host.build),
-            ("environment", &self.host.environment),
-            ("profile", &self.profile),
-            ("schedule", &self.schedule),
-        ]
+        let mut set = self.host.run_columns().to_vec();
+        set.extend([
+            ("profile", self.profile.as_str()),
+            ("schedule", self.schedule.as_str()),
+        ]);
+        set
     }
 }
 
