@@ -57,9 +57,43 @@ impl Host {
             rustc: env!("SERBENCH_RUSTC").to_string(),
             commit: commit_id().to_string(),
             build: build().to_string(),
-            environment: environment(|name| std::env::var(name).ok(), std::env::consts::OS),
+            environment: environment(|name| std::env::var(name).ok(), std::env::consts::OS)
+                + &emulated_on(machine_architecture().as_deref(), std::env::consts::ARCH)
+                    .map_or_else(String::new, |machine| format!(" {EMULATED_ON}{machine}")),
         }
     }
+
+    /// The machine's own architecture when the run was emulated (the environment column's
+    /// `emulated-on=`): its times are the emulator's, not any CPU's, so no ranking counts them.
+    pub fn emulated_on(&self) -> Option<&str> {
+        self.environment
+            .split_whitespace()
+            .find_map(|word| word.strip_prefix(EMULATED_ON))
+    }
+}
+
+/// The environment column's mark of an emulated run, followed by the machine's architecture.
+const EMULATED_ON: &str = "emulated-on=";
+
+/// The machine's architecture when it is not this binary's: `Some("x86_64")` for an aarch64
+/// binary run by qemu-user on an x86_64 kernel (binfmt_misc runs it transparently).
+fn emulated_on(machine: Option<&str>, binary: &str) -> Option<String> {
+    let machine = match machine?.trim() {
+        "arm64" => "aarch64",
+        other => other,
+    };
+    (!machine.is_empty() && machine != binary).then(|| machine.to_string())
+}
+
+/// What the machine itself is, where an emulator cannot hide it: on Linux the kernel's
+/// architecture (/proc/sys/kernel/arch, which qemu-user passes through while it answers
+/// `uname` with the emulated one); on macOS `arm64` when Rosetta 2 translates this process.
+fn machine_architecture() -> Option<String> {
+    if let Ok(arch) = std::fs::read_to_string("/proc/sys/kernel/arch") {
+        return Some(arch);
+    }
+    (command_output("sysctl", &["-n", "sysctl.proc_translated"]).as_deref() == Some("1"))
+        .then(|| "arm64".to_string())
 }
 
 /// What `serbench --version` prints: the commit and the build it was compiled from, so a run
@@ -286,6 +320,27 @@ mod tests {
             environment(variables(&darwin), "macos"),
             "nix-build sandbox-unknown build-cores=0"
         );
+    }
+
+    #[test]
+    fn a_binary_on_another_architectures_kernel_is_marked_emulated() {
+        assert_eq!(
+            emulated_on(Some("x86_64\n"), "aarch64").as_deref(),
+            Some("x86_64")
+        );
+        assert_eq!(emulated_on(Some("arm64"), "x86_64").as_deref(), Some("aarch64"));
+        assert_eq!(emulated_on(Some("x86_64\n"), "x86_64"), None);
+        assert_eq!(emulated_on(Some(""), "x86_64"), None);
+        assert_eq!(emulated_on(None, "x86_64"), None);
+        let mut host = Host::detect();
+        assert_eq!(
+            host.emulated_on(),
+            None,
+            "this test runs natively: {}",
+            host.environment
+        );
+        host.environment = "direct emulated-on=x86_64".to_string();
+        assert_eq!(host.emulated_on(), Some("x86_64"));
     }
 
     #[test]
