@@ -48,7 +48,8 @@ pub struct Interval {
 }
 
 impl Interval {
-    fn of(row: &ResultRow) -> Option<Interval> {
+    /// A row's time per record and its interval; `None` for a row without figures.
+    pub fn of(row: &ResultRow) -> Option<Interval> {
         let records = row.records as f64;
         Some(Interval {
             mean: row.mean_ns? / records,
@@ -349,8 +350,9 @@ fn percent(fraction: f64) -> String {
 }
 
 impl ArmComparison {
-    /// The table cells: payload, op, arm, A, ±, B, ±, B/A, interval, verdict, B in A's CI.
-    fn cells(&self) -> Vec<String> {
+    /// The table cells: payload, op, arm, A, ±, B, ±, B/A, interval, verdict, B in A's CI, and
+    /// B/A over the common shift (`shift`: the ratio of ratios, `*` where its interval excludes 1).
+    fn cells(&self, shift: f64) -> Vec<String> {
         vec![
             self.key.codec.payload.clone(),
             self.key.operation.name().to_string(),
@@ -372,11 +374,21 @@ impl ArmComparison {
             }
             .to_string(),
             if self.b_inside_a { "yes" } else { "no" }.to_string(),
+            format!(
+                "{:.3}{}",
+                self.ratio / shift,
+                if self.moved(shift) { "*" } else { "" }
+            ),
         ]
+    }
+
+    /// Whether the arm's standing moved: its B/A interval, over the common shift, excludes 1.
+    fn moved(&self, shift: f64) -> bool {
+        self.ratio_high / shift < 1.0 || self.ratio_low / shift > 1.0
     }
 }
 
-const HEADERS: [&str; 11] = [
+const HEADERS: [&str; 12] = [
     "payload",
     "op",
     "arm",
@@ -388,6 +400,7 @@ const HEADERS: [&str; 11] = [
     ">B/A 95% CI",
     "verdict",
     "B in A's CI",
+    ">÷ shift",
 ];
 
 impl Agreement {
@@ -457,8 +470,12 @@ impl fmt::Display for Comparison {
     /// The terminal rendering.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "{}\n{}\n", self.a.line(), self.b.line())?;
+        if let Some(sentence) = self.shift_sentence() {
+            writeln!(f, "{sentence}\n")?;
+        }
         if !self.arms.is_empty() {
-            let rows: Vec<Vec<String>> = self.arms.iter().map(ArmComparison::cells).collect();
+            let shift = self.shift();
+            let rows: Vec<Vec<String>> = self.arms.iter().map(|arm| arm.cells(shift)).collect();
             write!(f, "{}", table::render(&HEADERS, &rows))?;
         }
         for (title, keys) in [("only in A", &self.only_a), ("only in B", &self.only_b)] {
@@ -508,6 +525,43 @@ const PER_PAYLOAD_HEADERS: [&str; 7] = [
 ];
 
 impl Comparison {
+    /// The common shift (the median B/A over the shared arms), 1 when none is shared.
+    fn shift(&self) -> f64 {
+        self.agreement
+            .as_ref()
+            .map_or(1.0, |agreement| agreement.common_shift)
+    }
+
+    /// What a comparison of two hosts (or two runs) says first: how much faster or slower B ran
+    /// as a whole, and, that shift divided out, how many arms changed their standing (each arm's
+    /// B/A over the shift is its ratio of ratios: its ratio to the typical arm on B over the
+    /// same on A).
+    pub fn shift_sentence(&self) -> Option<String> {
+        let agreement = self.agreement.as_ref()?;
+        let shift = agreement.common_shift;
+        let moved = self.arms.iter().filter(|arm| arm.moved(shift)).count();
+        let hosts = if self.a.host == self.b.host {
+            "B"
+        } else {
+            "B's host"
+        };
+        Some(format!(
+            "{hosts} ran the {} shared arms {:.2}x {} A as a whole (the common shift, the median B/A). \
+             With it divided out, each arm's ratio of ratios (B/A ÷ shift) says how its standing \
+             among the arms moved: {moved} of {} moved beyond their intervals (marked *), median \
+             |ratio of ratios - 1| {}.",
+            agreement.shared,
+            if shift >= 1.0 { shift } else { 1.0 / shift },
+            if shift >= 1.0 {
+                "slower than"
+            } else {
+                "faster than"
+            },
+            agreement.shared,
+            percent(agreement.median_drift_without_shift),
+        ))
+    }
+
     fn per_payload_cells(&self) -> Vec<Vec<String>> {
         self.per_payload
             .iter()
@@ -542,6 +596,9 @@ impl Comparison {
         }
         text += "\nTime per record; B/A below 1 means B is faster. In brackets an approximate 95% \
                  interval of the ratio.\n\n";
+        if let Some(sentence) = self.shift_sentence() {
+            text += &format!("{sentence}\n\n");
+        }
         if let Some(agreement) = &self.agreement {
             text += "## Agreement\n\n";
             for line in agreement.lines() {
@@ -562,7 +619,7 @@ impl Comparison {
                 .collect();
             text += &format!("| {} |\n| {} |\n", names.join(" | "), rules.join(" | "));
             for arm in &self.arms {
-                let mut cells = arm.cells();
+                let mut cells = arm.cells(self.shift());
                 cells[2] = format!("`{}`", cells[2]);
                 text += &format!("| {} |\n", cells.join(" | "));
             }
@@ -625,6 +682,45 @@ mod tests {
     }
 
     #[test]
+    fn the_common_shift_comes_first_and_each_arm_gets_its_ratio_of_ratios() {
+        // B runs everything twice as slow as A, and `moved` three times as slow.
+        let a = [
+            row("x", "decode", 1000.0, 10.0, 10),
+            row("y", "decode", 1000.0, 10.0, 10),
+            row("moved", "decode", 1000.0, 10.0, 10),
+        ];
+        let b = [
+            row("x", "decode", 2000.0, 20.0, 10),
+            row("y", "decode", 2000.0, 20.0, 10),
+            row("moved", "decode", 3000.0, 30.0, 10),
+        ];
+        let comparison = compare_rows(&a, &b);
+        assert_eq!(comparison.shift(), 2.0);
+        let cells = |backend: &str| {
+            let arm = comparison
+                .arms
+                .iter()
+                .find(|arm| arm.key.codec.backend == backend)
+                .unwrap();
+            arm.cells(comparison.shift()).pop().unwrap()
+        };
+        assert_eq!(
+            (cells("x"), cells("moved")),
+            ("1.000".to_string(), "1.500*".to_string())
+        );
+        let text = comparison.to_string();
+        let sentence = text
+            .find("ran the 3 shared arms 2.00x slower than A as a whole")
+            .unwrap_or_else(|| panic!("{text}"));
+        assert!(text.contains("1 of 3 moved beyond their intervals"), "{text}");
+        assert!(
+            sentence < text.find("payload").unwrap(),
+            "the shift is said before the table: {text}"
+        );
+        assert!(comparison.markdown().contains("1 of 3 moved"));
+    }
+
+    #[test]
     fn ratio_overlap_and_inside_on_fixed_inputs() {
         // A: 1000 ± 20 over 10 records = 100 [98, 102] per record.
         let a = [
@@ -657,12 +753,12 @@ mod tests {
         assert!(!overlapping.b_inside_a && overlapping.intervals_overlap);
         // The runs' own intervals overlap, yet B/A's excludes 1: the verdict says so.
         assert!(overlapping.ratio_low > 1.0, "{overlapping:?}");
-        assert_eq!(overlapping.cells()[9], "B slower");
-        assert_eq!(inside.cells()[9], "≈");
+        assert_eq!(overlapping.cells(1.0)[9], "B slower");
+        assert_eq!(inside.cells(1.0)[9], "≈");
         let apart = arm("apart");
         assert!((apart.ratio - 0.9).abs() < 1e-12);
         assert!(!apart.b_inside_a && !apart.intervals_overlap);
-        assert_eq!(apart.cells()[9], "B faster");
+        assert_eq!(apart.cells(1.0)[9], "B faster");
 
         let agreement = comparison.agreement.unwrap();
         assert_eq!(agreement.shared, 3);

@@ -19,6 +19,8 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 
 use super::charts::{self, Bar, BarChart, Panel, SizeChart};
+use super::compare::Interval;
+use super::hosts::{self, RankAgreement};
 use crate::UsageError;
 use crate::arm::{ArmId, CodecId, Operation};
 use crate::files::OutDir;
@@ -134,13 +136,32 @@ struct Source<'a> {
     by_arm: BTreeMap<ArmId, &'a ResultRow>,
     /// Each worker's time per record of each arm (samples.csv), for paired ratios.
     workers: Option<ratios::WorkerMeans<'a>>,
+    /// The folder's rows were measured under emulation: shown, but in no ranking.
+    emulated: bool,
 }
 
 impl Source<'_> {
+    /// The section's ok arms other than baselines, with their time per record.
+    fn section_intervals(&self, payload: &str, operation: &str) -> BTreeMap<ArmId, Interval> {
+        self.by_arm
+            .iter()
+            .filter(|(key, row)| {
+                key.codec.payload == payload
+                    && key.operation.name() == operation
+                    && !key.is_baseline()
+                    && row.status == STATUS_OK
+            })
+            .filter_map(|(key, row)| Some((key.clone(), Interval::of(row)?)))
+            .collect()
+    }
+
     /// The section's (payload and operation) fastest ok arm that is not a baseline, and every
     /// other ok arm with an interval over it, paired over workers where the folder kept them.
     /// `None` when the section has no such arm.
     fn versus_fastest(&self, payload: &str, operation: &str) -> Option<VersusFastest<'_>> {
+        if self.emulated {
+            return None;
+        }
         let section: std::collections::HashMap<&ArmId, &ResultRow> = self
             .by_arm
             .iter()
@@ -178,16 +199,26 @@ struct VersusFastest<'a> {
 
 /// Renders report.md and the charts from loaded folders.
 pub fn render(dirs: &[ResultsDir]) -> Result<Rendered> {
-    let sources: Vec<Source> = load::labels(dirs)
+    let mut sources: Vec<Source> = load::labels(dirs)
         .into_iter()
         .zip(dirs)
-        .map(|(label, dir)| Source {
-            label,
-            dir,
-            by_arm: dir.rows.iter().map(|row| (row.arm.clone(), row)).collect(),
-            workers: dir.samples.as_deref().map(ratios::worker_means),
+        .map(|(label, dir)| {
+            let emulated = dir.rows.iter().any(|row| row.host.emulated_on().is_some());
+            Source {
+                label: if emulated {
+                    format!("{label} (emulated)")
+                } else {
+                    label
+                },
+                dir,
+                by_arm: dir.rows.iter().map(|row| (row.arm.clone(), row)).collect(),
+                workers: dir.samples.as_deref().map(ratios::worker_means),
+                emulated,
+            }
         })
         .collect();
+    // The first folder is every section's reference host: a measured one, not an emulator.
+    sources.sort_by_key(|source| source.emulated);
     let mut absent = Vec::new();
     let mut markdown = String::new();
     let mut charts = Vec::new();
@@ -201,8 +232,9 @@ pub fn render(dirs: &[ResultsDir]) -> Result<Rendered> {
     )?;
     write_hosts(&mut markdown, &sources)?;
     write_precision(&mut markdown, &sources, &sections(dirs))?;
+    write_across_hosts(&mut markdown, &sources, &sections(dirs))?;
 
-    let (sizes, size_conflicts) = merged_sizes(&sources);
+    let (sizes, size_conflicts) = merged_sizes(&sources)?;
     let without_sizes: Vec<&Source> = sources
         .iter()
         .filter(|source| source.dir.sizes.is_none())
@@ -292,7 +324,7 @@ fn write_hosts(markdown: &mut String, sources: &[Source]) -> Result<()> {
     writeln!(markdown, "## Hosts\n")?;
     let mut header = vec![String::new()];
     header.extend(sources.iter().map(|source| source.label.clone()));
-    let columns: [MetadataColumn; 10] = [
+    let columns: [MetadataColumn; 11] = [
         ("host", |row| row.host.host.clone()),
         ("CPU", |row| row.host.cpu.clone()),
         ("cores", |row| row.host.cores.to_string()),
@@ -301,6 +333,7 @@ fn write_hosts(markdown: &mut String, sources: &[Source]) -> Result<()> {
         ("rustc", |row| row.host.rustc.clone()),
         ("commit", |row| row.host.commit.clone()),
         ("build", |row| row.host.build.clone()),
+        ("environment", |row| row.host.environment.clone()),
         ("profile", |row| row.profile.clone()),
         ("run started", |row| row.timestamp.clone()),
     ];
@@ -332,6 +365,136 @@ fn write_hosts(markdown: &mut String, sources: &[Source]) -> Result<()> {
     rows.push(arms);
     markdown.push_str(&table(&header, &rows));
     Ok(())
+}
+
+/// The hosts a ranking counts (the measured ones, not the emulated), the first the reference.
+fn ranked<'s, 'a>(sources: &'s [Source<'a>]) -> Vec<&'s Source<'a>> {
+    sources.iter().filter(|source| !source.emulated).collect()
+}
+
+/// Each section's ranking on every measured host against the reference host's: rank agreement
+/// (Kendall's tau over the arms both measured) and the pairs whose order flips with intervals
+/// that overlap on neither host. Emulated folders are named and left out.
+fn write_across_hosts(
+    markdown: &mut String,
+    sources: &[Source],
+    sections: &std::collections::BTreeSet<(String, Operation)>,
+) -> Result<()> {
+    let ranked = ranked(sources);
+    let emulated: Vec<String> = sources
+        .iter()
+        .filter(|source| source.emulated)
+        .map(|source| {
+            let machine = source
+                .dir
+                .distinct(|row| row.host.emulated_on().unwrap_or("").to_string());
+            format!("{} (run by an emulator on {})", source.label, machine.join(", "))
+        })
+        .collect();
+    if ranked.len() < 2 && emulated.is_empty() {
+        return Ok(());
+    }
+    writeln!(
+        markdown,
+        "## Across hosts
+"
+    )?;
+    if !emulated.is_empty() {
+        writeln!(
+            markdown,
+            "Emulated, so its times are the emulator's and count in no ranking, verdict or \
+             `vs fastest`: {}. Its rows still prove every round trip on that architecture, and its \
+             sizes are checked against the others'.\n",
+            emulated.join("; ")
+        )?;
+    }
+    let Some((reference, others)) = ranked.split_first().filter(|(_, others)| !others.is_empty()) else {
+        writeln!(
+            markdown,
+            "Fewer than two measured hosts: no ranking to compare.\n"
+        )?;
+        return Ok(());
+    };
+    writeln!(
+        markdown,
+        "Does a section's ranking hold on another host? τ is Kendall's rank correlation of the \
+         arms' times per record against {} (1: the same order, 0: unrelated, -1: reversed); a \
+         flip is a pair of arms each host orders surely (their intervals do not overlap) and the \
+         two hosts order oppositely. The flips are listed in their sections.\n",
+        reference.label
+    )?;
+    let mut header: Vec<String> = ["payload", "op", ">arms"].map(String::from).to_vec();
+    for other in others {
+        header.push(format!(">τ {}", other.label));
+        header.push(format!(">flips {}", other.label));
+    }
+    let mut rows = Vec::new();
+    let (mut flipped_sections, mut compared) = (0, 0);
+    for (payload, operation) in sections {
+        let first = reference.section_intervals(payload, operation.name());
+        if first.len() < 2 {
+            continue;
+        }
+        let mut row = vec![
+            payload.clone(),
+            operation.name().to_string(),
+            first.len().to_string(),
+        ];
+        let mut any_flip = false;
+        for other in others {
+            let agreement =
+                hosts::rank_agreement(&first, &other.section_intervals(payload, operation.name()));
+            any_flip |= !agreement.flips.is_empty();
+            row.push(optional(agreement.tau, |tau| format!("{tau:.2}")));
+            row.push(agreement.flips.len().to_string());
+        }
+        compared += 1;
+        flipped_sections += usize::from(any_flip);
+        rows.push(row);
+    }
+    markdown.push_str(&table(&header, &rows));
+    writeln!(
+        markdown,
+        "{flipped_sections} of {compared} sections have a pair of arms whose order flips between \
+         hosts.\n"
+    )?;
+    Ok(())
+}
+
+/// The section's flips between the reference host and each other measured host, as list items.
+fn flip_lines(sources: &[Source], payload: &str, operation: &str) -> Vec<String> {
+    let ranked = ranked(sources);
+    let Some((reference, others)) = ranked.split_first() else {
+        return Vec::new();
+    };
+    let first = reference.section_intervals(payload, operation);
+    let mut lines = Vec::new();
+    for other in others {
+        let RankAgreement { flips, .. } =
+            hosts::rank_agreement(&first, &other.section_intervals(payload, operation));
+        for flip in flips {
+            let span = |interval: &Interval| {
+                format!(
+                    "{} [{}, {}]",
+                    ns(interval.mean),
+                    ns(interval.low),
+                    ns(interval.high)
+                )
+            };
+            lines.push(format!(
+                "- `{}` is faster than `{}` on {} ({} against {} ns per record), slower on {} ({} against {})",
+                flip.faster_first.label(),
+                flip.slower_first.label(),
+                reference.label,
+                span(&flip.first.0),
+                span(&flip.first.1),
+                other.label,
+                span(&flip.second.0),
+                span(&flip.second.1),
+            ));
+        }
+    }
+    lines
 }
 
 /// Every (payload, operation) of the folders' rows, once each.
@@ -445,7 +608,7 @@ fn write_headline(markdown: &mut String, sources: &[Source]) -> Result<()> {
     type RatioKey = (String, String, Operation, String, String);
     let mut order: Vec<RatioKey> = Vec::new();
     let mut cells: BTreeMap<(RatioKey, usize), String> = BTreeMap::new();
-    for (index, source) in sources.iter().enumerate() {
+    for (index, source) in sources.iter().enumerate().filter(|(_, source)| !source.emulated) {
         for ratio in ratios::headline(&source.dir.rows, source.dir.samples.as_deref()) {
             let key = (
                 ratio.comparison.clone(),
@@ -489,12 +652,13 @@ fn write_headline(markdown: &mut String, sources: &[Source]) -> Result<()> {
                 operation.name().to_string(),
                 format!("`{numerator}` / `{denominator}`"),
             ];
-            row.extend((0..sources.len()).map(|index| {
-                cells
-                    .get(&(key.clone(), index))
-                    .cloned()
-                    .unwrap_or_else(|| "-".to_string())
-            }));
+            row.extend(sources.iter().enumerate().map(
+                |(index, source)| match cells.get(&(key.clone(), index)) {
+                    _ if source.emulated => "(emulated)".to_string(),
+                    Some(cell) => cell.clone(),
+                    None => "-".to_string(),
+                },
+            ));
             row
         })
         .collect();
@@ -762,6 +926,7 @@ fn write_timing_section(
                 optional(row.encoded_bytes, |bytes| bytes.to_string()),
                 optional(row.allocs_per_op, |allocs| format!("{allocs:.1}")),
                 match versus_fastest {
+                    _ if source.emulated => "(emulated)".to_string(),
                     Some(section) if section.fastest == key => "fastest".to_string(),
                     Some(section) => match section.ratios.get(key) {
                         Some(ratio) => {
@@ -776,6 +941,7 @@ fn write_timing_section(
             ]);
             if several {
                 cells.push(match (row.ns_per_record, reference) {
+                    _ if source.emulated => "(emulated)".to_string(),
                     (Some(value), Some(reference)) => format!("{}x", ratio_text(value / reference)),
                     _ => "-".to_string(),
                 });
@@ -805,6 +971,14 @@ fn write_timing_section(
             )?;
         }
     }
+    let flips = flip_lines(sources, payload, operation);
+    if !flips.is_empty() {
+        writeln!(
+            markdown,
+            "Order flips between hosts (intervals apart on both):\n\n{}\n",
+            flips.join("\n")
+        )?;
+    }
     if arms.iter().any(ArmId::is_baseline) {
         writeln!(
             markdown,
@@ -819,24 +993,40 @@ fn write_timing_section(
 }
 
 /// The sizes of every folder that has a sizes.csv, one row per codec and payload. Sizes are
-/// deterministic, so folders agree; where they do not, the first folder's row is kept and the
+/// deterministic: folders of one commit that differ are an error, naming the first difference
+/// (a codec whose bytes depend on the host is a bug a benchmark must not paper over); folders of
+/// different commits may differ (a changed encoder), so the first folder's row is kept and the
 /// difference is reported.
-fn merged_sizes(sources: &[Source]) -> (BTreeMap<CodecId, SizeRow>, Vec<String>) {
-    let mut merged: BTreeMap<CodecId, (SizeRow, &str)> = BTreeMap::new();
+fn merged_sizes(sources: &[Source]) -> Result<(BTreeMap<CodecId, SizeRow>, Vec<String>)> {
+    let commit = |source: &Source| source.dir.distinct(|row| row.host.commit.clone());
+    let mut merged: BTreeMap<CodecId, (SizeRow, &Source)> = BTreeMap::new();
     let mut conflicts = Vec::new();
     for source in sources {
         for row in source.dir.sizes.iter().flatten() {
             let key = row.codec.clone();
             match merged.get(&key) {
                 None => {
-                    merged.insert(key, (row.clone(), &source.label));
+                    merged.insert(key, (row.clone(), source));
                 }
-                Some((first, first_label)) => {
+                Some((first, first_source)) => {
                     let bytes = |row: &SizeRow| (row.encoded_bytes, row.zstd_bytes, row.zlib_bytes);
+                    let first_label = &first_source.label;
+                    if bytes(first) != bytes(row) && commit(first_source) == commit(source) {
+                        anyhow::bail!(
+                            "sizes differ between hosts at one commit ({}): {} {} is {:?} (encoded, zstd, \
+                             zlib bytes) on {first_label} and {:?} on {}; sizes must be byte-identical everywhere",
+                            commit(source).join(", "),
+                            key.payload,
+                            key.backend_label(),
+                            bytes(first),
+                            bytes(row),
+                            source.label
+                        );
+                    }
                     if bytes(first) != bytes(row) {
                         conflicts.push(format!(
-                            "sizes of {} {} differ: {} on {first_label}, {} on {} (sizes are meant to be \
-                             identical everywhere; the report shows {first_label}'s)",
+                            "sizes of {} {} differ between commits: {} on {first_label}, {} on {} (the \
+                             report shows {first_label}'s)",
                             key.payload,
                             key.backend_label(),
                             optional(first.encoded_bytes, |bytes| format!("{bytes} bytes")),
@@ -849,7 +1039,7 @@ fn merged_sizes(sources: &[Source]) -> (BTreeMap<CodecId, SizeRow>, Vec<String>)
         }
     }
     let sizes = merged.into_iter().map(|(key, (row, _))| (key, row)).collect();
-    (sizes, conflicts)
+    Ok((sizes, conflicts))
 }
 
 fn write_sizes_section(
@@ -1294,6 +1484,119 @@ mod tests {
         assert!(slow.contains("1.99x [1.10, 3.62] *"), "{slow}");
         assert!(unpaired.contains("`vs fastest` marked * is unpaired, from the two arms' own intervals"));
         assert!(line(&unpaired, "| the same ratio, paired").contains("no samples.csv"));
+    }
+
+    /// One host's folder: four decodes of `order` with the given times per record (±1%), at
+    /// commit `c1`, and one size row.
+    fn host(name: &str, system: &str, environment: &str, times: [f64; 4], encoded: usize) -> ResultsDir {
+        let rows = ["a", "b", "c", "d"]
+            .into_iter()
+            .zip(times)
+            .map(|(format, time)| ResultRow {
+                schema_version: crate::schema::SCHEMA_VERSION,
+                arm: ArmId::typed(format, format, "", "order", Operation::Decode),
+                host: crate::host::Host {
+                    host: name.into(),
+                    system: system.into(),
+                    commit: "c1".into(),
+                    environment: environment.into(),
+                    ..Default::default()
+                },
+                records: 1,
+                status: STATUS_OK.into(),
+                mean_ns: Some(time),
+                ci95_low_ns: Some(time * 0.99),
+                ci95_high_ns: Some(time * 1.01),
+                ns_per_record: Some(time),
+                ..ResultRow::default()
+            })
+            .collect();
+        let size = SizeRow {
+            schema_version: crate::schema::SCHEMA_VERSION,
+            codec: ArmId::typed("a", "a", "", "order", Operation::Decode).codec,
+            records: 1,
+            encoded_bytes: Some(encoded),
+            status: STATUS_OK.into(),
+            ..SizeRow::default()
+        };
+        ResultsDir {
+            dir: PathBuf::from(name),
+            results_path: PathBuf::from(name).join("results.csv"),
+            rows,
+            sizes: Some(vec![size]),
+            robustness: None,
+            samples: None,
+            footprint: None,
+            instructions: None,
+        }
+    }
+
+    #[test]
+    fn several_hosts_get_rank_agreement_flips_and_an_emulated_host_in_no_ranking() {
+        let emulated = host(
+            "qemu",
+            "aarch64-linux",
+            "direct emulated-on=x86_64",
+            [9e3, 1e3, 5e3, 7e3],
+            40,
+        );
+        // b and a swap surely on the second host; the emulated host, given first, reverses most.
+        let dirs = [
+            emulated,
+            host("x86", "x86_64-linux", "direct", [100.0, 200.0, 300.0, 400.0], 40),
+            host("arm", "aarch64-linux", "direct", [250.0, 150.0, 300.0, 400.0], 40),
+        ];
+        let markdown = render(&dirs).unwrap().markdown;
+        let across = &markdown[markdown.find("## Across hosts").unwrap()..];
+        let across = across.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            across.contains("aarch64-linux (qemu) (emulated) (run by an emulator on x86_64)"),
+            "{across}"
+        );
+        // The reference is the first measured folder; τ over the four arms: (5 - 1) / 6.
+        assert!(across.contains("against x86_64-linux"), "{across}");
+        assert!(across.contains("| order | decode | 4 | 0.67 | 1 |"), "{across}");
+        assert!(across.contains("1 of 1 sections have a pair"), "{across}");
+        assert!(
+            markdown
+                .contains("- `a/a` is faster than `b/b` on x86_64-linux (100.0 [99.0, 101.0] against 200.0"),
+            "{markdown}"
+        );
+        // The emulated host's rows are shown, but ranked nowhere.
+        let emulated_rows: Vec<&str> = markdown
+            .lines()
+            .filter(|line| line.starts_with("| `") && line.contains("(qemu)"))
+            .collect();
+        assert_eq!(emulated_rows.len(), 4, "{markdown}");
+        for row in emulated_rows {
+            let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+            assert_eq!(
+                cells[cells.len() - 3..],
+                ["(emulated)", "(emulated)", ""],
+                "{row}"
+            );
+        }
+        assert!(!markdown.contains("is faster than `c/c`"), "{markdown}");
+
+        // Sizes of one commit must agree; of two commits they may differ, and the report says so.
+        let mut other = host("arm", "aarch64-linux", "direct", [1.0; 4], 41);
+        let error = render(&[dirs[1].clone(), other.clone()]).unwrap_err().to_string();
+        assert!(
+            error.contains("sizes differ between hosts at one commit (c1): order a/a is (Some(40)"),
+            "{error}"
+        );
+        for row in &mut other.rows {
+            row.host.commit = "c2".into();
+        }
+        let rendered = render(&[dirs[1].clone(), other]).unwrap();
+        assert!(
+            rendered
+                .absent
+                .iter()
+                .any(|note| note.contains("differ between commits")),
+            "{:?}",
+            rendered.absent
+        );
     }
 
     #[test]

@@ -11,6 +11,7 @@ pub mod deterministic;
 pub mod fidelity;
 pub mod footprint;
 pub mod formats;
+pub mod hosts;
 pub mod markdown;
 pub mod robustness;
 pub mod table;

@@ -165,9 +165,48 @@ pub fn agrees(a: f64, half_a: f64, b: f64, half_b: f64) -> bool {
     (b - a).abs() <= (half_a * half_a + half_b * half_b).sqrt()
 }
 
+/// Kendall's rank correlation (tau-b, ties counted on neither side) of two measurements of the
+/// same items: 1 when both order every pair alike, -1 when every pair flips, about 0 when the
+/// orders are unrelated. `None` for fewer than two items or an order that is all ties.
+pub fn kendall_tau(pairs: &[(f64, f64)]) -> Option<f64> {
+    let (mut concordant, mut discordant, mut tied_a, mut tied_b) = (0u64, 0u64, 0u64, 0u64);
+    for (index, (a1, b1)) in pairs.iter().enumerate() {
+        for (a2, b2) in &pairs[index + 1..] {
+            let (da, db) = (a1.total_cmp(a2), b1.total_cmp(b2));
+            match (da.is_eq(), db.is_eq()) {
+                (true, true) => {}
+                (true, false) => tied_a += 1,
+                (false, true) => tied_b += 1,
+                (false, false) if da == db => concordant += 1,
+                (false, false) => discordant += 1,
+            }
+        }
+    }
+    let ordered_a = (concordant + discordant + tied_b) as f64;
+    let ordered_b = (concordant + discordant + tied_a) as f64;
+    (ordered_a > 0.0 && ordered_b > 0.0)
+        .then(|| (concordant as f64 - discordant as f64) / (ordered_a * ordered_b).sqrt())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn kendall_tau_counts_pairs_ordered_alike() {
+        let same = [(1.0, 10.0), (2.0, 20.0), (3.0, 30.0), (4.0, 40.0)];
+        assert_eq!(kendall_tau(&same), Some(1.0));
+        let reversed = [(1.0, 40.0), (2.0, 30.0), (3.0, 20.0), (4.0, 10.0)];
+        assert_eq!(kendall_tau(&reversed), Some(-1.0));
+        // One swapped pair of six: (5 - 1) / 6.
+        let one_swap = [(1.0, 1.0), (2.0, 3.0), (3.0, 2.0), (4.0, 4.0)];
+        assert!(close(kendall_tau(&one_swap).unwrap(), 4.0 / 6.0, 1e-12));
+        // tau-b with a tie in b: C = 5, D = 0, ties in b 1: 5 / sqrt(6 * 5) (scipy: 0.9129).
+        let tie = [(1.0, 1.0), (2.0, 2.0), (3.0, 2.0), (4.0, 4.0)];
+        assert!(close(kendall_tau(&tie).unwrap(), 0.912_870_929, 1e-9));
+        assert_eq!(kendall_tau(&[(1.0, 1.0)]), None);
+        assert_eq!(kendall_tau(&[(1.0, 1.0), (1.0, 2.0)]), None);
+    }
 
     fn close(actual: f64, expected: f64, tolerance: f64) -> bool {
         (actual - expected).abs() <= tolerance
