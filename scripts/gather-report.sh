@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The workflow's gathering job (.github/workflows/nix.yml), runnable anywhere: every results
+# folder under ARTIFACTS (one per host, as actions/download-artifact lays them out:
+# ARTIFACTS/<artifact>/results.csv) into one multi-host report in OUT, by `serbench report`.
+#
+#   scripts/gather-report.sh ARTIFACTS OUT
+#
+# SERBENCH names the binary (default: serbench on PATH). OUT gets report.md and charts/ (hosts
+# side by side, rank agreement and flips between hosts, sizes checked identical), and a copy of
+# each host's folder under hosts/<artifact>/, so the published page carries its data. Folders
+# are taken in name order, so the same artifacts give the same report. Exits 2 with one line
+# when ARTIFACTS holds no results folder or OUT is not empty.
+set -euo pipefail
+usage() {
+  echo "usage: scripts/gather-report.sh ARTIFACTS OUT ($*)" >&2
+  exit 2
+}
+[[ $# == 2 ]] || usage "two arguments"
+artifacts=$1 out=$2
+serbench=${SERBENCH:-serbench}
+[[ -d $artifacts ]] || usage "$artifacts is not a folder"
+if [[ -e $out ]] && [[ -n $(ls -A "$out") ]]; then usage "$out is not empty"; fi
+
+folders=()
+while IFS= read -r results; do
+  folders+=("$(dirname "$results")")
+done < <(find "$artifacts" -mindepth 2 -maxdepth 2 -name results.csv -type f | LC_ALL=C sort)
+[[ ${#folders[@]} -gt 0 ]] || usage "no results folder (<artifact>/results.csv) under $artifacts"
+
+mkdir -p "$out/hosts"
+copies=()
+for folder in "${folders[@]}"; do
+  name=$(basename "$folder")
+  # The copy is what the report reads, so the page's links to a host's files stay inside OUT.
+  cp -r "$folder" "$out/hosts/$name"
+  copies+=("$out/hosts/$name")
+  echo "host folder: $name ($(($(wc -l <"$folder/results.csv") - 1)) rows)"
+done
+"$serbench" report "${copies[@]}" --out "$out"
+echo "gathered ${#copies[@]} folders into $out/report.md"
