@@ -8,7 +8,9 @@
 #    qemu-user: every arm proves its round trip (`serbench run --profile smoke`: each arm is
 #    verified before it is timed, and a failed round trip is a `failed` row), simd-json's NEON
 #    code is what the binary has (on aarch64 simd-json picks NEON at compile time), and
-#    `serbench sizes` is byte-identical to the x86_64 build's.
+#    `serbench sizes` is byte-identical to the x86_64 build's; its rows say they were emulated,
+#    and scripts/gather-report.sh (the workflow's gathering job) reports it beside an x86_64
+#    run as an emulated host, out of every ranking.
 # 2. aarch64-apple-darwin: `cargo zigbuild` (cargo-zigbuild from crates.io, zig from PyPI's
 #    ziglang) links a Mach-O arm64 binary; plain `cargo check` stops in zstd-sys, whose cc
 #    passes `-arch` to the host gcc. Nothing here can run it.
@@ -98,6 +100,21 @@ run_arm sizes --out "$work/aarch64-sizes" >/dev/null
 cmp "$work/x86_64-sizes/sizes.csv" "$work/aarch64-sizes/sizes.csv" ||
   fail "sizes.csv differs between x86_64 and aarch64"
 echo "sizes.csv identical: $(($(wc -l <"$work/x86_64-sizes/sizes.csv") - 1)) rows $(elapsed)"
+
+echo "== the aarch64 run as a host of a multi-host report, marked emulated"
+# The workflow's gathering script over this machine's two hosts: the x86_64 dev build's smoke
+# run of order and the aarch64 run above. The aarch64 rows must say they were emulated
+# (qemu-user shows the x86_64 kernel through /proc/sys/kernel/arch), and the report must keep
+# that host out of its rankings.
+emulated=$(python3 -c 'import csv, sys; print(" ".join(sorted({r["environment"] for r in csv.DictReader(open(sys.argv[1]))})))' "$work/aarch64-smoke/results.csv")
+[[ $emulated == *emulated-on=x86_64* ]] || fail "the aarch64 rows under qemu say environment '$emulated', not emulated-on=x86_64"
+mkdir -p "$work/artifacts"
+"$target_dir/debug/serbench" run --profile smoke --payload order --out "$work/artifacts/results-x86_64-linux" >/dev/null
+cp -r "$work/aarch64-smoke" "$work/artifacts/results-aarch64-linux"
+SERBENCH="$target_dir/debug/serbench" bash scripts/gather-report.sh "$work/artifacts" "$work/gathered" >/dev/null
+grep -q 'aarch64-linux (emulated) (run by an emulator on x86_64)' "$work/gathered/report.md" ||
+  fail "the gathered report does not mark the aarch64 host emulated: $(grep -A3 'Across hosts' "$work/gathered/report.md")"
+echo "aarch64 rows say '$emulated'; the gathered report of both hosts marks it emulated $(elapsed)"
 
 echo "== aarch64-apple-darwin: cargo zigbuild (zig $ZIGLANG_VERSION, macOS >= $MACOSX_DEPLOYMENT_TARGET)"
 export MACOSX_DEPLOYMENT_TARGET
