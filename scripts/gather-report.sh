@@ -22,9 +22,9 @@ serbench=${SERBENCH:-serbench}
 if [[ -e $out ]] && [[ -n $(ls -A "$out") ]]; then usage "$out is not empty"; fi
 
 folders=()
-while IFS= read -r results; do
-  folders+=("$(dirname "$results")")
-done < <(find "$artifacts" -mindepth 2 -maxdepth 2 -name results.csv -type f | LC_ALL=C sort)
+while IFS= read -r folder; do
+  [[ -f $folder/results.csv ]] && folders+=("$folder")
+done < <(find "$artifacts" -mindepth 1 -maxdepth 1 -type d | LC_ALL=C sort)
 [[ ${#folders[@]} -gt 0 ]] || usage "no results folder (<artifact>/results.csv) under $artifacts"
 
 mkdir -p "$out/hosts"

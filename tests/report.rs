@@ -99,7 +99,7 @@ fn report_on_two_hosts_writes_the_tables_headline_and_one_bar_per_arm() {
     );
     // A known arm's figures: 3000 ns/record ± 2%, 9 reps, 3079 bytes, 180 allocations; over the
     // section's fastest arm (bincode, 800 ± 1.5%) 3.75x, unpaired (no samples.csv): log
-    // half-width sqrt(0.02² + 0.015²) = 0.025.
+    // half-width sqrt(0.02² + 0.015²) = 0.025; over the x86_64-linux host 0.80x, the same width.
     assert!(
         markdown.contains(
             "| `json/serde_json` | x86_64-linux | 3000.0 | [2940.0, 3060.0] | 2.0% | 9 | 3079 | 180.0 | 3.75x [3.66, 3.84] * | 1.00x |"
@@ -107,7 +107,7 @@ fn report_on_two_hosts_writes_the_tables_headline_and_one_bar_per_arm() {
         "{markdown}"
     );
     assert!(markdown.contains(
-        "| `json/serde_json` | aarch64-darwin | 2400.0 | [2364.0, 2436.0] | 1.5% | 9 | 3079 | 180.0 | 3.75x [3.67, 3.83] * | 0.80x |"
+        "| `json/serde_json` | aarch64-darwin | 2400.0 | [2364.0, 2436.0] | 1.5% | 9 | 3079 | 180.0 | 3.75x [3.67, 3.83] * | 0.80x [0.78, 0.82] |"
     ));
     assert!(
         markdown.contains(
@@ -416,4 +416,112 @@ fn ratio_says_its_verdict_in_a_sentence() {
         ratio("bincode/bincode", "avro/serde_avro_fast"),
         "`bincode/bincode` decodes `readings` 1.20 ± 0.03 times faster than `avro/serde_avro_fast` (95%, unpaired: no worker of this folder measured both)"
     );
+}
+
+/// The workflow's gathering job, run as it runs there: scripts/gather-report.sh over artifact
+/// folders of three hosts (tests/fixtures/hosts: this machine's quick run of `order` and the
+/// aarch64 binary's under qemu-user; and the committed full run), checked against the CSVs.
+#[test]
+fn the_gathering_script_reports_three_hosts_with_the_emulated_one_apart() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let work = tempfile::tempdir().unwrap();
+    let artifacts = work.path().join("artifacts");
+    let copy = |from: &Path, name: &str| {
+        let status = std::process::Command::new("cp")
+            .arg("-r")
+            .arg(from)
+            .arg(artifacts.join(name))
+            .status()
+            .unwrap();
+        assert!(status.success());
+    };
+    std::fs::create_dir(&artifacts).unwrap();
+    for host in ["results-x86_64-linux", "results-aarch64-linux"] {
+        copy(&root.join("tests/fixtures/hosts").join(host), host);
+    }
+    copy(
+        &root.join("results/x86_64-linux"),
+        "results-x86_64-linux-2026-12-01",
+    );
+    let gather = |out: &Path| {
+        std::process::Command::new("bash")
+            .arg(root.join("scripts/gather-report.sh"))
+            .arg(&artifacts)
+            .arg(out)
+            .env("SERBENCH", env!("CARGO_BIN_EXE_serbench"))
+            .output()
+            .unwrap()
+    };
+    let out = work.path().join("gathered");
+    let output = gather(&out);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let markdown = std::fs::read_to_string(out.join("report.md")).unwrap();
+    let across = &markdown[markdown.find("## Across hosts").expect("an Across hosts section")..];
+    assert!(
+        squeeze(across).contains("aarch64-linux (emulated) (run by an emulator on x86_64)"),
+        "{across}"
+    );
+
+    // τ of `order` decode between the two measured folders, recomputed from their CSVs.
+    let section = |folder: &str| -> std::collections::BTreeMap<ArmId, f64> {
+        load::load(&out.join("hosts").join(folder))
+            .unwrap()
+            .ok_rows()
+            .filter(|row| row.arm.codec.payload == "order" && row.arm.operation.name() == "decode")
+            .filter(|row| !row.arm.is_baseline())
+            .map(|row| (row.arm.clone(), row.mean_ns.unwrap() / row.records as f64))
+            .collect()
+    };
+    let (reference, other) = (
+        section("results-x86_64-linux"),
+        section("results-x86_64-linux-2026-12-01"),
+    );
+    let pairs: Vec<(f64, f64)> = reference
+        .iter()
+        .filter_map(|(arm, time)| Some((*time, *other.get(arm)?)))
+        .collect();
+    let tau = serbench::stats::kendall_tau(&pairs).unwrap();
+    let row: Vec<String> = across
+        .lines()
+        .find(|line| line.starts_with("| order ") && line.contains("| decode "))
+        .unwrap_or_else(|| panic!("no order decode row: {across}"))
+        .split('|')
+        .map(|cell| cell.trim().to_string())
+        .collect();
+    assert_eq!(row[3], reference.len().to_string(), "{row:?}");
+    assert_eq!(row[4], format!("{tau:.2}"), "{row:?}");
+    assert_eq!(row.len(), 7, "one measured host beside the reference: {row:?}");
+
+    // Sizes of one commit must match: the emulated host's changed by one byte is an error.
+    let sizes = artifacts.join("results-aarch64-linux/sizes.csv");
+    let text = std::fs::read_to_string(&sizes).unwrap();
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    let header: Vec<&str> = lines[0].split(',').collect();
+    let column = header.iter().position(|name| *name == "encoded_bytes").unwrap();
+    let mut cells: Vec<String> = lines[1].split(',').map(str::to_string).collect();
+    cells[column] = (cells[column].parse::<u64>().unwrap() + 1).to_string();
+    lines[1] = cells.join(",");
+    std::fs::write(&sizes, lines.join("\n") + "\n").unwrap();
+    let output = gather(&work.path().join("again"));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success());
+    assert!(
+        stderr.contains("sizes differ between hosts at one commit"),
+        "{stderr}"
+    );
+
+    // No artifacts: one line, exit 2.
+    let empty = tempfile::tempdir().unwrap();
+    let output = std::process::Command::new("bash")
+        .arg(root.join("scripts/gather-report.sh"))
+        .arg(empty.path())
+        .arg(work.path().join("none"))
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("no results folder"));
 }

@@ -429,7 +429,7 @@ fn write_across_hosts(
         header.push(format!(">flips {}", other.label));
     }
     let mut rows = Vec::new();
-    let (mut flipped_sections, mut compared) = (0, 0);
+    let (mut flipped_sections, mut compared, mut reference_only) = (0, 0, 0);
     for (payload, operation) in sections {
         let first = reference.section_intervals(payload, operation.name());
         if first.len() < 2 {
@@ -440,23 +440,38 @@ fn write_across_hosts(
             operation.name().to_string(),
             first.len().to_string(),
         ];
-        let mut any_flip = false;
+        let (mut any_flip, mut any_tau) = (false, false);
         for other in others {
             let agreement =
                 hosts::rank_agreement(&first, &other.section_intervals(payload, operation.name()));
             any_flip |= !agreement.flips.is_empty();
+            any_tau |= agreement.tau.is_some();
             row.push(optional(agreement.tau, |tau| format!("{tau:.2}")));
             row.push(agreement.flips.len().to_string());
+        }
+        if !any_tau {
+            reference_only += 1;
+            continue;
         }
         compared += 1;
         flipped_sections += usize::from(any_flip);
         rows.push(row);
     }
-    markdown.push_str(&table(&header, &rows));
+    if !rows.is_empty() {
+        markdown.push_str(&table(&header, &rows));
+    }
     writeln!(
         markdown,
         "{flipped_sections} of {compared} sections have a pair of arms whose order flips between \
-         hosts.\n"
+         hosts{}.\n",
+        match reference_only {
+            0 => String::new(),
+            count => format!(
+                "; {count} other sections of {} share fewer than two arms with every other host, \
+                 so have no τ",
+                reference.label
+            ),
+        }
     )?;
     Ok(())
 }
@@ -885,7 +900,7 @@ fn write_timing_section(
     header.push(">vs fastest [95% CI]".into());
     if several {
         // Host against host, arm by arm: how much slower or faster than the first folder.
-        header.push(format!(">vs {}", sources[0].label));
+        header.push(format!(">vs {} [95% CI]", sources[0].label));
     }
     let versus_fastest: Vec<Option<VersusFastest>> = sources
         .iter()
@@ -895,11 +910,7 @@ fn write_timing_section(
     let mut rows = Vec::new();
     let mut failed = Vec::new();
     for key in &arms {
-        let reference = sources[0]
-            .by_arm
-            .get(key)
-            .filter(|row| row.status == STATUS_OK)
-            .and_then(|row| row.ns_per_record);
+        let reference = sources[0].by_arm.get(key).filter(|row| row.status == STATUS_OK);
         for (source, versus_fastest) in sources.iter().zip(&versus_fastest) {
             let Some(row) = source.by_arm.get(key) else {
                 continue;
@@ -940,11 +951,20 @@ fn write_timing_section(
                 },
             ]);
             if several {
-                cells.push(match (row.ns_per_record, reference) {
-                    _ if source.emulated => "(emulated)".to_string(),
-                    (Some(value), Some(reference)) => format!("{}x", ratio_text(value / reference)),
-                    _ => "-".to_string(),
-                });
+                // Two hosts' runs are independent: the interval is the unpaired one.
+                cells.push(
+                    match reference.and_then(|reference| ratios::ratio_of(row, reference)) {
+                        _ if source.emulated => "(emulated)".to_string(),
+                        Some(_) if std::ptr::eq(source, &sources[0]) => "1.00x".to_string(),
+                        Some((ratio, low, high)) => format!(
+                            "{}x [{}, {}]",
+                            ratio_text(ratio),
+                            ratio_text(low),
+                            ratio_text(high)
+                        ),
+                        None => "-".to_string(),
+                    },
+                );
             }
             rows.push(cells);
         }
@@ -1000,29 +1020,35 @@ fn write_timing_section(
 fn merged_sizes(sources: &[Source]) -> Result<(BTreeMap<CodecId, SizeRow>, Vec<String>)> {
     let commit = |source: &Source| source.dir.distinct(|row| row.host.commit.clone());
     let mut merged: BTreeMap<CodecId, (SizeRow, &Source)> = BTreeMap::new();
+    // Every folder is checked against the first of its commit, not only the first folder.
+    let mut of_commit: BTreeMap<(CodecId, Vec<String>), (&SizeRow, &Source)> = BTreeMap::new();
+    let bytes = |row: &SizeRow| (row.encoded_bytes, row.zstd_bytes, row.zlib_bytes);
     let mut conflicts = Vec::new();
     for source in sources {
         for row in source.dir.sizes.iter().flatten() {
             let key = row.codec.clone();
+            let (first, first_source) = *of_commit
+                .entry((key.clone(), commit(source)))
+                .or_insert((row, source));
+            if bytes(first) != bytes(row) {
+                anyhow::bail!(
+                    "sizes differ between hosts at one commit ({}): {} {} is {:?} (encoded, zstd, \
+                     zlib bytes) on {} and {:?} on {}; sizes must be byte-identical everywhere",
+                    commit(source).join(", "),
+                    key.payload,
+                    key.backend_label(),
+                    bytes(first),
+                    first_source.label,
+                    bytes(row),
+                    source.label
+                );
+            }
             match merged.get(&key) {
                 None => {
                     merged.insert(key, (row.clone(), source));
                 }
                 Some((first, first_source)) => {
-                    let bytes = |row: &SizeRow| (row.encoded_bytes, row.zstd_bytes, row.zlib_bytes);
                     let first_label = &first_source.label;
-                    if bytes(first) != bytes(row) && commit(first_source) == commit(source) {
-                        anyhow::bail!(
-                            "sizes differ between hosts at one commit ({}): {} {} is {:?} (encoded, zstd, \
-                             zlib bytes) on {first_label} and {:?} on {}; sizes must be byte-identical everywhere",
-                            commit(source).join(", "),
-                            key.payload,
-                            key.backend_label(),
-                            bytes(first),
-                            bytes(row),
-                            source.label
-                        );
-                    }
                     if bytes(first) != bytes(row) {
                         conflicts.push(format!(
                             "sizes of {} {} differ between commits: {} on {first_label}, {} on {} (the \
