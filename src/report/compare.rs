@@ -114,6 +114,8 @@ pub struct Side {
     pub build: String,
     pub profile: String,
     pub timestamp: String,
+    /// The machine an emulator ran the side on ([`crate::host::Host::emulated_on`]), if one did.
+    pub emulated_on: Option<String>,
 }
 
 impl Side {
@@ -128,6 +130,10 @@ impl Side {
             build: dir.distinct(|row| row.host.build.clone()).join(", "),
             profile: dir.distinct(|row| row.profile.clone()).join(", "),
             timestamp: dir.distinct(|row| row.timestamp.clone()).join(", "),
+            emulated_on: dir
+                .rows
+                .iter()
+                .find_map(|row| row.host.emulated_on().map(str::to_string)),
         }
     }
 }
@@ -245,6 +251,7 @@ pub fn compare_rows(a: &[ResultRow], b: &[ResultRow]) -> Comparison {
         build: String::new(),
         profile: String::new(),
         timestamp: String::new(),
+        emulated_on: None,
     };
     Comparison {
         a: empty.clone(),
@@ -545,11 +552,22 @@ impl Comparison {
         } else {
             "B's host"
         };
+        let emulated: Vec<String> = [&self.a, &self.b]
+            .into_iter()
+            .filter_map(|side| {
+                let machine = side.emulated_on.as_ref()?;
+                Some(format!(
+                    " {} ran under an emulator on {machine}: the shift and the standings there are \
+                     the emulator's, not a CPU's.",
+                    side.label
+                ))
+            })
+            .collect();
         Some(format!(
             "{hosts} ran the {} shared arms {:.2}x {} A as a whole (the common shift, the median B/A). \
              With it divided out, each arm's ratio of ratios (B/A ÷ shift) says how its standing \
              among the arms moved: {moved} of {} moved beyond their intervals (marked *), median \
-             |ratio of ratios - 1| {}.",
+             |ratio of ratios - 1| {}.{}",
             agreement.shared,
             if shift >= 1.0 { shift } else { 1.0 / shift },
             if shift >= 1.0 {
@@ -559,6 +577,7 @@ impl Comparison {
             },
             agreement.shared,
             percent(agreement.median_drift_without_shift),
+            emulated.concat(),
         ))
     }
 
