@@ -25,7 +25,11 @@ let
     || (builtins.isAttrs value && value ? outPath)
     || (builtins.isList value && builtins.all passable value);
   passableOnly =
-    attrs: removeAttrs attrs (builtins.filter (name: !passable attrs.${name}) (builtins.attrNames attrs));
+    attrs:
+    let
+      unpassable = builtins.filter (name: !passable attrs.${name}) (builtins.attrNames attrs);
+    in
+    removeAttrs attrs unpassable;
 
   # runCommand with nixpkgs' interface: env attributes become environment variables, the bin
   # folders of nativeBuildInputs come first on PATH, then the host's /usr/bin:/bin.
@@ -97,7 +101,8 @@ let
       }
       ''
         mkdir -p "$out/bin"
-        printf '#!/bin/bash\necho "%s: offline test placeholder, not the real tool" >&2\nexit 1\n' ${pname} > "$out/bin/${pname}"
+        printf '#!/bin/bash\necho "%s: offline test placeholder, not the real tool" >&2\nexit 1\n' \
+          ${pname} > "$out/bin/${pname}"
         chmod +x "$out/bin/${pname}"
       '';
 
@@ -108,6 +113,7 @@ let
     pname: command:
     let
       path = host.tools.${command} or null;
+      absent = "${command}: not on this host, nothing checked";
     in
     runCommand "${pname}-${if path == null then "absent" else "host"}"
       {
@@ -122,7 +128,7 @@ let
         mkdir -p "$out/bin"
         ${
           if path == null then
-            ''printf '#!/bin/bash\necho "${command}: not on this host, nothing checked" >&2\n' > "$out/bin/${command}"''
+            ''printf '#!/bin/bash\necho "${absent}" >&2\n' > "$out/bin/${command}"''
           else
             ''printf '#!/bin/bash\nexec %s "$@"\n' ${path} > "$out/bin/${command}"''
         }
