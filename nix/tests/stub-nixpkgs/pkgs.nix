@@ -187,6 +187,14 @@ let
             export CARGO_HOME=${host.cargoHome} CARGO_TARGET_DIR=${targetDir}
             cp -r "$src" source
             chmod -R u+w source
+            # The package's own crates get a profile of their own (codegen-units 255, so another
+            # -C metadata): cargo judges a crate fresh by file times, so with one profile a build
+            # of another tree in the shared target dir (a developer's cargo test, before or at the
+            # same time) would hand its binaries to this build, or take this build's. The
+            # dependencies keep the dev profile, compiled once for all.
+            package=$(sed -n '/^\[package\]/,/^\[/s/^name = "\(.*\)"$/\1/p' source/Cargo.toml)
+            mkdir -p .cargo
+            printf '[profile.dev.package.%s]\ncodegen-units = 255\n' "$package" >.cargo/config.toml
             cd source
             ${buildPhase}
             ${installPhase}
