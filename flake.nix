@@ -16,9 +16,11 @@
       rust-overlay,
     }:
     let
-      # nixpkgs 26.11 dropped x86_64-darwin.
+      # x86_64-darwin is left out: nixpkgs announced in its 25.11 release notes that 26.11 drops
+      # it, and Nix 2.36 ships no installer for it (nixpkgs' lib still lists it; docs/nix.md).
       systems = [
         "x86_64-linux"
+        "aarch64-linux"
         "aarch64-darwin"
       ];
       cargoToml = builtins.fromTOML (builtins.readFile ./Cargo.toml);

@@ -41,18 +41,24 @@ let
       // extra
     );
   flatcMatches = flatbuffers.version == flatcVersion;
-  # The whole tree as the flake sees it (git-tracked files), for the formatters.
+  # The whole tree as the flake sees it (git-tracked files), for the formatters and the tests.
   tree = builtins.path {
     name = "serbench-tree";
     path = ../.;
   };
+  formattingInputs = [ treefmt ] ++ formatters;
 in
 {
   inherit serbench sizes results-smoke;
+  # The tests read more than cargo builds from: README.md and docs/ (the generated tables),
+  # results/ (the committed run), nix/ (the flake's source filter), proptest-regressions/. So
+  # they run on the whole tree: a README-only commit runs them again, but rebuilds no binary
+  # and no size report (those build from source.nix's files only).
   test = cargoCheck "test" "cargo test --frozen" (
+    { src = tree; }
     # With the matching flatc, the FlatBuffers test that regenerates the committed code runs
     # instead of skipping.
-    lib.optionalAttrs flatcMatches {
+    // lib.optionalAttrs flatcMatches {
       nativeBuildInputs = [ flatbuffers ];
       env.SERBENCH_REQUIRE_FLATC = "1";
       postPatch = "patchShebangs scripts";
@@ -69,7 +75,7 @@ in
   '';
   # `nix fmt` leaves the committed tree as it is: every formatter treefmt.toml names, in CI mode
   # (no cache, fail on any change).
-  formatting = runCommand "serbench-formatting-check" { nativeBuildInputs = [ treefmt ] ++ formatters; } ''
+  formatting = runCommand "serbench-formatting-check" { nativeBuildInputs = formattingInputs; } ''
     cp -r ${tree} tree
     chmod -R u+w tree
     cd tree

@@ -76,7 +76,7 @@ in
   # makeOverridable would add `override` and `overrideDerivation`, which `nix flake check` and
   # `nix flake show` reject as an app and as a check.
   apps = import ./apps.nix {
-    inherit (pkgs) lib writeShellScript;
+    inherit (pkgs) lib runtimeShell writeShellScript;
     inherit serbench serbench-native formats;
   };
   devShells.default = callPackage ./shell.nix { inherit toolchain formatters flatcVersion; };

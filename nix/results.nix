@@ -12,7 +12,13 @@
   runCommand,
   serbench,
   profile ? "full",
+  # More `serbench run` arguments, e.g. "--format postcard --payload order": a part of the matrix,
+  # measured like the whole (`.override`; the remote-builder test builds such a cheap one).
+  arguments ? "",
 }:
+let
+  selection = if arguments == "" then "every arm" else "the arms of ${arguments}";
+in
 runCommand "serbench-results-${profile}"
   {
     nativeBuildInputs = [ serbench ];
@@ -22,8 +28,8 @@ runCommand "serbench-results-${profile}"
     requiredSystemFeatures = lib.optionals (profile != "smoke") [ "benchmark" ];
     # No binary cache may stand in for a measurement of this host.
     allowSubstitutes = false;
-    passthru = { inherit profile; };
-    meta.description = "serbench run --profile ${profile}: every arm, measured on the build host";
+    passthru = { inherit profile arguments; };
+    meta.description = "serbench run --profile ${profile}: ${selection}, measured on the builder";
   }
   ''
     set -o pipefail
@@ -33,7 +39,7 @@ runCommand "serbench-results-${profile}"
       export PATH="$PATH:/usr/sbin:/usr/bin:/bin"
     ''}
     mkdir -p "$out"
-    serbench run --profile ${profile} --out "$out" | tee "$out/summary.txt"
+    serbench run --profile ${profile} ${arguments} --out "$out" | tee "$out/summary.txt"
 
     # The processes above this build, as far as it can see them (the Linux sandbox's own process
     # namespace ends at the builder; macOS shows nix-daemon, which launchd runs with the default
@@ -59,14 +65,17 @@ runCommand "serbench-results-${profile}"
       echo "uname: $(uname -a)"
       echo "nix system: ${stdenv.hostPlatform.system}"
       echo "profile: ${profile}"
-      echo "measured: inside a Nix build (nix build .#results), not by a user's run (nix run .#bench); results.csv's environment column says so on every row"
+      echo "arguments: serbench run --profile ${profile} ${arguments}"
+      echo "measured: inside a Nix build (nix build .#results), not by a user's run" \
+        "(nix run .#bench); results.csv's environment column says so on every row"
       echo "build dir: $NIX_BUILD_TOP"
       echo "build cores (nix.conf cores, 0 = all): ''${NIX_BUILD_CORES:-not set}"
       echo "build user: uid $(id -u)"
       if [ -e /etc/os-release ]; then
         echo "/etc/os-release: visible"
       else
-        echo "/etc/os-release: not visible (the sandbox hides it: the os column has the kernel only)"
+        echo "/etc/os-release: not visible" \
+          "(the sandbox hides it: the os column has the kernel only)"
       fi
       echo "processes: $(ancestors)"
       echo "not visible from inside a build: max-jobs, the daemon's other builds and its scheduling"

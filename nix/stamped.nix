@@ -3,11 +3,11 @@
 # built from the sources alone (source.nix), so a commit that changes none of them rebuilds only
 # this wrapper.
 #
-# `--typed` builds a crate of the data's types against serbench's library (src/typed, src/codegen): the
-# wrapper gives it the source this binary was built from, the crates it was built with (vendored
-# from Cargo.lock, so the build is offline), the pinned toolchain, a C compiler (zstd's bundled C)
-# and the Cap'n Proto compiler, and flatc where nixpkgs has the version the flatbuffers crate
-# needs.
+# `--typed` builds a crate of the data's types against serbench's library (src/typed,
+# src/codegen): the wrapper gives it the source this binary was built from, the crates it was
+# built with (vendored from Cargo.lock, so the build is offline), the pinned toolchain, a C
+# compiler (zstd's bundled C) and the Cap'n Proto compiler, and flatc where nixpkgs has the
+# version the flatbuffers crate needs.
 {
   lib,
   runCommand,

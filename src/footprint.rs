@@ -487,13 +487,16 @@ mod tests {
     }
 
     /// binutils' `size -A` (the linker's own package, so present wherever Rust links on Linux)
-    /// agrees on a real executable; `strip` removes what the check looks for.
+    /// agrees on a real executable; `strip` removes what the check looks for. The executable is
+    /// this test binary itself: it exists wherever the test runs, a Nix build's sandbox too,
+    /// which has no /bin/true (only /bin/sh), and it is unstripped, so `strip` has work to do.
     #[cfg(target_os = "linux")]
     #[test]
     fn a_real_executable_measures_as_binutils_reads_it() {
         let dir = tempfile::tempdir().unwrap();
-        let copy = dir.path().join("true");
-        std::fs::copy("/bin/true", &copy).unwrap();
+        let copy = dir.path().join("test-binary");
+        std::fs::copy(std::env::current_exe().unwrap(), &copy).unwrap();
+        assert_eq!(measure_binary(&copy).unwrap().stripped, Some(false));
         let size = Command::new("size")
             .args(["-A"])
             .arg(&copy)

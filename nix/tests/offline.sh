@@ -4,61 +4,53 @@
 #
 #   bash nix/tests/offline.sh
 #
-# 1. every .nix file parses; flake.lock is consistent with flake.nix's inputs (read without
-#    --override-input, which would hide a stale lock);
+# 1. every .nix file parses and keeps to nixfmt's 100 columns; flake.lock is consistent with
+#    flake.nix's inputs (read without --override-input, which would hide a stale lock);
 # 2. the flake evaluated on nixpkgs' own semantics: a stub package set (nix/tests/stub-nixpkgs:
 #    stubs for builders and tools only) on the REAL nixpkgs lib (../shared/nixpkgs-lib), with the
-#    REAL rust-overlay as flake.lock pins it (../shared/rust-overlay, its narHash checked): flake
-#    show and flake check --no-build over both systems; apps are `bench` plus `bench-<format>`
-#    for exactly the registry's formats, each a plain app; checks are derivations; results
-#    evaluates on both systems; one commit id (nix/commit.nix, git, the binary); a commit that
-#    changes no source rebuilds no binary;
-# 3. builds through the stub rust-overlay (the host's rustup toolchain): results-smoke (every arm
-#    once, numbers meaningless) into one results.csv row per arm, each saying it ran inside a Nix
-#    build; `nix run .#bench-postcard` (a direct run, a portable build; with --typed, a generated
-#    crate built through the wrapper's toolchain and source); `nix run .#bench-native`
-#    (built with -C target-cpu=native, its rows say native); a bad format exits 2; `nix develop` (its
-#    rustc, valgrind and setarch; a run there is direct); `nix fmt` leaves a clean checkout
-#    unchanged and checks.formatting fails on a misformatted one (with the host's formatters).
+#    REAL rust-overlay as flake.lock pins it (../shared/rust-overlay, its narHash checked): every
+#    output (packages, apps, checks, devShells, formatter) on every system (x86_64-linux,
+#    aarch64-linux, aarch64-darwin), flake show and flake check --no-build; apps are `bench`,
+#    `bench-native`, `matrix` plus `bench-<format>` for exactly the registry's formats, each a
+#    plain app; one commit id (nix/commit.nix, git, the binary); a commit that changes no source
+#    rebuilds no binary and no sizes;
+# 3. builds, in Nix's sandbox where this Nix can make one (as root: a user namespace; it says
+#    so when it cannot), through the stub rust-overlay (the host's rustup toolchain): every
+#    output of checks and packages for x86_64-linux but packages.results (the full matrix):
+#    checks.test (cargo test inside the build, on the whole tree), clippy, fmt, formatting,
+#    the package, sizes (scripts/sizes-match.sh against the committed sizes.csv) and
+#    results-smoke (every arm once, numbers meaningless) into one results.csv row per arm, each
+#    saying it ran inside a Nix build; `nix run .#bench-postcard` (a direct run, a portable
+#    build; with --typed, a generated crate built through the wrapper's toolchain and source);
+#    `nix run .#bench-native` (built with -C target-cpu=native, its rows say native); a bad
+#    format exits 2; `nix develop` (its rustc, valgrind and setarch; a run there is direct);
+#    `nix fmt` leaves a clean checkout unchanged, and checks.formatting and checks.fmt fail on a
+#    misformatted one (with the host's formatters).
 # It ends by saying which parts ran on real code and which on stubs. Without ../shared (a user's
 # clone) the real lib and overlay are replaced by nix/tests/stub-nixpkgs/fallback-lib.nix and
-# the stub overlay, and it says what it skipped.
+# the stub overlay, and it says what it skipped. nix/tests/remote-builder.sh (run after it) sends
+# a results build to a real remote builder over SSH.
 #
-# SERBENCH_NIX_TARGET_DIR: the cargo target dir the stub build shares (default: ./target, so
-# the dependencies `cargo test` compiled are reused).
+# SERBENCH_NIX_TARGET_DIR: the cargo target dir the stub builds share (default: ./target, so
+# the dependencies `cargo test` compiled are reused; the sandbox mounts it).
+# SERBENCH_NIX_SANDBOX=false: build without the sandbox.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 repo=$PWD
-
-if ! command -v nix >/dev/null; then
-  apt-get update -qq
-  apt-get install -y -qq --no-install-recommends nix-bin >/dev/null
-fi
-export NIX_CONFIG='experimental-features = nix-command flakes
-substituters =
-sandbox = false
-build-users-group ='
+# Nix (installed if missing), NIX_CONFIG (no network, no build users, the sandbox where it
+# works), step/fail/nixq, the host's tools and the stub inputs' setup.
+source nix/tests/common.sh
 nix --version
-
-step() { echo "-- $*"; }
-# nix without the noise every stub command repeats: the dirty-tree warning (uncommitted
-# flake), the "not writing modified lock file" block (the overrides, by design), Nix 2.8's
-# "evaluating ..." progress lines and the missing nixbld group (build-users-group is empty).
-nixq() {
-  nix "$@" 2> >(awk '
-    /^warning: Git tree .* is dirty$/ || /^evaluating / || /group .nixbld. specified/ { next }
-    /^warning: not writing modified lock file/ { lockblock = 1; next }
-    lockblock && /^(• |    |  → )/ { next }
-    { lockblock = 0; print }' >&2)
-}
-fail() {
-  echo "offline.sh: FAIL: $*" >&2
-  exit 1
-}
+echo "sandbox = $sandbox; extra-sandbox-paths = ${sandbox_paths[*]}"
 # What ran on real code and what on stubs, printed at the end.
 real=()
 stubbed=()
 skipped=()
+if [[ $sandbox == true ]]; then
+  real+=("Nix's sandbox around every build (a user namespace as root; /build, no /etc/os-release, only the host paths above)")
+else
+  skipped+=("the sandbox: this Nix could not sandbox a build here (see above), so builds ran unsandboxed")
+fi
 
 # The flake sees only git-tracked files: an untracked flake part would be missing silently.
 for file in flake.nix flake.lock treefmt.toml taplo.toml $(find nix -type f); do
@@ -70,6 +62,17 @@ while IFS= read -r file; do
   nix-instantiate --parse "$file" >/dev/null || fail "$file does not parse"
 done < <(git ls-files '*.nix')
 echo "$(git ls-files '*.nix' | wc -l) files"
+
+step "no .nix line is wider than nixfmt's 100 columns"
+# nixfmt (checks.formatting) is on none of the registries this machine reaches; its width is the
+# one rule checked here, on every line (stricter than nixfmt, which leaves strings and comments).
+wide=$(git ls-files '*.nix' | python3 -c 'import sys
+for name in sys.stdin.read().split():
+    for number, line in enumerate(open(name, encoding="utf-8").read().split("\n"), 1):
+        if len(line) > 100:
+            print(f"{name}:{number}: {len(line)} columns")')
+[[ -z $wide ]] || fail "lines wider than 100 columns (nixfmt's width):"$'\n'"$wide"
+echo "every line of $(git ls-files '*.nix' | wc -l) files within 100 columns"
 
 step "flake.lock locks flake.nix's inputs"
 inputs_json=$(nix-instantiate --eval --strict --json -E '(import ./flake.nix).inputs')
@@ -148,49 +151,15 @@ nixq flake metadata --offline --no-update-lock-file . >/dev/null ||
   fail "flake.lock does not match flake.nix: run \`nix flake lock\` on a networked machine"
 
 
-# Real code beside the project: ../shared (a developer's machine and CI have it; a user's clone
-# does not). It is read where it is, never copied into the project.
-shared=$(cd .. && pwd)/shared
-real_lib=$shared/nixpkgs-lib/lib
-real_overlay=$shared/rust-overlay
-[[ -f $real_lib/default.nix ]] || real_lib=""
-[[ -f $real_overlay/flake.nix ]] || real_overlay=""
-
-# The stubs get the host's paths in a temporary copy, so nothing is written into the repo.
 work=$(mktemp -d /tmp/serbench-nix.XXXXXX)
 trap 'rm -rf "$work"' EXIT
-cp -r nix/tests/stub-nixpkgs nix/tests/stub-rust-overlay "$work/"
+stub_inputs "$work"
 if [[ -n $real_lib ]]; then
-  # lib.nix takes the real lib when it finds it here (a pure evaluation reads only its flake).
-  cp -r "$real_lib" "$work/stub-nixpkgs/nixpkgs-lib"
-  chmod -R u+w "$work/stub-nixpkgs/nixpkgs-lib"
   real+=("nixpkgs lib ($real_lib, $(cat "$real_lib/.version" 2>/dev/null || echo "version unknown")): callPackage (makeOverridable), genAttrs, getExe, makeBinPath, systems.elaborate, in every evaluation and build below")
 else
   skipped+=("the real nixpkgs lib: no ../shared/nixpkgs-lib; fallback-lib.nix stood in for it")
   stubbed+=("nixpkgs lib: nix/tests/stub-nixpkgs/fallback-lib.nix")
 fi
-# The host's own tools where it has them (the formatters, valgrind, setarch): the real programs
-# run inside `nix fmt`, checks.formatting and the dev shell.
-host_tool() {
-  local path
-  path=$(command -v "$1") || return 0
-  # A pyenv shim needs pyenv's environment; the program it stands for does not.
-  if [[ $path == */shims/* ]] && command -v pyenv >/dev/null; then path=$(pyenv which "$1"); fi
-  readlink -f "$path"
-}
-tools_json=$(for tool in treefmt taplo prettier nixfmt valgrind setarch cc capnp; do
-  printf '%s\t%s\n' "$tool" "$(host_tool "$tool")"
-done | python3 -c 'import json, sys
-print(json.dumps({name: path for name, path in (line.rstrip("\n").split("\t") for line in sys.stdin) if path}))')
-python3 - "$work/stub-nixpkgs/host.json" "$tools_json" <<PY
-import json, sys
-json.dump({
-    "cargoHome": "${CARGO_HOME:-$HOME/.cargo}",
-    "rustupHome": "${RUSTUP_HOME:-$HOME/.rustup}",
-    "targetDir": "${SERBENCH_NIX_TARGET_DIR:-$repo/target}",
-    "tools": json.loads(sys.argv[2]),
-}, open(sys.argv[1], "w"))
-PY
 absent_tools=$(python3 -c 'import json, sys
 tools = json.load(open(sys.argv[1]))["tools"]
 print(" ".join(t for t in ("treefmt", "taplo", "prettier", "nixfmt", "valgrind", "setarch") if t not in tools))' "$work/stub-nixpkgs/host.json")
@@ -217,7 +186,8 @@ else
   evaluate_inputs=("${stub_nixpkgs[@]}" "${stub_overlay[@]}")
 fi
 evaluate=("${evaluate_inputs[@]}" --no-write-lock-file)
-systems=(x86_64-linux aarch64-darwin)
+# The systems the flake promises (flake.nix): every output is evaluated on each.
+systems=(x86_64-linux aarch64-linux aarch64-darwin)
 # Nix >= 2.14 evaluates only the current system unless told; 2.8 (Debian) evaluates all.
 all_systems=()
 if nix flake check --help 2>/dev/null | grep -q -- --all-systems; then all_systems=(--all-systems); fi
@@ -231,6 +201,15 @@ for system in "${systems[@]}"; do
 done
 [[ -n $real_overlay ]] && real+=("rust-overlay $overlay_rev (flake.lock's input, narHash checked): evaluation of every output on ${systems[*]} (flake show, flake check --no-build, apps, checks, packages, dev shells), toolchain $toolchain")
 
+step "every output has exactly the systems ${systems[*]}"
+for output in packages apps checks devShells formatter; do
+  got=$(nixq eval --json "${evaluate[@]}" ".#$output" --apply 'output: builtins.attrNames output') ||
+    fail "$output does not evaluate"
+  want=$(printf '%s\n' "${systems[@]}" | sort | python3 -c 'import json, sys; print(json.dumps(sys.stdin.read().split(), separators=(",", ":")))')
+  [[ $got == "$want" ]] || fail "$output has the systems $got, want $want"
+done
+echo "packages apps checks devShells formatter: ${systems[*]}"
+
 step "nix flake show"
 nixq flake show "${evaluate[@]}" "${all_systems[@]}" . | sed 's/\x1b\[[0-9;]*m//g' || fail "flake show"
 
@@ -242,7 +221,7 @@ nixq build "${build[@]}" --out-link "$work/serbench" .#packages.x86_64-linux.def
 [[ -x $work/serbench/bin/serbench ]] || fail "no serbench binary"
 "$work/serbench/bin/serbench" list --json >"$work/list.json"
 
-step "apps: bench, bench-native + bench-<format> for the registry's formats, each a plain app"
+step "apps: bench, bench-native, matrix + bench-<format> for the registry's formats, each a plain app"
 for system in "${systems[@]}"; do
   nixq eval --json "${evaluate[@]}" ".#apps.$system" \
     --apply 'apps: builtins.mapAttrs (_: app: { keys = builtins.attrNames app; type = app.type or null; program = app.program or ""; }) apps' \
@@ -253,9 +232,9 @@ import json, sys
 registry = json.load(open(sys.argv[1]))
 apps = json.load(open(sys.argv[2]))
 system = sys.argv[3]
-want = {"bench", "bench-native"} | {f"bench-{format['name']}" for format in registry["formats"]}
+want = {"bench", "bench-native", "matrix"} | {f"bench-{format['name']}" for format in registry["formats"]}
 if set(apps) != want:
-    sys.exit(f"{system}: apps {sorted(apps)} != bench, bench-native + the registry's formats {sorted(want)}")
+    sys.exit(f"{system}: apps {sorted(apps)} != bench, bench-native, matrix + the registry's formats {sorted(want)}")
 bad = {
     name: app
     for name, app in apps.items()
@@ -285,16 +264,35 @@ print(f"{system}: {' '.join(sorted(checks))}")
 PY
 done
 
-step "results evaluates on ${systems[*]}"
+step "every package, check, dev shell and formatter evaluates to a derivation on ${systems[*]}"
+# Each one's derivation path, so evaluating it goes as deep as a build would.
+for output in packages checks devShells formatter; do
+  case $output in
+    formatter) apply='bySystem: builtins.mapAttrs (_: drv: { formatter = drv.drvPath; }) bySystem' ;;
+    *) apply='bySystem: builtins.mapAttrs (_: builtins.mapAttrs (_: drv: drv.drvPath)) bySystem' ;;
+  esac
+  nixq eval --json "${evaluate[@]}" ".#$output" --apply "$apply" >"$work/drvs-$output.json" ||
+    fail "$output does not evaluate"
+done
+python3 - "$work" "${systems[@]}" <<'PY'
+import json, sys
+
+work, systems = sys.argv[1], sys.argv[2:]
+for system in systems:
+    line = []
+    for output in ("packages", "checks", "devShells", "formatter"):
+        drvs = json.load(open(f"{work}/drvs-{output}.json"))[system]
+        bad = sorted(name for name, path in drvs.items() if not path.endswith(".drv"))
+        if bad:
+            sys.exit(f"{output}.{system}: not derivations: {bad}")
+        line.append(f"{output} {' '.join(sorted(drvs))}")
+    print(f"{system}: " + "; ".join(line))
+PY
 for system in "${systems[@]}"; do
-  for package in results results-smoke sizes; do
-    nixq eval --raw "${evaluate[@]}" ".#packages.$system.$package.drvPath" >/dev/null ||
-      fail "packages.$system.$package does not evaluate"
-  done
   features=$(nixq eval --json "${evaluate[@]}" ".#packages.$system.results.requiredSystemFeatures")
   [[ $features == '["benchmark"]' ]] || fail "$system results: requiredSystemFeatures $features"
-  echo "$system: results, results-smoke, sizes evaluate; results requires $features"
 done
+echo "results requires [\"benchmark\"] on ${systems[*]}"
 
 step "one commit id: nix/commit.nix as build.rs (12 hex digits, -dirty)"
 rev=0123456789abcdef0123456789abcdef01234567
@@ -382,6 +380,42 @@ print(f"{len(rows)} rows = {arms} arms; statuses {statuses}; environment {enviro
 print(host.strip())
 PY
 
+step "build every check and package of x86_64-linux (packages.results, the full matrix, excepted)"
+# On the real filtered sources (source.nix for the binaries and sizes, the whole tree for the
+# tests), through the stub builders: checks.test runs cargo test inside the build, clippy,
+# fmt and formatting run their tools, sizes and results-smoke run the binary. packages.results
+# is the whole matrix measured (20 minutes and more); results-smoke runs every arm once instead.
+mkdir -p "$work/built"
+outputs=$(nixq eval --json "${evaluate[@]}" .#checks.x86_64-linux --apply builtins.attrNames | python3 -c 'import json, sys
+print(" ".join(f"checks.{name}" for name in json.load(sys.stdin)))')
+outputs+=" $(nixq eval --json "${evaluate[@]}" .#packages.x86_64-linux --apply builtins.attrNames | python3 -c 'import json, sys
+print(" ".join(f"packages.{name}" for name in json.load(sys.stdin) if name != "results"))')"
+for output in $outputs; do
+  started=$SECONDS
+  log="$work/built/$output.log"
+  nixq build -L "${build[@]}" --out-link "$work/built/$output" ".#${output%%.*}.x86_64-linux.${output#*.}" \
+    >"$log" 2>&1 || fail "build $output.x86_64-linux: $(tail -n 40 "$log")"
+  echo "$output: built in $((SECONDS - started)) s"
+done
+echo "not built: packages.results (the full matrix; evaluated above, and its features are checked)"
+python3 - "$work/built/checks.test.log" <<'PY' || fail "checks.test ran no test"
+import re, sys
+
+# Nix keeps a pseudo-terminal's leftovers of libtest's colours: "test result: ok(B. 3 passed; ..."
+text = open(sys.argv[1]).read()
+results = re.findall(r"test result: (\w+)[^.\n]*\. (\d+) passed; (\d+) failed; (\d+) ignored", text)
+passed, failed, ignored = (sum(int(result[i]) for result in results) for i in (1, 2, 3))
+if not results or passed == 0 or failed:
+    sys.exit(f"checks.test: {len(results)} test binaries, {passed} passed, {failed} failed")
+print(f"checks.test: cargo test inside the build: {len(results)} test binaries and doc tests,"
+      f" {passed} tests passed, {ignored} ignored")
+PY
+real+=("the flake's checks.test, clippy, fmt, formatting, serbench, sizes, results-smoke and every package but results, built on the real filtered sources (cargo test, cargo clippy, cargo fmt and treefmt ran inside the builds)")
+
+step "the built sizes.csv is the committed one (scripts/sizes-match.sh, as the workflow runs it)"
+bash scripts/sizes-match.sh "$work/built/packages.sizes/sizes.csv" results/x86_64-linux/sizes.csv ||
+  fail "nix build .#sizes differs from results/x86_64-linux/sizes.csv"
+
 step "nix run .#bench-postcard -- --payload order: a direct run"
 nixq run "${build[@]}" .#bench-postcard -- --payload order --out "$work/bench-postcard" \
   >"$work/bench-postcard.log" 2>&1 || fail "bench-postcard: $(tail -n 5 "$work/bench-postcard.log")"
@@ -443,8 +477,6 @@ nixq develop "${build[@]}" -c "$work/serbench/bin/serbench" run --profile smoke 
 [[ $(environment_of "$work/develop-run/results.csv") == direct ]] ||
   fail "a run in nix develop says environment $(environment_of "$work/develop-run/results.csv"), want direct"
 echo "a run in nix develop: environment direct"
-darwin_shell=$(nixq eval --raw "${evaluate[@]}" .#devShells.aarch64-darwin.default.drvPath) || fail "the aarch64-darwin dev shell does not evaluate"
-echo "aarch64-darwin dev shell evaluates: $darwin_shell"
 
 step "nix fmt and nix develop have treefmt and every formatter treefmt.toml names"
 commands=$(python3 -c 'import tomllib
@@ -480,6 +512,14 @@ else
   grep -q 'file has changed path=Cargo.toml' "$work/misformatted.log" ||
     fail "checks.formatting failed on a misformatted Cargo.toml, but not for its format: $(tail -n 5 "$work/misformatted.log")"
   echo "checks.formatting: passes on HEAD, fails on a misformatted Cargo.toml (treefmt: file has changed path=Cargo.toml)"
+  # checks.fmt (cargo fmt --check) passed above on HEAD; a misformatted Rust line fails it.
+  echo 'pub fn  misformatted( ) {}' >>"$work/fmt/src/lib.rs"
+  if nixq build -L "${build[@]}" --no-link "$work/fmt#checks.x86_64-linux.fmt" >"$work/misformatted-rs.log" 2>&1; then
+    fail "checks.fmt passed a misformatted src/lib.rs"
+  fi
+  grep -q 'Diff in .*src/lib.rs' "$work/misformatted-rs.log" ||
+    fail "checks.fmt failed on a misformatted src/lib.rs, but not for its format: $(tail -n 5 "$work/misformatted-rs.log")"
+  echo "checks.fmt: passes on HEAD, fails on a misformatted src/lib.rs (rustfmt: Diff in src/lib.rs)"
   real+=("the host's formatters (treefmt, taplo, prettier) in nix fmt and checks.formatting")
 fi
 if [[ -n $absent_tools ]]; then
@@ -493,7 +533,7 @@ for line in "${real[@]}"; do echo "  real: $line"; done
 echo "== what ran on stubs"
 for line in "${stubbed[@]}" \
   "builders (runCommand, mkDerivation, buildRustPackage over the host's cargo, mkShell, fetchurl, symlinkJoin) on /bin/bash: nix/tests/stub-nixpkgs/pkgs.nix" \
-  "builds (packages, results-smoke, nix run, nix develop, nix fmt): the stub rust-overlay, the host's rustup toolchain" \
+  "builds (every check, every package but results, nix run, nix develop, nix fmt): the stub rust-overlay, the host's rustup toolchain, a dev build without --target" \
   "nixpkgs' packages the flake only names (cargo-nextest, flatbuffers, the toolchain's parts): placeholders"; do
   echo "  stub: $line"
 done

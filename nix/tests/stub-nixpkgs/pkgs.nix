@@ -25,7 +25,11 @@ let
     || (builtins.isAttrs value && value ? outPath)
     || (builtins.isList value && builtins.all passable value);
   passableOnly =
-    attrs: removeAttrs attrs (builtins.filter (name: !passable attrs.${name}) (builtins.attrNames attrs));
+    attrs:
+    let
+      unpassable = builtins.filter (name: !passable attrs.${name}) (builtins.attrNames attrs);
+    in
+    removeAttrs attrs unpassable;
 
   # runCommand with nixpkgs' interface: env attributes become environment variables, the bin
   # folders of nativeBuildInputs come first on PATH, then the host's /usr/bin:/bin.
@@ -97,7 +101,8 @@ let
       }
       ''
         mkdir -p "$out/bin"
-        printf '#!/bin/bash\necho "%s: offline test placeholder, not the real tool" >&2\nexit 1\n' ${pname} > "$out/bin/${pname}"
+        printf '#!/bin/bash\necho "%s: offline test placeholder, not the real tool" >&2\nexit 1\n' \
+          ${pname} > "$out/bin/${pname}"
         chmod +x "$out/bin/${pname}"
       '';
 
@@ -108,6 +113,7 @@ let
     pname: command:
     let
       path = host.tools.${command} or null;
+      absent = "${command}: not on this host, nothing checked";
     in
     runCommand "${pname}-${if path == null then "absent" else "host"}"
       {
@@ -122,7 +128,7 @@ let
         mkdir -p "$out/bin"
         ${
           if path == null then
-            ''printf '#!/bin/bash\necho "${command}: not on this host, nothing checked" >&2\n' > "$out/bin/${command}"''
+            ''printf '#!/bin/bash\necho "${absent}" >&2\n' > "$out/bin/${command}"''
           else
             ''printf '#!/bin/bash\nexec %s "$@"\n' ${path} > "$out/bin/${command}"''
         }
@@ -181,6 +187,14 @@ let
             export CARGO_HOME=${host.cargoHome} CARGO_TARGET_DIR=${targetDir}
             cp -r "$src" source
             chmod -R u+w source
+            # The package's own crates get a profile of their own (codegen-units 255, so another
+            # -C metadata): cargo judges a crate fresh by file times, so with one profile a build
+            # of another tree in the shared target dir (a developer's cargo test, before or at the
+            # same time) would hand its binaries to this build, or take this build's. The
+            # dependencies keep the dev profile, compiled once for all.
+            package=$(sed -n '/^\[package\]/,/^\[/s/^name = "\(.*\)"$/\1/p' source/Cargo.toml)
+            mkdir -p .cargo
+            printf '[profile.dev.package.%s]\ncodegen-units = 255\n' "$package" >.cargo/config.toml
             cd source
             ${buildPhase}
             ${installPhase}
