@@ -522,9 +522,14 @@ fn the_gathering_script_reports_three_hosts_with_the_emulated_one_apart() {
         hosts.join("results-aarch64-linux").to_str().unwrap(),
     ]);
     let text = String::from_utf8_lossy(&output.stdout);
-    let sentence = text.find("B's host ran the 116 shared arms").unwrap_or_else(|| panic!("{text}"));
+    let sentence = text
+        .find("B's host ran the 116 shared arms")
+        .unwrap_or_else(|| panic!("{text}"));
     assert!(sentence < text.find("payload").unwrap(), "{text}");
-    assert!(text.contains("B: aarch64-linux ran under an emulator on x86_64"), "{text}");
+    assert!(
+        text.contains("B: aarch64-linux ran under an emulator on x86_64"),
+        "{text}"
+    );
 
     // No artifacts: one line, exit 2.
     let empty = tempfile::tempdir().unwrap();
