@@ -268,6 +268,10 @@ struct CompareArgs {
     /// Print Markdown instead of a text table.
     #[arg(long)]
     markdown: bool,
+    /// List the arms only one side has, or that one side could not measure (by default, their
+    /// counts).
+    #[arg(short, long)]
+    verbose: bool,
 }
 
 #[derive(Args)]
@@ -696,7 +700,7 @@ fn execute(command: Command) -> Result<()> {
         Command::Run(args) => args.execute(&registry()?),
         Command::Sizes(args) => args.execute(&registry()?),
         Command::Report(args) => print(commands::report(&args.dirs, args.out)?),
-        Command::Compare(args) => print(commands::compare(&args.a, &args.b, args.markdown)?),
+        Command::Compare(args) => print(commands::compare(&args.a, &args.b, args.markdown, args.verbose)?),
         Command::Ratio(args) => args.execute(),
         Command::Vs(args) => args.execute(&registry()?),
         Command::Selfcheck(args) => args.execute(&registry()?),

@@ -309,12 +309,12 @@ pub fn report(dirs: &[PathBuf], out: Option<PathBuf>) -> Result<String> {
 }
 
 /// `serbench compare`: two results folders arm by arm.
-pub fn compare(a: &Path, b: &Path, as_markdown: bool) -> Result<String> {
+pub fn compare(a: &Path, b: &Path, as_markdown: bool, verbose: bool) -> Result<String> {
     let comparison = compare::compare(a, b)?;
     Ok(if as_markdown {
         comparison.markdown()
     } else {
-        comparison.to_string()
+        comparison.text(verbose)
     })
 }
 

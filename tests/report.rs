@@ -84,12 +84,22 @@ fn report_on_two_hosts_writes_the_tables_headline_and_one_bar_per_arm() {
     ] {
         assert!(markdown.contains(expected), "missing {expected:?} in\n{markdown}");
     }
-    // Headline: 960 / 3200 on x86_64, 780 / 2600 on aarch64, both 0.30 with ~2-2.5% spread.
+    // Headline, in the readings section: 960 / 3200 on x86_64, 780 / 2600 on aarch64, both 0.30
+    // with ~2-2.5% spread.
+    let readings = &markdown[markdown.find("## readings").expect("a readings section")..];
     assert!(
-        markdown.contains(
-            "| Avro (serde_avro_fast) vs JSON NDJSON (serde_json) | readings | decode | \
+        readings.starts_with("## readings\n\n### readings: headline ratios"),
+        "{readings}"
+    );
+    assert!(
+        readings.contains(
+            "| Avro (serde_avro_fast) vs JSON NDJSON (serde_json) | decode | \
              `avro/serde_avro_fast` / `json/serde_json ndjson` | 0.30x [0.29, 0.31] | 0.30x [0.29, 0.31] |"
         ),
+        "{markdown}"
+    );
+    assert!(
+        markdown.contains("## Contents\n\n- [Hosts](#hosts)\n"),
         "{markdown}"
     );
     // simd-json vs serde_json: 2000/3000 on x86_64, 2200/2400 on aarch64.
@@ -102,12 +112,12 @@ fn report_on_two_hosts_writes_the_tables_headline_and_one_bar_per_arm() {
     // half-width sqrt(0.02² + 0.015²) = 0.025; over the x86_64-linux host 0.80x, the same width.
     assert!(
         markdown.contains(
-            "| `json/serde_json` | x86_64-linux | 3000.0 | [2940.0, 3060.0] | 2.0% | 9 | 3079 | 180.0 | 3.75x [3.66, 3.84] * | 1.00x |"
+            "| `json/serde_json` | x86_64-linux | 3000.0 | [2940.0, 3060.0] | 2.0% | 9 | 3079 | 180 | 3.75x [3.66, 3.84] * | 1.00x |"
         ),
         "{markdown}"
     );
     assert!(markdown.contains(
-        "| `json/serde_json` | aarch64-darwin | 2400.0 | [2364.0, 2436.0] | 1.5% | 9 | 3079 | 180.0 | 3.75x [3.67, 3.83] * | 0.80x [0.78, 0.82] |"
+        "| `json/serde_json` | aarch64-darwin | 2400.0 | [2364.0, 2436.0] | 1.5% | 9 | 3079 | 180 | 3.75x [3.67, 3.83] * | 0.80x [0.78, 0.82] |"
     ));
     assert!(
         markdown.contains(
@@ -214,7 +224,7 @@ fn a_folder_without_sizes_csv_reports_the_section_absent() {
             .all(|chart| !chart.to_string_lossy().contains("sizes"))
     );
     // One host: no host column.
-    assert!(markdown.contains("| `bincode/bincode` | 640.0 | [630.4, 649.6] | 1.5% | 9 | 1300 | 180.0 |"));
+    assert!(markdown.contains("| `bincode/bincode` | 640.0 | [630.4, 649.6] | 1.5% | 9 | 1300 | 180 |"));
 }
 
 #[test]
@@ -287,7 +297,7 @@ fn compare_two_hosts_per_arm_and_agreement() {
     assert!((agreement.median_half_width_a - 0.02).abs() < 1e-12);
     assert!((agreement.median_half_width_b - 0.02).abs() < 1e-12);
 
-    let text = comparison.text();
+    let text = comparison.text(false);
     assert!(text.contains("A: x86_64-linux") && text.contains("B: aarch64-darwin"));
     assert!(text.contains("coverage: B's mean inside A's 95% CI for 0 of 11 shared arms (0.0%;"));
     assert!(text.contains("agreement (|B - A| within the 95% interval of the difference"));

@@ -89,7 +89,7 @@ use crate::payload::{
 pub static FORMAT: Format = Format {
     name: "avro",
     about: "Apache Avro datums, shared .avsc schemas: serde_avro_fast and apache-avro",
-    colour: [0x7B, 0x4F, 0xC9],
+    colour: [0x55, 0x44, 0xAA],
     backends: &[
         BackendDoc {
             backend: "serde_avro_fast",

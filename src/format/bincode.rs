@@ -29,7 +29,7 @@ use crate::payload::{
 pub static FORMAT: Format = Format {
     name: "bincode",
     about: "bincode, native derive, standard config (plus a decode-limited variant)",
-    colour: [0xF2, 0x8E, 0x2B],
+    colour: [0xBB, 0x66, 0x11],
     backends: &[
         BackendDoc {
             backend: "bincode",

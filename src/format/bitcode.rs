@@ -24,7 +24,7 @@ use crate::payload::{
 pub static FORMAT: Format = Format {
     name: "bitcode",
     about: "bitcode: native derive and serde",
-    colour: [0xE1, 0x57, 0x59],
+    colour: [0xEE, 0x55, 0x66],
     backends: &[
         BackendDoc {
             backend: "bitcode",

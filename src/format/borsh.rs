@@ -31,7 +31,7 @@ const NO_BORROWED: &str = "`BorshDeserialize` reads from an `io::Read` into owne
 pub static FORMAT: Format = Format {
     name: "borsh",
     about: "Borsh: native derive, fixed-width integers, u32 lengths",
-    colour: [0x2C, 0x3E, 0x50],
+    colour: [0xAA, 0x00, 0x66],
     backends: &[BackendDoc {
         backend: "borsh",
         variant: "",

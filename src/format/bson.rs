@@ -29,7 +29,7 @@ use crate::payload::{
 pub static FORMAT: Format = Format {
     name: "bson",
     about: "BSON: bson through serde",
-    colour: [0x59, 0xA1, 0x4F],
+    colour: [0x55, 0x88, 0x55],
     backends: &[BackendDoc {
         backend: "bson",
         variant: "",

@@ -38,7 +38,7 @@ use crate::payload::{
 pub static FORMAT: Format = Format {
     name: "cbor",
     about: "CBOR: ciborium (serde, structs as maps) and minicbor (native derive, structs as arrays)",
-    colour: [0x8C, 0x8C, 0x2E],
+    colour: [0xAA, 0xAA, 0x55],
     backends: &[
         BackendDoc {
             backend: "ciborium",

@@ -31,7 +31,7 @@ const NO_BORROWED: &str = "csv deserializes `&str` only from the `StringRecord` 
 pub static FORMAT: Format = Format {
     name: "csv",
     about: "CSV: csv through serde, flat records only",
-    colour: [0xB0, 0x7A, 0xA1],
+    colour: [0xEE, 0xAA, 0xFF],
     backends: &[BackendDoc {
         backend: "csv",
         variant: "",

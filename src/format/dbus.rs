@@ -34,7 +34,7 @@ const NO_BORROWED: &str = "zvariant lends strings only for the life of its `Data
 pub static FORMAT: Format = Format {
     name: "dbus",
     about: "D-Bus wire format: zbus (zbus::wire)",
-    colour: [0xED, 0xC9, 0x48],
+    colour: [0xEE, 0xBB, 0x44],
     backends: &[BackendDoc {
         backend: "zbus",
         variant: "",

@@ -56,7 +56,7 @@ const NO_BORROWED: &str = "fory's `Serializer` is `'static` and reads strings in
 pub static FORMAT: Format = Format {
     name: "fory",
     about: "Apache Fory, native derive, schema-consistent: xlang and Rust-native modes",
-    colour: [0x1F, 0x9E, 0x89],
+    colour: [0x55, 0xDD, 0x88],
     backends: &[
         BackendDoc {
             backend: "fory",

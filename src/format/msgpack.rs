@@ -31,7 +31,7 @@ use crate::payload::{
 pub static FORMAT: Format = Format {
     name: "msgpack",
     about: "MessagePack: rmp-serde (structs as arrays, and as maps), rmpv value tree",
-    colour: [0x3B, 0x8E, 0xD0],
+    colour: [0x66, 0x99, 0xFF],
     backends: &[
         BackendDoc {
             backend: "rmp-serde",

@@ -17,7 +17,7 @@ use crate::payload::{
 pub static FORMAT: Format = Format {
     name: "postcard",
     about: "postcard, serde",
-    colour: [0x76, 0xB7, 0xB2],
+    colour: [0x66, 0xBB, 0xCC],
     backends: &[BackendDoc {
         backend: "postcard",
         variant: "",

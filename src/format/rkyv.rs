@@ -87,7 +87,7 @@ use crate::payload::{
 pub static FORMAT: Format = Format {
     name: "rkyv",
     about: "rkyv: native derive, validated zero-copy access and in-place update",
-    colour: [0x80, 0x8A, 0x1C],
+    colour: [0x22, 0xDD, 0xCC],
     backends: &[
         BackendDoc {
             backend: "rkyv",

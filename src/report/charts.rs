@@ -682,6 +682,87 @@ mod tests {
         );
     }
 
+    /// CIELAB (D65) of an sRGB colour.
+    fn lab([red, green, blue]: [f64; 3]) -> [f64; 3] {
+        let [r, g, b] = [red, green, blue].map(linear);
+        let x = (0.4124 * r + 0.3576 * g + 0.1805 * b) / 0.95047;
+        let y = 0.2126 * r + 0.7152 * g + 0.0722 * b;
+        let z = (0.0193 * r + 0.1192 * g + 0.9505 * b) / 1.08883;
+        let f = |t: f64| {
+            if t > 216.0 / 24389.0 {
+                t.cbrt()
+            } else {
+                (24389.0 / 27.0 * t + 16.0) / 116.0
+            }
+        };
+        [116.0 * f(y) - 16.0, 500.0 * (f(x) - f(y)), 200.0 * (f(y) - f(z))]
+    }
+
+    fn linear(channel: f64) -> f64 {
+        let c = channel / 255.0;
+        if c <= 0.04045 {
+            c / 12.92
+        } else {
+            ((c + 0.055) / 1.055).powf(2.4)
+        }
+    }
+
+    /// What a reader with protanopia or deuteranopia sees (Machado, Oliveira and Fernandes 2009,
+    /// severity 1, on linear RGB), back in sRGB.
+    fn seen(colour: [f64; 3], matrix: [[f64; 3]; 3]) -> [f64; 3] {
+        let rgb = colour.map(linear);
+        matrix.map(|row| {
+            let c = (row[0] * rgb[0] + row[1] * rgb[1] + row[2] * rgb[2]).clamp(0.0, 1.0);
+            255.0
+                * if c <= 0.003_130_8 {
+                    12.92 * c
+                } else {
+                    1.055 * c.powf(1.0 / 2.4) - 0.055
+                }
+        })
+    }
+
+    /// Every two formats' colours, and each against the baseline grey, stay apart: CIE76
+    /// distance at least 20 for normal vision (about 2.3 is just noticeable) and at least 12
+    /// as readers with protanopia or deuteranopia see them. The palette before 2026-12-05
+    /// measured 7.3, and 0.9 for deuteranopia (cbor and rkyv, two olives).
+    #[test]
+    fn every_two_format_colours_are_far_apart_for_every_reader() {
+        const PROTAN: [[f64; 3]; 3] = [
+            [0.152_286, 1.052_583, -0.204_868],
+            [0.114_503, 0.786_281, 0.099_216],
+            [-0.003_882, -0.048_116, 1.051_998],
+        ];
+        const DEUTAN: [[f64; 3]; 3] = [
+            [0.367_322, 0.860_646, -0.227_968],
+            [0.280_085, 0.672_501, 0.047_413],
+            [-0.011_820, 0.042_940, 0.968_881],
+        ];
+        let mut colours: Vec<(String, [f64; 3])> = crate::format::all()
+            .iter()
+            .map(|format| (format.name.to_string(), format.colour.map(f64::from)))
+            .collect();
+        let RGBColor(r, g, b) = BASELINE_COLOUR;
+        colours.push(("the baseline grey".into(), [r, g, b].map(f64::from)));
+        let distance = |a: [f64; 3], b: [f64; 3]| {
+            let (a, b) = (lab(a), lab(b));
+            ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt()
+        };
+        for (index, (name, colour)) in colours.iter().enumerate() {
+            for (other, other_colour) in &colours[..index] {
+                let normal = distance(*colour, *other_colour);
+                assert!(normal >= 20.0, "{name} and {other}: CIE76 {normal:.1} < 20");
+                for (vision, matrix) in [("protanopia", PROTAN), ("deuteranopia", DEUTAN)] {
+                    let seen_apart = distance(seen(*colour, matrix), seen(*other_colour, matrix));
+                    assert!(
+                        seen_apart >= 12.0,
+                        "{name} and {other} with {vision}: CIE76 {seen_apart:.1} < 12"
+                    );
+                }
+            }
+        }
+    }
+
     #[test]
     fn colours_are_stable_and_distinct_for_known_formats() {
         let known: Vec<&str> = crate::format::all().iter().map(|format| format.name).collect();

@@ -474,49 +474,9 @@ impl Side {
 }
 
 impl fmt::Display for Comparison {
-    /// The terminal rendering.
+    /// The terminal rendering, one-sided arms as counts ([`Comparison::text`] lists them).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "{}\n{}\n", self.a.line(), self.b.line())?;
-        if let Some(sentence) = self.shift_sentence() {
-            writeln!(f, "{sentence}\n")?;
-        }
-        if !self.arms.is_empty() {
-            let shift = self.shift();
-            let rows: Vec<Vec<String>> = self.arms.iter().map(|arm| arm.cells(shift)).collect();
-            write!(f, "{}", table::render(&HEADERS, &rows))?;
-        }
-        for (title, keys) in [("only in A", &self.only_a), ("only in B", &self.only_b)] {
-            if !keys.is_empty() {
-                writeln!(f, "\n{title} ({}):", keys.len())?;
-                for key in keys {
-                    writeln!(f, "  {key}")?;
-                }
-            }
-        }
-        if !self.failed.is_empty() {
-            writeln!(f, "\nnot measured on both sides ({}):", self.failed.len())?;
-            for (key, reason) in &self.failed {
-                writeln!(f, "  {key}: {reason}")?;
-            }
-        }
-        writeln!(f)?;
-        match &self.agreement {
-            Some(agreement) => {
-                for line in agreement.lines() {
-                    writeln!(f, "{line}")?;
-                }
-            }
-            None => writeln!(f, "no arm was measured on both sides")?,
-        }
-        if self.per_payload.len() > 1 {
-            writeln!(f, "\nper payload:")?;
-            write!(
-                f,
-                "{}",
-                table::render(&PER_PAYLOAD_HEADERS, &self.per_payload_cells())
-            )?;
-        }
-        Ok(())
+        f.write_str(&self.text(false))
     }
 }
 
@@ -602,9 +562,61 @@ impl Comparison {
             .collect()
     }
 
-    /// The terminal rendering (the same as `Display`).
-    pub fn text(&self) -> String {
-        self.to_string()
+    /// The terminal rendering: the sides; the summary first (the common shift, the agreement
+    /// and drift, per payload); then the shared arms; then what only one side has or could not
+    /// measure, as counts, or arm by arm with `verbose`.
+    pub fn text(&self, verbose: bool) -> String {
+        let mut text = format!("{}\n{}\n\n", self.a.line(), self.b.line());
+        if let Some(sentence) = self.shift_sentence() {
+            text += &format!("{sentence}\n\n");
+        }
+        match &self.agreement {
+            Some(agreement) => {
+                for line in agreement.lines() {
+                    text += &format!("{line}\n");
+                }
+            }
+            None => text += "no arm was measured on both sides\n",
+        }
+        if self.per_payload.len() > 1 {
+            text += "\nper payload:\n";
+            text += &table::render(&PER_PAYLOAD_HEADERS, &self.per_payload_cells());
+        }
+        if !self.arms.is_empty() {
+            let shift = self.shift();
+            let rows: Vec<Vec<String>> = self.arms.iter().map(|arm| arm.cells(shift)).collect();
+            text += &format!("\nthe {} arms both sides measured:\n", self.arms.len());
+            text += &table::render(&HEADERS, &rows);
+        }
+        let one_sided = [("only in A", &self.only_a), ("only in B", &self.only_b)];
+        if verbose {
+            for (title, keys) in one_sided {
+                if !keys.is_empty() {
+                    text += &format!("\n{title} ({}):\n", keys.len());
+                    for key in keys {
+                        text += &format!("  {key}\n");
+                    }
+                }
+            }
+            if !self.failed.is_empty() {
+                text += &format!("\nnot measured on both sides ({}):\n", self.failed.len());
+                for (key, reason) in &self.failed {
+                    text += &format!("  {key}: {reason}\n");
+                }
+            }
+        } else {
+            let counts: Vec<String> = one_sided
+                .iter()
+                .map(|(title, keys)| (*title, keys.len()))
+                .chain(std::iter::once(("not measured on both sides", self.failed.len())))
+                .filter(|(_, count)| *count > 0)
+                .map(|(title, count)| format!("{title}: {count} arms"))
+                .collect();
+            if !counts.is_empty() {
+                text += &format!("\n{} (--verbose lists them)\n", counts.join("; "));
+            }
+        }
+        text
     }
 
     pub fn markdown(&self) -> String {
@@ -854,8 +866,18 @@ mod tests {
         assert_eq!(comparison.failed.len(), 1);
         assert_eq!(comparison.failed[0].1, "B failed: round trip differs");
         assert_eq!(comparison.agreement.unwrap().coverage, 1.0);
-        let text = comparison.text();
+        let counts = comparison.to_string();
+        assert!(
+            counts.contains("only in A: 1 arms; only in B: 1 arms; not measured on both sides: 1 arms (--verbose lists them)"),
+            "{counts}"
+        );
+        assert!(!counts.contains("json/a-only readings decode"), "{counts}");
+        let text = comparison.text(true);
         assert!(text.contains("only in A (1):") && text.contains("json/a-only readings decode"));
+        assert!(
+            text.find("coverage").unwrap() < text.find("the 1 arms both sides measured").unwrap(),
+            "{text}"
+        );
         assert!(comparison.markdown().contains("## Only in B"));
     }
 }

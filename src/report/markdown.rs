@@ -31,6 +31,10 @@ use crate::schema::sizes::SizeRow;
 
 pub use crate::schema::{CHARTS_DIR, REPORT_FILE};
 
+/// The self-contained page beside report.md, and its model for tools.
+pub const PAGE_FILE: &str = "report.html";
+pub const MODEL_FILE: &str = "report.json";
+
 /// What `report` wrote.
 #[derive(Clone, Debug)]
 pub struct ReportSummary {
@@ -71,6 +75,9 @@ pub struct RenderedChart {
 #[derive(Clone, Debug)]
 pub struct Rendered {
     pub markdown: String,
+    /// report.html and report.json: the page and its model ([`super::page`]).
+    pub html: String,
+    pub json: String,
     pub charts: Vec<RenderedChart>,
     pub absent: Vec<String>,
 }
@@ -119,6 +126,9 @@ pub fn write(dirs: &[ResultsDir], out: &OutDir) -> Result<ReportSummary> {
         .map(|chart| (chart.file_name.as_str(), chart.svg.as_bytes()))
         .collect();
     let charts = out.write_dir(CHARTS_DIR, &files)?;
+    for (name, text) in [(PAGE_FILE, &rendered.html), (MODEL_FILE, &rendered.json)] {
+        out.write_file(name, |file| Ok(file.write_all(text.as_bytes())?))?;
+    }
     let report = out.write_file(REPORT_FILE, |file| {
         Ok(file.write_all(rendered.markdown.as_bytes())?)
     })?;
@@ -269,6 +279,7 @@ pub fn render(dirs: &[ResultsDir]) -> Result<Rendered> {
     payloads.dedup();
     for payload in &payloads {
         writeln!(markdown, "## {payload}\n")?;
+        write_payload_headline(&mut markdown, &sources, payload)?;
         let mut operations: Vec<Operation> = dirs
             .iter()
             .flat_map(|dir| dir.rows.iter())
@@ -310,11 +321,154 @@ pub fn render(dirs: &[ResultsDir]) -> Result<Rendered> {
             super::footprint::write_section(&mut markdown, &mut charts, &source.label, rows)?;
         }
     }
+    let model = model(&sources, &sizes);
     Ok(Rendered {
-        markdown,
+        html: super::page::html(&model),
+        json: super::page::json(&model),
+        markdown: with_contents(&markdown),
         charts,
         absent,
     })
+}
+
+/// The page's model: every arm of every folder with its figures and its ratio to its section's
+/// fastest arm (the same ratios the Markdown tables show), every size, each format's colour.
+fn model(sources: &[Source], sizes: &BTreeMap<CodecId, SizeRow>) -> super::page::Model {
+    use super::page::{ArmModel, HostModel, Model, RatioModel, SizeModel};
+    let hosts = sources
+        .iter()
+        .map(|source| {
+            let first = source.dir.rows.first();
+            HostModel {
+                label: source.label.clone(),
+                emulated: source.emulated,
+                profile: source.dir.distinct(|row| row.profile.clone()).join(", "),
+                started: source.dir.distinct(|row| row.timestamp.clone()).join(", "),
+                host: first.map(|row| row.host.clone()).unwrap_or_default(),
+            }
+        })
+        .collect();
+    let mut arms = Vec::new();
+    for (index, source) in sources.iter().enumerate() {
+        let mut sections: BTreeMap<(String, String), Option<VersusFastest>> = BTreeMap::new();
+        for (key, row) in &source.by_arm {
+            let section = (key.codec.payload.clone(), key.operation.name().to_string());
+            let versus = sections
+                .entry(section)
+                .or_insert_with(|| source.versus_fastest(&key.codec.payload, key.operation.name()));
+            let per_record = |total: Option<f64>| Some(total? / row.records as f64);
+            arms.push(ArmModel {
+                host: index,
+                label: key.label(),
+                payload: key.codec.payload.clone(),
+                operation: key.operation.name().to_string(),
+                mode: key.mode.name().to_string(),
+                framing: key.codec.framing.name().to_string(),
+                format: key.codec.format.clone(),
+                backend: key.codec.backend.clone(),
+                baseline: key.is_baseline(),
+                status: row.status.clone(),
+                note: row.note.clone(),
+                records: row.records,
+                ns_per_record: row.ns_per_record.filter(|_| row.status == STATUS_OK),
+                low: per_record(row.ci95_low_ns).filter(|_| row.status == STATUS_OK),
+                high: per_record(row.ci95_high_ns).filter(|_| row.status == STATUS_OK),
+                reps: row.reps,
+                encoded_bytes: row.encoded_bytes,
+                allocs_per_op: row.allocs_per_op,
+                fastest: versus.as_ref().is_some_and(|versus| versus.fastest == key),
+                vs_fastest: versus
+                    .as_ref()
+                    .and_then(|versus| versus.ratios.get(key))
+                    .map(|ratio| {
+                        let (interval, paired) = ratio.quoted();
+                        RatioModel {
+                            ratio: interval.ratio,
+                            low: interval.low,
+                            high: interval.high,
+                            paired,
+                        }
+                    }),
+            });
+        }
+    }
+    let sizes: Vec<SizeModel> = sizes
+        .values()
+        .map(|row| SizeModel {
+            payload: row.codec.payload.clone(),
+            format: row.codec.format.clone(),
+            backend: row.codec.backend.clone(),
+            label: row.codec.backend_label(),
+            framing: row.codec.framing.name().to_string(),
+            records: row.records,
+            encoded: row.encoded_bytes,
+            zstd: row.zstd_bytes,
+            zlib: row.zlib_bytes,
+        })
+        .collect();
+    let colours = arms
+        .iter()
+        .map(|arm| arm.format.clone())
+        .chain(sizes.iter().map(|size: &SizeModel| size.format.clone()))
+        .map(|format| {
+            let colour = charts::format_colour(&format);
+            (
+                format,
+                format!("#{:02x}{:02x}{:02x}", colour.0, colour.1, colour.2),
+            )
+        })
+        .collect();
+    Model {
+        serbench: crate::host::version(),
+        hosts,
+        arms,
+        sizes,
+        colours,
+    }
+}
+
+/// The report with a table of contents of its sections (`## ` headings) before the first one,
+/// each linked by the anchor GitHub and most Markdown renderers give it.
+fn with_contents(markdown: &str) -> String {
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    let entries: Vec<String> = markdown
+        .lines()
+        .filter_map(|line| line.strip_prefix("## "))
+        .map(|title| {
+            let slug = anchor(title);
+            let count = seen.entry(slug.clone()).or_insert(0);
+            let unique = if *count == 0 {
+                slug.clone()
+            } else {
+                format!("{slug}-{count}")
+            };
+            *count += 1;
+            format!("- [{}](#{unique})", escape(title))
+        })
+        .collect();
+    let Some(first) = markdown.find("\n## ") else {
+        return markdown.to_string();
+    };
+    format!(
+        "{}## Contents\n\n{}\n\n{}",
+        &markdown[..first + 1],
+        entries.join("\n"),
+        &markdown[first + 1..]
+    )
+}
+
+/// A heading's anchor as GitHub makes it: lower case, spaces to `-`, punctuation other than `-`
+/// and `_` dropped.
+fn anchor(title: &str) -> String {
+    title
+        .chars()
+        .flat_map(char::to_lowercase)
+        .filter_map(|c| match c {
+            ' ' => Some('-'),
+            c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
+            _ => None,
+        })
+        .collect()
 }
 
 /// A row of the hosts table: its name and how to read it from a result row.
@@ -617,10 +771,11 @@ fn write_precision(
     Ok(())
 }
 
-fn write_headline(markdown: &mut String, sources: &[Source]) -> Result<()> {
-    writeln!(markdown, "## Headline ratios\n")?;
-    // Keyed by what is compared; one cell per host.
-    type RatioKey = (String, String, Operation, String, String);
+/// What a headline ratio compares: comparison, payload, operation, numerator, denominator.
+type RatioKey = (String, String, Operation, String, String);
+
+/// Every headline ratio of the measured folders, in first-seen order, with one cell per folder.
+fn headline_cells(sources: &[Source]) -> (Vec<RatioKey>, BTreeMap<(RatioKey, usize), String>) {
     let mut order: Vec<RatioKey> = Vec::new();
     let mut cells: BTreeMap<(RatioKey, usize), String> = BTreeMap::new();
     for (index, source) in sources.iter().enumerate().filter(|(_, source)| !source.emulated) {
@@ -638,7 +793,14 @@ fn write_headline(markdown: &mut String, sources: &[Source]) -> Result<()> {
             cells.insert((key, index), ratio_cell(&ratio));
         }
     }
-    if order.is_empty() {
+    (order, cells)
+}
+
+/// How to read the headline ratios, said once; each payload's own open its section
+/// ([`write_payload_headline`]).
+fn write_headline(markdown: &mut String, sources: &[Source]) -> Result<()> {
+    writeln!(markdown, "## Headline ratios\n")?;
+    if headline_cells(sources).0.is_empty() {
         writeln!(
             markdown,
             "No headline ratio: the results lack the pairs of arms they compare (e.g. Avro and JSON \
@@ -648,32 +810,42 @@ fn write_headline(markdown: &mut String, sources: &[Source]) -> Result<()> {
     }
     writeln!(
         markdown,
-        "Time per record of the first arm over the second, recomputed from results.csv: below 1 \
-         means the first arm is faster. In brackets an approximate 95% interval from the two arms' \
-         own intervals. Where the run kept its workers (samples.csv), *paired* is the interval over \
-         the workers that measured both arms, in which noise the two share inside a worker \
-         cancels. ≈ marks a ratio whose interval (the paired one where there is one) holds 1: the \
-         two arms cannot be told apart.\n"
+        "Each payload's section opens with its headline ratios: time per record of the first arm \
+         over the second, recomputed from results.csv; below 1 means the first arm is faster. In \
+         brackets an approximate 95% interval from the two arms' own intervals. Where the run kept \
+         its workers (samples.csv), *paired* is the interval over the workers that measured both \
+         arms, in which noise the two share inside a worker cancels. ≈ marks a ratio whose \
+         interval (the paired one where there is one) holds 1: the two arms cannot be told apart.\n"
     )?;
-    let mut header: Vec<String> = ["comparison", "payload", "op", "arms"].map(String::from).to_vec();
+    Ok(())
+}
+
+/// One payload's headline ratios, one column per folder.
+fn write_payload_headline(markdown: &mut String, sources: &[Source], payload: &str) -> Result<()> {
+    let (order, cells) = headline_cells(sources);
+    let keys: Vec<&RatioKey> = order.iter().filter(|key| key.1 == payload).collect();
+    if keys.is_empty() {
+        return Ok(());
+    }
+    writeln!(markdown, "### {payload}: headline ratios\n")?;
+    let mut header: Vec<String> = ["comparison", "op", "arms"].map(String::from).to_vec();
     header.extend(sources.iter().map(|source| source.label.clone()));
-    let rows: Vec<Vec<String>> = order
+    let rows: Vec<Vec<String>> = keys
         .iter()
         .map(|key| {
-            let (comparison, payload, operation, numerator, denominator) = key;
+            let (comparison, _, operation, numerator, denominator) = key;
             let mut row = vec![
                 comparison.clone(),
-                payload.clone(),
                 operation.name().to_string(),
                 format!("`{numerator}` / `{denominator}`"),
             ];
-            row.extend(sources.iter().enumerate().map(
-                |(index, source)| match cells.get(&(key.clone(), index)) {
+            row.extend(sources.iter().enumerate().map(|(index, source)| {
+                match cells.get(&((*key).clone(), index)) {
                     _ if source.emulated => "(emulated)".to_string(),
                     Some(cell) => cell.clone(),
                     None => "-".to_string(),
-                },
-            ));
+                }
+            }));
             row
         })
         .collect();
@@ -935,7 +1107,7 @@ fn write_timing_section(
                 }),
                 optional(row.reps, |reps| reps.to_string()),
                 optional(row.encoded_bytes, |bytes| bytes.to_string()),
-                optional(row.allocs_per_op, |allocs| format!("{allocs:.1}")),
+                optional(row.allocs_per_op, super::table::count),
                 match versus_fastest {
                     _ if source.emulated => "(emulated)".to_string(),
                     Some(section) if section.fastest == key => "fastest".to_string(),
@@ -1400,6 +1572,19 @@ mod tests {
              | `rkyv/rkyv` / `flatbuffers/flatbuffers`   | order access-partial |    0.085x [0.076, 0.096] | 0.081x [0.080, 0.083] (7) |\n\
              | `capnp/capnp` / `flatbuffers/flatbuffers` | order access-partial |     0.98x [0.90, 1.07] ≈ |                         - |\n\n"
         );
+    }
+
+    #[test]
+    fn the_contents_link_every_section_by_its_anchor() {
+        let markdown = "# t\n\nintro\n\n## Hosts\n\n## data:canada\n\n### x\n\n## Robustness: x86_64-linux (a b)\n\n## Hosts\n";
+        let with = with_contents(markdown);
+        assert!(
+            with.starts_with(
+                "# t\n\nintro\n\n## Contents\n\n- [Hosts](#hosts)\n- [data:canada](#datacanada)\n"
+            ),
+            "{with}"
+        );
+        assert!(with.contains("- [Robustness: x86_64-linux (a b)](#robustness-x86_64-linux-a-b)\n- [Hosts](#hosts-1)\n\n## Hosts"), "{with}");
     }
 
     #[test]

@@ -13,6 +13,7 @@ pub mod footprint;
 pub mod formats;
 pub mod hosts;
 pub mod markdown;
+pub mod page;
 pub mod robustness;
 pub mod table;
 pub mod verdict;

@@ -49,7 +49,10 @@ pub fn render(headers: &[&str], rows: &[Vec<String>]) -> String {
     text
 }
 
-/// The summary printed after `serbench run`: per payload and operation, fastest first.
+/// The summary printed after `serbench run`: per payload, operation and mode (typed, borrowed
+/// and dynamic decodes are different jobs), fastest first, a blank line between groups. Time is
+/// per record; bytes and allocations per operation, and counts print as whole numbers where
+/// they are whole.
 pub fn summary(rows: &[ResultRow]) -> String {
     let mut sorted: Vec<&ResultRow> = rows.iter().collect();
     let group = |row: &ResultRow| {
@@ -65,11 +68,13 @@ pub fn summary(rows: &[ResultRow]) -> String {
     });
     let cells: Vec<Vec<String>> = sorted
         .iter()
-        .map(|row| {
+        .enumerate()
+        .flat_map(|(index, row)| {
+            let separator = (index > 0 && group(sorted[index - 1]) != group(row)).then(Vec::new);
             let figure = |value: Option<f64>, digits: usize| {
                 value.map_or("-".to_string(), |value| format!("{value:.digits$}"))
             };
-            vec![
+            let cells = vec![
                 row.arm.codec.payload.clone(),
                 row.arm.operation.name().to_string(),
                 format!("{} {}", row.arm.mode.name(), row.arm.codec.framing.name()),
@@ -78,13 +83,14 @@ pub fn summary(rows: &[ResultRow]) -> String {
                 figure(row.relative_half_width().map(|fraction| fraction * 100.0), 1),
                 row.encoded_bytes
                     .map_or("-".to_string(), |bytes| bytes.to_string()),
-                figure(row.allocs_per_op, 1),
+                row.allocs_per_op.map_or("-".to_string(), count),
                 if row.status == "ok" {
                     String::new()
                 } else {
                     format!("{}: {}", row.status, row.note)
                 },
-            ]
+            ];
+            separator.into_iter().chain(std::iter::once(cells))
         })
         .collect();
     render(
@@ -95,12 +101,22 @@ pub fn summary(rows: &[ResultRow]) -> String {
             "arm",
             ">ns/record",
             ">±%",
-            ">bytes",
-            ">allocs",
+            ">bytes/op",
+            ">allocs/op",
             "status",
         ],
         &cells,
     )
+}
+
+/// A count as a whole number where it is one (5, not 5.0), else with one decimal (a mean over
+/// operations that allocate unevenly).
+pub fn count(value: f64) -> String {
+    if value.fract() == 0.0 && value.abs() < 1e15 {
+        format!("{value:.0}")
+    } else {
+        format!("{value:.1}")
+    }
 }
 
 /// `serbench list`: one line per arm, then the unsupported combinations with their reasons.

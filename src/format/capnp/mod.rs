@@ -119,7 +119,7 @@ use generated::telemetry_capnp as telemetry;
 pub static FORMAT: Format = Format {
     name: "capnp",
     about: "Cap'n Proto: capnpc-generated readers and builders, zero-copy access and in-place update; unpacked and packed",
-    colour: [0xB0, 0x2E, 0x26],
+    colour: [0xAA, 0x22, 0x22],
     backends: &[
         BackendDoc {
             backend: "capnp",

@@ -81,7 +81,7 @@ use generated::serbench as fb;
 pub static FORMAT: Format = Format {
     name: "flatbuffers",
     about: "FlatBuffers: flatc-generated tables, verified zero-copy access",
-    colour: [0x9C, 0x75, 0x5F],
+    colour: [0x99, 0xCC, 0xAA],
     backends: &[
         BackendDoc {
             backend: "flatbuffers",

@@ -69,7 +69,7 @@ const NO_BORROWED: &str = "prost's generated messages own their fields (`String`
 pub static FORMAT: Format = Format {
     name: "protobuf",
     about: "Protocol Buffers: prost, schema compiled by protox; plain and model-converting",
-    colour: [0xFF, 0x9D, 0xA7],
+    colour: [0xBB, 0x55, 0x77],
     backends: &[
         BackendDoc {
             backend: "prost",

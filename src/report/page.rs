@@ -1,0 +1,145 @@
+//! report.html: one self-contained page (inline CSS, script and data; no network, so it works
+//! from `file://` and from static pages) with the report's figures behind filters, sortable
+//! columns, charts, a pair ratio and a cost calculator. The figures are one JSON model
+//! ([`Model`]), also written as report.json for tools, the way criterion's estimates.json is
+//! read; the page's script (page/page.js) only draws what the model holds.
+
+use serde::Serialize;
+
+use crate::host::Host;
+
+/// Everything the page shows, computed in Rust from the folders' rows.
+#[derive(Clone, Debug, Serialize)]
+pub struct Model {
+    pub serbench: &'static str,
+    pub hosts: Vec<HostModel>,
+    pub arms: Vec<ArmModel>,
+    pub sizes: Vec<SizeModel>,
+    /// Each format's chart colour, `#rrggbb`.
+    pub colours: std::collections::BTreeMap<String, String>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct HostModel {
+    pub label: String,
+    pub emulated: bool,
+    pub profile: String,
+    pub started: String,
+    /// The first row's host (a folder is one host and build).
+    pub host: Host,
+}
+
+/// One arm on one host, its time per record with its 95% interval.
+#[derive(Clone, Debug, Serialize)]
+pub struct ArmModel {
+    /// Index into [`Model::hosts`].
+    pub host: usize,
+    pub label: String,
+    pub payload: String,
+    pub operation: String,
+    pub mode: String,
+    pub framing: String,
+    pub format: String,
+    pub backend: String,
+    pub baseline: bool,
+    pub status: String,
+    pub note: String,
+    pub records: usize,
+    pub ns_per_record: Option<f64>,
+    pub low: Option<f64>,
+    pub high: Option<f64>,
+    pub reps: Option<usize>,
+    pub encoded_bytes: Option<usize>,
+    pub allocs_per_op: Option<f64>,
+    /// Over the section's fastest arm on its host, the paired interval where the run kept its
+    /// workers; `None` for the fastest itself, an emulated host or an arm without figures.
+    pub vs_fastest: Option<RatioModel>,
+    pub fastest: bool,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct RatioModel {
+    pub ratio: f64,
+    pub low: f64,
+    pub high: f64,
+    pub paired: bool,
+}
+
+/// One codec's bytes for one payload (every record of it): encoded, and compressed by zstd and
+/// zlib at the levels sizes.csv names.
+#[derive(Clone, Debug, Serialize)]
+pub struct SizeModel {
+    pub payload: String,
+    pub format: String,
+    pub backend: String,
+    pub label: String,
+    pub framing: String,
+    pub records: usize,
+    pub encoded: Option<usize>,
+    pub zstd: Option<usize>,
+    pub zlib: Option<usize>,
+}
+
+const TEMPLATE: &str = include_str!("page/page.html");
+const STYLE: &str = include_str!("page/page.css");
+const SCRIPT: &str = include_str!("page/page.js");
+
+/// The page: the template with its style, script and the model inlined. `</` in the data is
+/// written `<\/` so no string in it can close the script element.
+pub fn html(model: &Model) -> String {
+    let data = json(model).replace("</", "<\\/");
+    TEMPLATE
+        .replace("/*STYLE*/", STYLE)
+        .replace("/*SCRIPT*/", SCRIPT)
+        .replace("/*DATA*/", &data)
+}
+
+/// report.json: the model, pretty-printed.
+pub fn json(model: &Model) -> String {
+    serde_json::to_string_pretty(model).expect("the model serializes")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn data_cannot_close_the_script_and_the_page_needs_no_network() {
+        let model = Model {
+            serbench: "test",
+            hosts: Vec::new(),
+            arms: Vec::new(),
+            sizes: vec![SizeModel {
+                payload: "data:</script><script>alert(1)</script>".into(),
+                format: "f".into(),
+                backend: "b".into(),
+                label: "f/b".into(),
+                framing: "document".into(),
+                records: 1,
+                encoded: Some(1),
+                zstd: None,
+                zlib: None,
+            }],
+            colours: Default::default(),
+        };
+        let page = html(&model);
+        assert_eq!(
+            page.matches("</script>").count(),
+            2,
+            "the script and the data end once each"
+        );
+        // What would fetch: the only URL the page holds is the SVG namespace, an identifier.
+        for remote in [
+            "src=\"http",
+            "href=\"http",
+            "src=\"//",
+            "href=\"//",
+            "url(",
+            "@import",
+            "fetch(",
+            "XMLHttpRequest",
+        ] {
+            assert!(!page.contains(remote), "the page reaches the network: {remote}");
+        }
+    }
+}

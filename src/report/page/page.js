@@ -1,0 +1,542 @@
+"use strict";
+// Draws report.html from the model serbench embedded (report.json's content): no network, no
+// library. Every figure shown comes from the model; the page only filters, sorts and divides.
+const model = JSON.parse(document.getElementById("data").textContent);
+const $ = (id) => document.getElementById(id);
+const SVG = "http://www.w3.org/2000/svg";
+
+function el(tag, attributes, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes || {}))
+    node.setAttribute(name, value);
+  for (const child of children) node.append(child);
+  return node;
+}
+function svg(tag, attributes, ...children) {
+  const node = document.createElementNS(SVG, tag);
+  for (const [name, value] of Object.entries(attributes || {}))
+    node.setAttribute(name, value);
+  for (const child of children) node.append(child);
+  return node;
+}
+
+// Three significant digits, grouped thousands above.
+function digits(value) {
+  if (value === null || value === undefined || !isFinite(value)) return "-";
+  const magnitude = Math.abs(value);
+  if (magnitude >= 1000) return Math.round(value).toLocaleString("en-US");
+  if (magnitude === 0) return "0";
+  return value.toPrecision(3);
+}
+// One unit per column, chosen from the column's median, so a column reads in one unit.
+const TIME_UNITS = [
+  ["ns", 1],
+  ["µs", 1e3],
+  ["ms", 1e6],
+  ["s", 1e9],
+];
+function timeUnit(values) {
+  const sorted = values
+    .filter((v) => v !== null && isFinite(v))
+    .sort((a, b) => a - b);
+  const median = sorted.length ? sorted[Math.floor(sorted.length / 2)] : 1;
+  let unit = TIME_UNITS[0];
+  for (const candidate of TIME_UNITS)
+    if (median >= candidate[1]) unit = candidate;
+  return unit;
+}
+function count(value) {
+  if (value === null || value === undefined) return "-";
+  return Number.isInteger(value) ? String(value) : value.toFixed(1);
+}
+function ratioText(value) {
+  return value >= 10 ? value.toFixed(1) : value.toFixed(2);
+}
+
+const hostLabel = (arm) => model.hosts[arm.host].label;
+const colour = (format) => model.colours[format] || "#777777";
+const measured = (arm) => arm.status === "ok" && arm.ns_per_record !== null;
+
+// ---- hosts
+(function hosts() {
+  const rows = [
+    ["host", (h) => h.host.host],
+    ["CPU", (h) => h.host.cpu],
+    ["cores", (h) => String(h.host.cores)],
+    ["OS", (h) => h.host.os],
+    ["system", (h) => h.host.system],
+    ["rustc", (h) => h.host.rustc],
+    ["commit", (h) => h.host.commit],
+    ["build", (h) => h.host.build],
+    [
+      "environment",
+      (h) =>
+        h.host.environment + (h.emulated ? " (emulated: in no ranking)" : ""),
+    ],
+    ["profile", (h) => h.profile],
+    ["run started", (h) => h.started],
+  ];
+  const table = $("host-table");
+  table.append(
+    el("tr", {}, el("th"), ...model.hosts.map((h) => el("th", {}, h.label))),
+  );
+  for (const [name, get] of rows)
+    table.append(
+      el(
+        "tr",
+        {},
+        el("th", {}, name),
+        ...model.hosts.map((h) => el("td", {}, get(h))),
+      ),
+    );
+  const arms = model.arms.length,
+    ok = model.arms.filter(measured).length;
+  $("summary").textContent =
+    `${arms} arms on ${model.hosts.length} host(s), ${ok} measured; serbench ${model.serbench}.`;
+})();
+
+// ---- filters
+const FILTERS = [
+  ["payload", (a) => a.payload],
+  ["operation", (a) => a.operation],
+  ["mode", (a) => a.mode],
+  ["framing", (a) => a.framing],
+  ["format", (a) => a.format],
+  ["host", hostLabel],
+];
+for (const [name, get] of FILTERS) {
+  const values = [...new Set(model.arms.map(get))];
+  const select = el(
+    "select",
+    { id: `filter-${name}`, name },
+    el("option", { value: "" }, "all"),
+  );
+  for (const value of values) select.append(el("option", { value }, value));
+  select.addEventListener("change", render);
+  $("filters").append(el("label", {}, `${name} `, select));
+}
+function filtered() {
+  const chosen = FILTERS.map(([name, get]) => [$(`filter-${name}`).value, get]);
+  return model.arms.filter((arm) =>
+    chosen.every(([value, get]) => value === "" || get(arm) === value),
+  );
+}
+
+// ---- the arm table
+const COLUMNS = [
+  { name: "payload", get: (a) => a.payload },
+  { name: "op", get: (a) => a.operation },
+  { name: "mode", get: (a) => a.mode },
+  { name: "framing", get: (a) => a.framing },
+  { name: "arm", get: (a) => a.label + (a.baseline ? " (baseline)" : "") },
+  { name: "host", get: hostLabel },
+  {
+    name: "time/record",
+    numeric: true,
+    time: true,
+    get: (a) => a.ns_per_record,
+  },
+  { name: "95% CI", get: (a) => a.low },
+  {
+    name: "±",
+    numeric: true,
+    get: (a) =>
+      a.low !== null && a.high !== null
+        ? (a.high - a.low) / 2 / a.ns_per_record
+        : null,
+  },
+  {
+    name: "vs fastest [95% CI]",
+    numeric: true,
+    get: (a) => (a.fastest ? 1 : a.vs_fastest ? a.vs_fastest.ratio : null),
+  },
+  { name: "bytes/op", numeric: true, get: (a) => a.encoded_bytes },
+  { name: "allocs/op", numeric: true, get: (a) => a.allocs_per_op },
+];
+let sortColumn = 6,
+  sortDescending = false;
+function cells(arm, unit) {
+  const [unitName, scale] = unit;
+  const time = (value) => (value === null ? "-" : digits(value / scale));
+  const half = COLUMNS[8].get(arm);
+  let versus = "-";
+  if (model.hosts[arm.host].emulated) versus = "(emulated)";
+  else if (arm.fastest) versus = "fastest";
+  else if (arm.vs_fastest) {
+    const r = arm.vs_fastest;
+    versus = `${ratioText(r.ratio)}x [${ratioText(r.low)}, ${ratioText(r.high)}]${r.paired ? "" : " *"}`;
+  }
+  return [
+    arm.payload,
+    arm.operation,
+    arm.mode,
+    arm.framing,
+    COLUMNS[4].get(arm),
+    hostLabel(arm),
+    measured(arm) ? `${time(arm.ns_per_record)} ${unitName}` : arm.status,
+    arm.low === null ? "-" : `[${time(arm.low)}, ${time(arm.high)}]`,
+    half === null ? "-" : `${(half * 100).toFixed(1)}%`,
+    versus,
+    count(arm.encoded_bytes),
+    count(arm.allocs_per_op),
+  ];
+}
+function renderTable(arms) {
+  const column = COLUMNS[sortColumn];
+  const key = (arm) => column.get(arm);
+  const sorted = [...arms].sort((a, b) => {
+    const x = key(a),
+      y = key(b);
+    if (x === null || x === undefined) return 1;
+    if (y === null || y === undefined) return -1;
+    const order =
+      typeof x === "number" ? x - y : String(x).localeCompare(String(y));
+    return sortDescending ? -order : order;
+  });
+  const unit = timeUnit(arms.map((a) => a.ns_per_record));
+  const head = $("arm-table").tHead;
+  head.replaceChildren(
+    el(
+      "tr",
+      {},
+      ...COLUMNS.map((c, index) => {
+        const name = c.time ? `${c.name} (${unit[0]})` : c.name;
+        const th = el(
+          "th",
+          { class: c.numeric ? "num" : "", "data-column": String(index) },
+          name,
+        );
+        if (index === sortColumn)
+          th.setAttribute(
+            "aria-sort",
+            sortDescending ? "descending" : "ascending",
+          );
+        th.addEventListener("click", () => {
+          sortDescending = index === sortColumn ? !sortDescending : false;
+          sortColumn = index;
+          render();
+        });
+        return th;
+      }),
+    ),
+  );
+  const body = $("arm-table").tBodies[0];
+  body.replaceChildren(
+    ...sorted.map((arm) => {
+      const row = el(
+        "tr",
+        {
+          "data-ns":
+            arm.ns_per_record === null ? "" : String(arm.ns_per_record),
+        },
+        ...cells(arm, unit).map((text, index) =>
+          el("td", { class: COLUMNS[index].numeric ? "num" : "" }, text),
+        ),
+      );
+      return row;
+    }),
+  );
+  $("shown").textContent =
+    `${sorted.length} of ${model.arms.length} arms shown; click a column to sort.`;
+}
+
+// ---- charts: one per payload, operation and mode of the shown arms
+const CHART_LIMIT = 12;
+function renderCharts(arms) {
+  const sections = new Map();
+  for (const arm of arms.filter(measured)) {
+    // Typed, borrowed and dynamic decodes are different jobs: each mode its own chart.
+    const key = `${arm.payload} ${arm.operation}${arm.mode === "typed" ? "" : " " + arm.mode}`;
+    if (!sections.has(key)) sections.set(key, []);
+    sections.get(key).push(arm);
+  }
+  const list = $("chart-list");
+  list.replaceChildren();
+  const formats = new Set();
+  let drawn = 0;
+  for (const [title, bars] of sections) {
+    if (drawn === CHART_LIMIT) {
+      list.append(
+        el(
+          "p",
+          { class: "muted" },
+          `${sections.size - CHART_LIMIT} more charts: narrow the filters to see them.`,
+        ),
+      );
+      break;
+    }
+    drawn += 1;
+    bars.sort((a, b) => a.ns_per_record - b.ns_per_record);
+    bars.forEach((bar) => formats.add(bar.format));
+    list.append(chart(title, bars));
+  }
+  $("legend").replaceChildren(
+    ...[...formats]
+      .sort()
+      .map((format) =>
+        el(
+          "span",
+          {},
+          el("i", { style: `background:${colour(format)}` }),
+          format,
+        ),
+      ),
+  );
+}
+function chart(title, bars) {
+  const row = 16,
+    left = 330,
+    width = 900,
+    top = 22,
+    plot = width - left - 60;
+  const height = top + bars.length * row + 28;
+  const low = Math.min(...bars.map((b) => b.low ?? b.ns_per_record)) / 1.2;
+  const high = Math.max(...bars.map((b) => b.high ?? b.ns_per_record)) * 1.2;
+  const x = (value) =>
+    left + (Math.log(value / low) / Math.log(high / low)) * plot;
+  const chartSvg = svg(
+    "svg",
+    {
+      width,
+      height,
+      viewBox: `0 0 ${width} ${height}`,
+      role: "img",
+      "aria-label": `${title}: time per record`,
+    },
+    svg(
+      "text",
+      { x: 0, y: 14, "font-weight": "bold" },
+      `${title}: time per record (log axis)`,
+    ),
+  );
+  bars.forEach((bar, index) => {
+    const y = top + index * row;
+    const name = `${bar.label}${model.hosts.length > 1 ? " · " + hostLabel(bar) : ""}`;
+    chartSvg.append(
+      svg(
+        "text",
+        { x: left - 6, y: y + 11, "text-anchor": "end" },
+        name.length > 52 ? name.slice(0, 51) + "…" : name,
+      ),
+    );
+    chartSvg.append(
+      svg("rect", {
+        x: left,
+        y: y + 2,
+        width: Math.max(1, x(bar.ns_per_record) - left),
+        height: row - 4,
+        fill: bar.baseline ? "#a0a0a0" : colour(bar.format),
+        "data-ns": String(bar.ns_per_record),
+      }),
+    );
+    if (bar.low !== null)
+      chartSvg.append(
+        svg("line", {
+          x1: x(bar.low),
+          x2: x(bar.high),
+          y1: y + row / 2,
+          y2: y + row / 2,
+          stroke: "#222",
+          "stroke-width": 1.2,
+        }),
+      );
+    chartSvg.append(
+      svg(
+        "text",
+        { x: x(bar.high ?? bar.ns_per_record) + 4, y: y + 11 },
+        `${digits(bar.ns_per_record)} ns`,
+      ),
+    );
+  });
+  return el("div", { class: "chart" }, chartSvg);
+}
+
+// ---- two arms compared, hyperfine's sentence
+function armName(arm) {
+  return `${arm.label} — ${arm.payload} ${arm.operation}${model.hosts.length > 1 ? " — " + hostLabel(arm) : ""}`;
+}
+function renderPair(arms) {
+  const choices = arms.filter(measured).filter((a) => a.low !== null);
+  for (const id of ["pair-a", "pair-b"]) {
+    const select = $(id),
+      before = select.value;
+    select.replaceChildren(
+      ...choices.map((arm) =>
+        el("option", { value: String(model.arms.indexOf(arm)) }, armName(arm)),
+      ),
+    );
+    if (choices.some((arm) => String(model.arms.indexOf(arm)) === before))
+      select.value = before;
+  }
+  if (choices.length > 1 && $("pair-a").value === $("pair-b").value)
+    $("pair-b").selectedIndex = 1;
+  comparePair();
+}
+function comparePair() {
+  const a = model.arms[Number($("pair-a").value)],
+    b = model.arms[Number($("pair-b").value)];
+  if (!a || !b) {
+    $("pair-result").textContent =
+      "Fewer than two arms with intervals are shown.";
+    return;
+  }
+  // As serbench's unpaired ratio: the arms' relative half-widths combine in quadrature.
+  const relative = (arm) => (arm.high - arm.low) / 2 / arm.ns_per_record;
+  const ratio = a.ns_per_record / b.ns_per_record;
+  const spread = Math.hypot(relative(a), relative(b));
+  const [lowRatio, highRatio] = [
+    ratio * Math.exp(-spread),
+    ratio * Math.exp(spread),
+  ];
+  const faster = ratio <= 1;
+  const factor = faster ? 1 / ratio : ratio;
+  const half = faster
+    ? (1 / lowRatio - 1 / highRatio) / 2
+    : (highRatio - lowRatio) / 2;
+  const holds = lowRatio <= 1 && 1 <= highRatio;
+  $("pair-result").replaceChildren(
+    el(
+      "strong",
+      { id: "pair-sentence" },
+      `${a.label} ran ${factor.toFixed(2)} ± ${half.toFixed(2)} times ${faster ? "faster" : "slower"} than ${b.label}`,
+    ),
+    ` (A/B = ${ratioText(ratio)} [${ratioText(lowRatio)}, ${ratioText(highRatio)}], 95%, unpaired${holds ? "; the interval holds 1: the two cannot be told apart" : ""}).`,
+  );
+}
+$("pair-a").addEventListener("change", comparePair);
+$("pair-b").addEventListener("change", comparePair);
+
+// ---- cost calculator
+const measuredHosts = model.hosts
+  .map((h, index) => [h, index])
+  .filter(([h]) => !h.emulated);
+for (const [h, index] of measuredHosts)
+  $("calc-host").append(el("option", { value: String(index) }, h.label));
+const calcPayloads = [
+  ...new Set(
+    model.arms
+      .filter(
+        (a) =>
+          a.mode === "typed" &&
+          a.framing === "document" &&
+          a.operation === "encode",
+      )
+      .map((a) => a.payload),
+  ),
+];
+for (const payload of calcPayloads)
+  $("calc-payload").append(el("option", { value: payload }, payload));
+for (const id of [
+  "calc-rate",
+  "calc-payload",
+  "calc-compression",
+  "calc-host",
+]) {
+  $(id).addEventListener("input", renderCalculator);
+  $(id).addEventListener("change", renderCalculator);
+}
+// Cores, MB/s and GB/day for one message stream; intervals from the arms' own.
+function calculatorRows(rate, payload, compression, host) {
+  const rows = [];
+  const arms = model.arms.filter(
+    (a) =>
+      a.host === host &&
+      a.payload === payload &&
+      a.mode === "typed" &&
+      a.framing === "document" &&
+      measured(a),
+  );
+  for (const size of model.sizes.filter(
+    (s) => s.payload === payload && s.framing === "document",
+  )) {
+    const encode = arms.find(
+      (a) => a.operation === "encode" && a.label === size.label,
+    );
+    const decode = arms.find(
+      (a) => a.operation === "decode" && a.label === size.label,
+    );
+    const bytes = size[compression];
+    if (!encode || !decode || bytes === null || bytes === undefined) continue;
+    const cores = (arm, value) => (value * arm.records * rate) / 1e9;
+    rows.push({
+      label: size.label,
+      format: size.format,
+      encode: [
+        cores(encode, encode.ns_per_record),
+        cores(encode, encode.low),
+        cores(encode, encode.high),
+      ],
+      decode: [
+        cores(decode, decode.ns_per_record),
+        cores(decode, decode.low),
+        cores(decode, decode.high),
+      ],
+      megabytesPerSecond: (bytes * rate) / 1e6,
+      gigabytesPerDay: (bytes * rate * 86400) / 1e9,
+      bytes,
+    });
+  }
+  return rows.sort(
+    (a, b) => a.encode[0] + a.decode[0] - (b.encode[0] + b.decode[0]),
+  );
+}
+function renderCalculator() {
+  const rate = Number($("calc-rate").value) || 0;
+  const rows =
+    measuredHosts.length === 0
+      ? []
+      : calculatorRows(
+          rate,
+          $("calc-payload").value,
+          $("calc-compression").value,
+          Number($("calc-host").value),
+        );
+  const head = [
+    "codec",
+    "encode cores [95% CI]",
+    "decode cores [95% CI]",
+    "bytes/message",
+    "MB/s",
+    "GB/day",
+  ];
+  $("calc-table").tHead.replaceChildren(
+    el(
+      "tr",
+      {},
+      ...head.map((name, index) =>
+        el("th", { class: index ? "num" : "" }, name),
+      ),
+    ),
+  );
+  const interval = ([value, low, high]) =>
+    `${digits(value)} [${digits(low)}, ${digits(high)}]`;
+  $("calc-table").tBodies[0].replaceChildren(
+    ...rows.map((row) =>
+      el(
+        "tr",
+        {
+          "data-codec": row.label,
+          "data-encode-cores": String(row.encode[0]),
+          "data-decode-cores": String(row.decode[0]),
+          "data-mb-per-second": String(row.megabytesPerSecond),
+          "data-gb-per-day": String(row.gigabytesPerDay),
+        },
+        el("td", {}, row.label),
+        el("td", { class: "num" }, interval(row.encode)),
+        el("td", { class: "num" }, interval(row.decode)),
+        el("td", { class: "num" }, count(row.bytes)),
+        el("td", { class: "num" }, digits(row.megabytesPerSecond)),
+        el("td", { class: "num" }, digits(row.gigabytesPerDay)),
+      ),
+    ),
+  );
+}
+
+function render() {
+  const arms = filtered();
+  renderTable(arms);
+  renderCharts(arms);
+  renderPair(arms);
+}
+render();
+renderCalculator();

@@ -1,0 +1,69 @@
+//! report.html in a real browser: Debian's headless Chromium driven by selenium
+//! (tests/browser/check_page.py) on the page `serbench report` writes for the two fixture hosts
+//! (tests/fixtures/hosts). Skipped where Chromium, chromedriver or selenium is missing, unless
+//! SERBENCH_REQUIRE_BROWSER=1 (.ci/run installs them and sets it). Screenshots go to
+//! SERBENCH_SCREENSHOTS (default: target/screenshots).
+
+mod common;
+use common::serbench;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn browser_missing() -> Option<String> {
+    let chromium = std::env::var("SERBENCH_CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
+    let driver = std::env::var("SERBENCH_CHROMEDRIVER").unwrap_or_else(|_| "/usr/bin/chromedriver".into());
+    for path in [&chromium, &driver] {
+        if !Path::new(path).exists() {
+            return Some(format!(
+                "{path} is missing (apt-get install chromium chromium-driver)"
+            ));
+        }
+    }
+    let selenium = Command::new("python3").args(["-c", "import selenium"]).status();
+    (!selenium.is_ok_and(|status| status.success()))
+        .then(|| "python3 has no selenium (pip install selenium)".to_string())
+}
+
+#[test]
+fn the_page_agrees_with_the_csvs_in_a_real_browser() {
+    if let Some(missing) = browser_missing() {
+        assert!(
+            std::env::var("SERBENCH_REQUIRE_BROWSER").as_deref() != Ok("1"),
+            "SERBENCH_REQUIRE_BROWSER=1 but {missing}"
+        );
+        eprintln!("skipped: {missing}");
+        return;
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let hosts: Vec<PathBuf> = ["results-x86_64-linux", "results-aarch64-linux"]
+        .iter()
+        .map(|name| root.join("tests/fixtures/hosts").join(name))
+        .collect();
+    let out = tempfile::tempdir().unwrap();
+    let mut args = vec!["report".to_string()];
+    args.extend(hosts.iter().map(|host| host.display().to_string()));
+    args.extend(["--out".to_string(), out.path().display().to_string()]);
+    let output = serbench(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let screenshots = std::env::var("SERBENCH_SCREENSHOTS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| root.join("target/screenshots"));
+    let check = Command::new("python3")
+        .arg(root.join("tests/browser/check_page.py"))
+        .arg(out.path().join("report.html"))
+        .arg(&screenshots)
+        .args(&hosts)
+        .output()
+        .unwrap();
+    assert!(
+        check.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&check.stdout),
+        String::from_utf8_lossy(&check.stderr)
+    );
+}

@@ -1,0 +1,126 @@
+"""report.html in a real browser (headless Chromium through chromedriver): loads from file://
+with no console error, every number on the page agrees with the CSVs it was made from, a filter
+changes the rows shown, a sort orders them, and the calculator equals a computation from
+results.csv and sizes.csv. Writes a screenshot of each view.
+
+    python3 tests/browser/check_page.py REPORT.html SCREENSHOTS HOST_FOLDER...
+
+Driven by tests/browser.rs; HOST_FOLDER are the folders the report was made from, in its order.
+"""
+
+import csv
+import math
+import os
+import sys
+
+from selenium import webdriver
+from selenium.webdriver.chrome.options import Options
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import Select
+
+page, screenshots, folders = sys.argv[1], sys.argv[2], sys.argv[3:]
+os.makedirs(screenshots, exist_ok=True)
+failures = []
+
+
+def check(condition, message):
+    if not condition:
+        failures.append(message)
+
+
+def close(a, b, tolerance=1e-9):
+    return abs(a - b) <= tolerance * max(1.0, abs(a), abs(b))
+
+
+rows = [row for folder in folders for row in csv.DictReader(open(os.path.join(folder, "results.csv")))]
+sizes = list(csv.DictReader(open(os.path.join(folders[0], "sizes.csv"))))
+
+options = Options()
+for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1500,1100"):
+    options.add_argument(argument)
+options.binary_location = os.environ.get("SERBENCH_CHROMIUM", "/usr/bin/chromium")
+options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+driver = webdriver.Chrome(service=Service(os.environ.get("SERBENCH_CHROMEDRIVER", "/usr/bin/chromedriver")), options=options)
+try:
+    driver.get("file://" + os.path.abspath(page))
+    errors = [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
+    check(not errors, f"console errors: {errors}")
+    driver.save_screenshot(os.path.join(screenshots, "overview.png"))
+
+    body_rows = lambda: driver.find_elements(By.CSS_SELECTOR, "#arm-table tbody tr")
+    check(len(body_rows()) == len(rows), f"{len(body_rows())} rows shown unfiltered, the CSVs have {len(rows)}")
+
+    # Every measured arm's time on the page is its CSV's (per record).
+    shown = sorted(float(row.get_attribute("data-ns")) for row in body_rows() if row.get_attribute("data-ns"))
+    expected = sorted(float(row["mean_ns"]) / int(row["records"]) for row in rows if row["status"] == "ok" and row["mean_ns"])
+    check(len(shown) == len(expected) and all(close(a, b, 1e-9) for a, b in zip(shown, expected)),
+          "the times per record shown differ from results.csv")
+
+    # A filter changes the rows shown: decode only.
+    Select(driver.find_element(By.ID, "filter-operation")).select_by_value("decode")
+    decodes = [row for row in rows if row["operation"] == "decode"]
+    check(len(body_rows()) == len(decodes), f"decode filter: {len(body_rows())} rows, the CSVs have {len(decodes)}")
+
+    # The charts of the filtered rows: one bar per measured arm, each bar the CSV's time.
+    bars = sorted(float(rect.get_attribute("data-ns")) for rect in driver.find_elements(By.CSS_SELECTOR, "#chart-list rect[data-ns]"))
+    measured = sorted(float(r["mean_ns"]) / int(r["records"]) for r in decodes if r["status"] == "ok" and r["mean_ns"])
+    check(len(bars) == len(measured) and all(close(a, b) for a, b in zip(bars, measured)),
+          f"decode charts: {len(bars)} bars, {len(measured)} measured decodes in the CSVs, or their values differ")
+    legend = {span.text for span in driver.find_elements(By.CSS_SELECTOR, "#legend span")}
+    check(legend == {r["format"] for r in decodes if r["status"] == "ok"}, f"legend {legend}")
+    driver.save_screenshot(os.path.join(screenshots, "filtered.png"))
+    driver.execute_script("document.getElementById('charts').scrollIntoView()")
+    driver.save_screenshot(os.path.join(screenshots, "charts.png"))
+
+    # A sort orders them: a click on the time column reverses its order, a second restores it.
+    times = lambda: [float(r.get_attribute("data-ns")) for r in body_rows() if r.get_attribute("data-ns")]
+    for expected_direction in ("descending", "ascending"):
+        driver.find_element(By.CSS_SELECTOR, '#arm-table th[data-column="6"]').click()
+        direction = driver.find_element(By.CSS_SELECTOR, '#arm-table th[data-column="6"]').get_attribute("aria-sort")
+        check(direction == expected_direction, f"the time column says {direction}, want {expected_direction}")
+        check(times() == sorted(times(), reverse=expected_direction == "descending"), f"not {expected_direction}: {times()[:5]}")
+
+    # Two arms compared: hyperfine's sentence.
+    sentence = driver.find_element(By.ID, "pair-sentence").text
+    check(" times " in sentence and (" faster than " in sentence or " slower than " in sentence), f"pair: {sentence!r}")
+
+    # The calculator against results.csv and sizes.csv of the first folder.
+    Select(driver.find_element(By.ID, "filter-operation")).select_by_value("")
+    rate_input = driver.find_element(By.ID, "calc-rate")
+    rate_input.clear()
+    rate_input.send_keys("12345")
+    Select(driver.find_element(By.ID, "calc-compression")).select_by_value("zstd")
+    payload = Select(driver.find_element(By.ID, "calc-payload")).first_selected_option.get_attribute("value")
+    host_rows = list(csv.DictReader(open(os.path.join(folders[0], "results.csv"))))
+    label = lambda r: f"{r['format']}/{r['backend']}" + (f"[{r['variant']}]" if r["variant"] else "")
+    timed = {(label(r), r["operation"]): r for r in host_rows
+             if r["payload"] == payload and r["mode"] == "typed" and r["framing"] == "document" and r["status"] == "ok"}
+    computed = {}
+    for size in sizes:
+        key = label(size)
+        if size["payload"] != payload or size["framing"] != "document" or not size["zstd_bytes"]:
+            continue
+        if (key, "encode") in timed and (key, "decode") in timed:
+            cores = lambda r: float(r["mean_ns"]) * 12345 / 1e9
+            computed[key] = (cores(timed[(key, "encode")]), cores(timed[(key, "decode")]), int(size["zstd_bytes"]) * 12345 * 86400 / 1e9)
+    table = driver.find_elements(By.CSS_SELECTOR, "#calc-table tbody tr")
+    page_rows = {r.get_attribute("data-codec"): (float(r.get_attribute("data-encode-cores")), float(r.get_attribute("data-decode-cores")), float(r.get_attribute("data-gb-per-day"))) for r in table}
+    check(set(page_rows) == set(computed), f"calculator codecs {sorted(page_rows)} != {sorted(computed)}")
+    for key, values in computed.items():
+        check(key in page_rows and all(close(a, b) for a, b in zip(page_rows[key], values)), f"calculator {key}: page {page_rows.get(key)}, CSVs {values}")
+    driver.execute_script("document.getElementById('calculator').scrollIntoView()")
+    driver.save_screenshot(os.path.join(screenshots, "calculator.png"))
+
+    driver.execute_script("document.getElementById('hosts').scrollIntoView()")
+    driver.save_screenshot(os.path.join(screenshots, "hosts.png"))
+    errors = [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
+    check(not errors, f"console errors after using the page: {errors}")
+finally:
+    driver.quit()
+
+if failures:
+    for failure in failures:
+        print("FAIL:", failure)
+    sys.exit(1)
+print(f"report.html: {len(rows)} rows, {len(computed)} calculator codecs, screenshots in {screenshots}")
