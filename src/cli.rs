@@ -83,9 +83,13 @@ enum Command {
     ///
     /// Writes DIR/sizes.csv; a DIR holding a run's results is refused unless `--replace`.
     Sizes(SizesArgs),
-    /// Markdown report and SVG charts from one or more results folders (hosts side by side).
+    /// The report of one or more results folders (hosts side by side): Markdown with SVG charts,
+    /// and one self-contained HTML page.
     ///
-    /// Writes `OUT/report.md` and `OUT/charts/*.svg`.
+    /// Writes `OUT/report.md`, `OUT/charts/*.svg`, `OUT/report.html` (filters, sortable
+    /// columns, charts, a pair ratio and a cost calculator; no network) and `OUT/report.json`
+    /// (its data: every arm's estimates). Several hosts get rank agreement and flips between
+    /// them; their sizes must match at one commit.
     Report(ReportArgs),
     /// Two results folders side by side, arm by arm, with coverage and drift.
     ///
