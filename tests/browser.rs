@@ -1,6 +1,6 @@
 //! report.html in a real browser: Debian's headless Chromium driven by selenium
-//! (tests/browser/check_page.py) on the page `serbench report` writes for the two fixture hosts
-//! (tests/fixtures/hosts). Skipped where Chromium, chromedriver or selenium is missing, unless
+//! (tests/browser/check_page.py) on the pages `serbench report` writes for the two fixture hosts
+//! (tests/fixtures/hosts) and for the committed full run (whose workers pair ratios). Skipped where Chromium, chromedriver or selenium is missing, unless
 //! SERBENCH_REQUIRE_BROWSER=1 (.ci/run installs them and sets it). Screenshots go to
 //! SERBENCH_SCREENSHOTS (default: target/screenshots).
 
@@ -25,14 +25,22 @@ fn browser_missing() -> Option<String> {
         .then(|| "python3 has no selenium (pip install selenium)".to_string())
 }
 
+/// Whether the browser is here; where it is not and not required, says so and the test passes.
+fn browser_ready() -> bool {
+    let Some(missing) = browser_missing() else {
+        return true;
+    };
+    assert!(
+        std::env::var("SERBENCH_REQUIRE_BROWSER").as_deref() != Ok("1"),
+        "SERBENCH_REQUIRE_BROWSER=1 but {missing}"
+    );
+    eprintln!("skipped: {missing}");
+    false
+}
+
 #[test]
-fn the_page_agrees_with_the_csvs_in_a_real_browser() {
-    if let Some(missing) = browser_missing() {
-        assert!(
-            std::env::var("SERBENCH_REQUIRE_BROWSER").as_deref() != Ok("1"),
-            "SERBENCH_REQUIRE_BROWSER=1 but {missing}"
-        );
-        eprintln!("skipped: {missing}");
+fn the_page_of_two_hosts_agrees_with_their_csvs_in_a_real_browser() {
+    if !browser_ready() {
         return;
     }
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -40,6 +48,30 @@ fn the_page_agrees_with_the_csvs_in_a_real_browser() {
         .iter()
         .map(|name| root.join("tests/fixtures/hosts").join(name))
         .collect();
+    check_page(&hosts, "two-hosts");
+}
+
+/// The committed full run, whose samples.csv pairs the two arms compared over its workers.
+#[test]
+fn the_page_of_the_committed_full_run_agrees_with_its_csvs_in_a_real_browser() {
+    if !browser_ready() {
+        return;
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let run = tempfile::tempdir().unwrap();
+    for file in ["results.csv", "samples.csv", "sizes.csv"] {
+        std::fs::copy(
+            root.join("results/x86_64-linux").join(file),
+            run.path().join(file),
+        )
+        .unwrap();
+    }
+    check_page(&[run.path().to_path_buf()], "full-run");
+}
+
+/// Reports `hosts` into a temporary folder and runs the browser check on its page.
+fn check_page(hosts: &[PathBuf], name: &str) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let out = tempfile::tempdir().unwrap();
     let mut args = vec!["report".to_string()];
     args.extend(hosts.iter().map(|host| host.display().to_string()));
@@ -52,12 +84,13 @@ fn the_page_agrees_with_the_csvs_in_a_real_browser() {
     );
     let screenshots = std::env::var("SERBENCH_SCREENSHOTS")
         .map(PathBuf::from)
-        .unwrap_or_else(|_| root.join("target/screenshots"));
+        .unwrap_or_else(|_| root.join("target/screenshots"))
+        .join(name);
     let check = Command::new("python3")
         .arg(root.join("tests/browser/check_page.py"))
         .arg(out.path().join("report.html"))
         .arg(&screenshots)
-        .args(&hosts)
+        .args(hosts)
         .output()
         .unwrap();
     assert!(

@@ -377,6 +377,17 @@ fn model(sources: &[Source], sizes: &BTreeMap<CodecId, SizeRow>) -> super::page:
                 encoded_bytes: row.encoded_bytes,
                 allocs_per_op: row.allocs_per_op,
                 fastest: versus.as_ref().is_some_and(|versus| versus.fastest == key),
+                workers: {
+                    let mut workers: Vec<[f64; 2]> = source
+                        .workers
+                        .iter()
+                        .flat_map(|means| means.iter())
+                        .filter(|((arm, _), _)| *arm == key)
+                        .map(|((_, pass), mean)| [*pass as f64, *mean])
+                        .collect();
+                    workers.sort_by(|a, b| a[0].total_cmp(&b[0]));
+                    workers
+                },
                 vs_fastest: versus
                     .as_ref()
                     .and_then(|versus| versus.ratios.get(key))
@@ -424,6 +435,7 @@ fn model(sources: &[Source], sizes: &BTreeMap<CodecId, SizeRow>) -> super::page:
         arms,
         sizes,
         colours,
+        t975: (1..=200).map(crate::stats::t_975).collect(),
     }
 }
 

@@ -17,6 +17,9 @@ pub struct Model {
     pub sizes: Vec<SizeModel>,
     /// Each format's chart colour, `#rrggbb`.
     pub colours: std::collections::BTreeMap<String, String>,
+    /// Student's t 97.5% quantile for 1, 2, ... degrees of freedom ([`crate::stats::t_975`]):
+    /// the page's paired intervals use serbench's own.
+    pub t975: Vec<f64>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -55,6 +58,9 @@ pub struct ArmModel {
     /// workers; `None` for the fastest itself, an emulated host or an arm without figures.
     pub vs_fastest: Option<RatioModel>,
     pub fastest: bool,
+    /// Each worker's time per record, `[pass, ns]` (samples.csv of a full run; empty
+    /// without): two arms of one host are paired over the workers that measured both.
+    pub workers: Vec<[f64; 2]>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -121,6 +127,7 @@ mod tests {
                 zlib: None,
             }],
             colours: Default::default(),
+            t975: Vec::new(),
         };
         let page = html(&model);
         assert_eq!(

@@ -84,13 +84,45 @@ try:
         check(direction == expected_direction, f"the time column says {direction}, want {expected_direction}")
         check(times() == sorted(times(), reverse=expected_direction == "descending"), f"not {expected_direction}: {times()[:5]}")
 
-    # Two arms compared: hyperfine's sentence.
-    sentence = driver.find_element(By.ID, "pair-sentence").text
-    check(" times " in sentence and (" faster than " in sentence or " slower than " in sentence), f"pair: {sentence!r}")
-
-    # The calculator against results.csv and sizes.csv of the first folder.
+    # Two arms compared: hyperfine's sentence, and the ratio as serbench computes it from the
+    # first folder: paired over the workers both arms shared (samples.csv), else unpaired.
     Select(driver.find_element(By.ID, "filter-operation")).select_by_value("")
     payload_filter.select_by_value("")
+    pick = lambda select_id, label: next(
+        option for option in Select(driver.find_element(By.ID, select_id)).options if option.text.startswith(f"{label} — order decode")
+    ).click()
+    pick("pair-a", "json/serde_json")
+    pick("pair-b", "postcard/postcard")
+    sentence = driver.find_element(By.ID, "pair-sentence")
+    check(" times " in sentence.text and (" faster than " in sentence.text or " slower than " in sentence.text), f"pair: {sentence.text!r}")
+    first = {(r["format"], r["backend"], r["variant"], r["mode"], r["framing"]): r for r in csv.DictReader(open(os.path.join(folders[0], "results.csv")))
+             if r["payload"] == "order" and r["operation"] == "decode"}
+    a, b = first[("json", "serde_json", "", "typed", "document")], first[("postcard", "postcard", "", "typed", "document")]
+    per_record = lambda r, column: float(r[column]) / int(r["records"])
+    samples_path = os.path.join(folders[0], "samples.csv")
+    workers = {}
+    if os.path.exists(samples_path):
+        for r in csv.DictReader(open(samples_path)):
+            if r["payload"] == "order" and r["operation"] == "decode" and r["mode"] == "typed" and r["framing"] == "document" and r["variant"] == "" and r["status"] == "ok" and r["mean_ns"]:
+                workers.setdefault(r["backend"], {})[r["pass"]] = per_record(r, "mean_ns")
+    shared = sorted(set(workers.get("serde_json", {})) & set(workers.get("postcard", {})))
+    if len(shared) >= 2:
+        # Student's t, 97.5%, by degrees of freedom (the standard table).
+        t975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042]
+        logs = [math.log(workers["serde_json"][p] / workers["postcard"][p]) for p in shared]
+        mean = sum(logs) / len(logs)
+        sd = math.sqrt(sum((x - mean) ** 2 for x in logs) / (len(logs) - 1))
+        half = t975[len(logs) - 2] * sd / math.sqrt(len(logs))
+        expected = (math.exp(mean), math.exp(mean - half), math.exp(mean + half), f"paired over {len(logs)} workers")
+    else:
+        ratio = float(a["mean_ns"]) / float(b["mean_ns"]) * int(b["records"]) / int(a["records"])
+        relative = lambda r: (float(r["ci95_high_ns"]) - float(r["ci95_low_ns"])) / 2 / float(r["mean_ns"])
+        spread = math.exp(math.hypot(relative(a), relative(b)))
+        expected = (ratio, ratio / spread, ratio * spread, "unpaired")
+    shown = tuple(float(sentence.get_attribute(name)) for name in ("data-ratio", "data-low", "data-high")) + (sentence.get_attribute("data-basis"),)
+    check(all(close(x, y, 1e-3) for x, y in zip(shown[:3], expected[:3])) and shown[3] == expected[3], f"pair ratio: page {shown}, CSVs {expected}")
+
+    # The calculator against results.csv and sizes.csv of the first folder.
     rate_input = driver.find_element(By.ID, "calc-rate")
     rate_input.clear()
     rate_input.send_keys("12345")

@@ -380,14 +380,7 @@ function comparePair() {
       "Fewer than two arms with intervals are shown.";
     return;
   }
-  // As serbench's unpaired ratio: the arms' relative half-widths combine in quadrature.
-  const relative = (arm) => (arm.high - arm.low) / 2 / arm.ns_per_record;
-  const ratio = a.ns_per_record / b.ns_per_record;
-  const spread = Math.hypot(relative(a), relative(b));
-  const [lowRatio, highRatio] = [
-    ratio * Math.exp(-spread),
-    ratio * Math.exp(spread),
-  ];
+  const [ratio, lowRatio, highRatio, basis] = pairRatio(a, b);
   const faster = ratio <= 1;
   const factor = faster ? 1 / ratio : ratio;
   const half = faster
@@ -397,11 +390,48 @@ function comparePair() {
   $("pair-result").replaceChildren(
     el(
       "strong",
-      { id: "pair-sentence" },
+      {
+        id: "pair-sentence",
+        "data-ratio": String(ratio),
+        "data-low": String(lowRatio),
+        "data-high": String(highRatio),
+        "data-basis": basis,
+      },
       `${a.label} ran ${factor.toFixed(2)} ± ${half.toFixed(2)} times ${faster ? "faster" : "slower"} than ${b.label}`,
     ),
-    ` (A/B = ${ratioText(ratio)} [${ratioText(lowRatio)}, ${ratioText(highRatio)}], 95%, unpaired${holds ? "; the interval holds 1: the two cannot be told apart" : ""}).`,
+    ` (A/B = ${ratioText(ratio)} [${ratioText(lowRatio)}, ${ratioText(highRatio)}], 95%, ${basis}${holds ? "; the interval holds 1: the two cannot be told apart" : ""}).`,
   );
+}
+// As serbench computes it: paired over the workers of one host that measured both arms (the t
+// interval of the mean log-ratio), else unpaired from the arms' own intervals (their relative
+// half-widths combined in quadrature on the log scale).
+function pairRatio(a, b) {
+  const bWorkers = new Map(b.workers.map(([pass, ns]) => [pass, ns]));
+  const logs =
+    a.host === b.host
+      ? a.workers
+          .filter(([pass]) => bWorkers.has(pass))
+          .map(([pass, ns]) => Math.log(ns / bWorkers.get(pass)))
+      : [];
+  if (logs.length >= 2) {
+    const n = logs.length;
+    const mean = logs.reduce((sum, value) => sum + value, 0) / n;
+    const variance =
+      logs.reduce((sum, value) => sum + (value - mean) ** 2, 0) / (n - 1);
+    const half =
+      model.t975[Math.min(n - 1, model.t975.length) - 1] *
+      Math.sqrt(variance / n);
+    return [
+      Math.exp(mean),
+      Math.exp(mean - half),
+      Math.exp(mean + half),
+      `paired over ${n} workers`,
+    ];
+  }
+  const relative = (arm) => (arm.high - arm.low) / 2 / arm.ns_per_record;
+  const ratio = a.ns_per_record / b.ns_per_record;
+  const spread = Math.exp(Math.hypot(relative(a), relative(b)));
+  return [ratio, ratio / spread, ratio * spread, "unpaired"];
 }
 $("pair-a").addEventListener("change", comparePair);
 $("pair-b").addEventListener("change", comparePair);
