@@ -3,8 +3,8 @@
 //! The report has a header with each host's metadata, how precise its figures are, the
 //! headline ratios (recomputed from results.csv with [`crate::schema::ratios::headline`], so a missing
 //! ratios.csv costs nothing), then per payload and operation a timing chart with its data table
-//! (each arm also over the section's fastest arm, paired over workers where samples.csv
-//! exists), and per payload a sizes chart with its table. Several folders (hosts, or runs)
+//! (each arm also over the fastest arm of its section and mode, paired over workers where
+//! samples.csv exists), and per payload a sizes chart with its table. Several folders (hosts, or runs)
 //! share each chart as side-by-side panels.
 //!
 //! Every input is read and checked, and every chart rendered in memory, before anything is
@@ -22,7 +22,7 @@ use super::charts::{self, Bar, BarChart, Panel, SizeChart};
 use super::compare::Interval;
 use super::hosts::{self, RankAgreement};
 use crate::UsageError;
-use crate::arm::{ArmId, CodecId, Operation};
+use crate::arm::{ArmId, CodecId, Mode, Operation};
 use crate::files::OutDir;
 use crate::schema::load::{self, ResultsDir};
 use crate::schema::ratios;
@@ -165,9 +165,10 @@ impl Source<'_> {
             .collect()
     }
 
-    /// The section's (payload and operation) fastest ok arm that is not a baseline, and every
-    /// other ok arm with an interval over it, paired over workers where the folder kept them.
-    /// `None` when the section has no such arm.
+    /// The section's (payload and operation) fastest ok arm of each mode that is not a baseline,
+    /// and every other ok arm with an interval over the fastest of its own mode (a borrowed or
+    /// dynamic decode is another job than a typed one), paired over workers where the folder
+    /// kept them. `None` when the section has no such arm.
     fn versus_fastest(&self, payload: &str, operation: &str) -> Option<VersusFastest<'_>> {
         if self.emulated {
             return None;
@@ -183,26 +184,39 @@ impl Source<'_> {
             })
             .map(|(key, row)| (key, *row))
             .collect();
-        let (fastest, _) = section
-            .iter()
-            .filter(|(key, _)| !key.is_baseline())
-            .filter_map(|(key, row)| Some((*key, row.ns_per_record?)))
-            .min_by(|a, b| a.1.total_cmp(&b.1).then_with(|| a.0.cmp(b.0)))?;
+        let mut fastest: BTreeMap<Mode, (&ArmId, f64)> = BTreeMap::new();
+        for (key, row) in section.iter().filter(|(key, _)| !key.is_baseline()) {
+            let Some(time) = row.ns_per_record else { continue };
+            let entry = fastest.entry(key.mode).or_insert((*key, time));
+            if (time, *key) < (entry.1, entry.0) {
+                *entry = (key, time);
+            }
+        }
+        if fastest.is_empty() {
+            return None;
+        }
         let ratios = section
             .keys()
-            .filter(|key| **key != fastest)
             .filter_map(|key| {
-                let ratio = ratios::pair("vs fastest", &section, self.workers.as_ref(), key, fastest)?;
+                let (of_mode, _) = fastest.get(&key.mode)?;
+                if key == of_mode {
+                    return None;
+                }
+                let ratio = ratios::pair("vs fastest", &section, self.workers.as_ref(), key, of_mode)?;
                 Some((*key, ratio))
             })
             .collect();
-        Some(VersusFastest { fastest, ratios })
+        Some(VersusFastest {
+            fastest: fastest.into_values().map(|(key, _)| key).collect(),
+            ratios,
+        })
     }
 }
 
-/// One section's arms over its fastest arm ([`Source::versus_fastest`]).
+/// One section's arms over the fastest arm of their mode ([`Source::versus_fastest`]).
 struct VersusFastest<'a> {
-    fastest: &'a ArmId,
+    /// The fastest arm of each mode.
+    fastest: Vec<&'a ArmId>,
     /// Every other arm that has an interval; an arm without one has no entry.
     ratios: BTreeMap<&'a ArmId, ratios::Ratio>,
 }
@@ -376,7 +390,9 @@ fn model(sources: &[Source], sizes: &BTreeMap<CodecId, SizeRow>) -> super::page:
                 reps: row.reps,
                 encoded_bytes: row.encoded_bytes,
                 allocs_per_op: row.allocs_per_op,
-                fastest: versus.as_ref().is_some_and(|versus| versus.fastest == key),
+                fastest: versus
+                    .as_ref()
+                    .is_some_and(|versus| versus.fastest.contains(&key)),
                 workers: {
                     let mut workers: Vec<[f64; 2]> = source
                         .workers
@@ -767,7 +783,8 @@ fn write_precision(
     writeln!(
         markdown,
         "Median (90th percentile) half-width of the 95% intervals. A ratio to the fastest arm of \
-         the same payload and operation is what the sections' `vs fastest` column shows: paired, \
+         the same payload, operation and mode (typed, borrowed and dynamic decodes are different \
+         jobs) is what the sections' `vs fastest` column shows: paired, \
          it is the geometric mean of the per-worker ratios with a t interval over the workers that \
          measured both arms, so a worker that ran slow as a whole slows both and cancels. The A/A \
          row: in every worker each section's reference arm took its turns beside a second copy of \
@@ -1122,7 +1139,7 @@ fn write_timing_section(
                 optional(row.allocs_per_op, super::table::count),
                 match versus_fastest {
                     _ if source.emulated => "(emulated)".to_string(),
-                    Some(section) if section.fastest == key => "fastest".to_string(),
+                    Some(section) if section.fastest.contains(&key) => "fastest".to_string(),
                     Some(section) => match section.ratios.get(key) {
                         Some(ratio) => {
                             let (cell, paired) = fastest_cell(ratio);
@@ -1820,6 +1837,25 @@ mod tests {
             "{:?}",
             rendered.absent
         );
+    }
+
+    /// A borrowed decode is another job than a typed one: each mode has its own fastest arm, so
+    /// a typed arm is never rated against a borrowed one (before, `a/a` read 2.50x here).
+    #[test]
+    fn vs_fastest_is_within_the_arms_mode() {
+        let mut dir = host("x86", "x86_64-linux", "direct", [100.0, 200.0, 300.0, 40.0], 40);
+        dir.rows[3].arm.mode = Mode::Borrowed;
+        let markdown = render(&[dir]).unwrap().markdown;
+        let row = |label: &str| {
+            let line = markdown
+                .lines()
+                .find(|line| line.starts_with(&format!("| `{label}`")))
+                .unwrap_or_else(|| panic!("no {label} row in {markdown}"));
+            line.split('|').map(str::trim).nth(8).unwrap().to_string()
+        };
+        assert_eq!(row("a/a"), "fastest");
+        assert_eq!(row("d/d borrowed"), "fastest");
+        assert!(row("b/b").starts_with("2.00x"), "{}", row("b/b"));
     }
 
     #[test]
