@@ -70,8 +70,17 @@ try:
     measured = sorted(float(r["mean_ns"]) / int(r["records"]) for r in decodes if r["status"] == "ok" and r["mean_ns"])
     check(len(bars) == len(measured) and all(close(a, b) for a, b in zip(bars, measured)),
           f"decode charts: {len(bars)} bars, {len(measured)} measured decodes in the CSVs, or their values differ")
+    # The payload's sizes chart: per format, one row per distinct encoding, its encoded, zstd and
+    # zlib bytes as sizes.csv has them.
+    decode_formats = {r["format"] for r in decodes}
+    encodings = {(r["format"], r["encoded_bytes"], r["zstd_bytes"], r["zlib_bytes"]) for r in sizes
+                 if r["payload"] == first_payload and r["format"] in decode_formats and r["encoded_bytes"]}
+    want = sorted((kind, int(value)) for _, *values in encodings for kind, value in zip(("encoded", "zstd", "zlib"), values) if value)
+    drawn = sorted((rect.get_attribute("data-kind"), int(rect.get_attribute("data-bytes")))
+                   for rect in driver.find_elements(By.CSS_SELECTOR, "#chart-list rect[data-bytes]"))
+    check(drawn == want, f"sizes chart of {first_payload}: {len(drawn)} bars, sizes.csv gives {len(want)} (or their bytes differ)")
     legend = {span.text for span in driver.find_elements(By.CSS_SELECTOR, "#legend span")}
-    check(legend == {r["format"] for r in decodes if r["status"] == "ok"}, f"legend {legend}")
+    check(legend == {r["format"] for r in decodes if r["status"] == "ok"} | {e[0] for e in encodings}, f"legend {legend}")
     driver.save_screenshot(os.path.join(screenshots, "filtered.png"))
     driver.execute_script("document.getElementById('charts').scrollIntoView()")
     driver.save_screenshot(os.path.join(screenshots, "charts.png"))

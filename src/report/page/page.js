@@ -270,6 +270,7 @@ function renderCharts(arms) {
     bars.forEach((bar) => formats.add(bar.format));
     list.append(chart(title, bars));
   }
+  renderSizes(arms, list, formats);
   $("legend").replaceChildren(
     ...[...formats]
       .sort()
@@ -282,6 +283,109 @@ function renderCharts(arms) {
         ),
       ),
   );
+}
+// Sizes of the shown payloads and formats: one row per distinct encoding (codecs of one format
+// that write the same bytes share a row, named together), its encoded, zstd and zlib bytes side
+// by side on a linear axis from zero (bytes add up, so lengths compare).
+function renderSizes(arms, list, formats) {
+  const payloads = new Set(arms.map((a) => a.payload));
+  const shownFormats = new Set(arms.map((a) => a.format));
+  for (const payload of payloads) {
+    const groups = new Map();
+    for (const size of model.sizes) {
+      if (
+        size.payload !== payload ||
+        !shownFormats.has(size.format) ||
+        size.encoded === null
+      )
+        continue;
+      const key = `${size.format} ${size.encoded} ${size.zstd} ${size.zlib}`;
+      if (!groups.has(key)) groups.set(key, { size, labels: [] });
+      groups
+        .get(key)
+        .labels.push(
+          size.label.replace(`${size.format}/`, "") +
+            (size.framing === "document" ? "" : ` ${size.framing}`),
+        );
+    }
+    if (groups.size === 0) continue;
+    const rows = [...groups.values()].sort(
+      (a, b) => a.size.encoded - b.size.encoded,
+    );
+    rows.forEach((group) => formats.add(group.size.format));
+    list.append(sizeChart(payload, rows));
+  }
+}
+function sizeChart(payload, rows) {
+  const band = 13,
+    row = 3 * band + 6,
+    left = 330,
+    width = 900,
+    top = 36,
+    plot = width - left - 80;
+  const height = top + rows.length * row + 10;
+  const high = Math.max(...rows.map((r) => r.size.encoded)) * 1.05;
+  const x = (bytes) => left + (bytes / high) * plot;
+  const image = svg(
+    "svg",
+    {
+      width,
+      height,
+      viewBox: `0 0 ${width} ${height}`,
+      role: "img",
+      "aria-label": `${payload}: bytes`,
+    },
+    svg(
+      "text",
+      { x: 0, y: 14, "font-weight": "bold" },
+      `${payload}: bytes (encoded, zstd, zlib; linear axis)`,
+    ),
+    svg(
+      "text",
+      { x: 0, y: 28, class: "muted" },
+      "codecs of one format that write the same bytes share a row",
+    ),
+  );
+  rows.forEach((group, index) => {
+    const y = top + index * row;
+    const name = `${group.size.format}: ${group.labels.join(", ")}`;
+    image.append(
+      svg(
+        "text",
+        { x: left - 6, y: y + band + 6, "text-anchor": "end" },
+        name.length > 52 ? name.slice(0, 51) + "…" : name,
+      ),
+    );
+    [
+      ["encoded", 1],
+      ["zstd", 0.7],
+      ["zlib", 0.45],
+    ].forEach(([kind, opacity], band_index) => {
+      const bytes = group.size[kind];
+      if (bytes === null || bytes === undefined) return;
+      const top_y = y + band_index * band;
+      image.append(
+        svg("rect", {
+          x: left,
+          y: top_y,
+          width: Math.max(1, x(bytes) - left),
+          height: band - 2,
+          fill: colour(group.size.format),
+          "fill-opacity": opacity,
+          "data-bytes": String(bytes),
+          "data-kind": kind,
+        }),
+      );
+      image.append(
+        svg(
+          "text",
+          { x: x(bytes) + 4, y: top_y + band - 3 },
+          `${count(bytes)} ${kind}`,
+        ),
+      );
+    });
+  });
+  return el("div", { class: "chart sizes" }, image);
 }
 function chart(title, bars) {
   const row = 16,
