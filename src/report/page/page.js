@@ -284,6 +284,20 @@ function renderCharts(arms) {
       ),
   );
 }
+// An SVG chart of `width` x `height` with its accessible label and its title line.
+function figure(width, height, label, title) {
+  return svg(
+    "svg",
+    {
+      width,
+      height,
+      viewBox: `0 0 ${width} ${height}`,
+      role: "img",
+      "aria-label": label,
+    },
+    svg("text", { x: 0, y: 14, "font-weight": "bold" }, title),
+  );
+}
 // Sizes of the shown payloads and formats: one row per distinct encoding (codecs of one format
 // that write the same bytes share a row, named together), its encoded, zstd and zlib bytes side
 // by side on a linear axis from zero (bytes add up, so lengths compare).
@@ -326,20 +340,13 @@ function sizeChart(payload, rows) {
   const height = top + rows.length * row + 10;
   const high = Math.max(...rows.map((r) => r.size.encoded)) * 1.05;
   const x = (bytes) => left + (bytes / high) * plot;
-  const image = svg(
-    "svg",
-    {
-      width,
-      height,
-      viewBox: `0 0 ${width} ${height}`,
-      role: "img",
-      "aria-label": `${payload}: bytes`,
-    },
-    svg(
-      "text",
-      { x: 0, y: 14, "font-weight": "bold" },
-      `${payload}: bytes (encoded, zstd, zlib; linear axis)`,
-    ),
+  const image = figure(
+    width,
+    height,
+    `${payload}: bytes`,
+    `${payload}: bytes (encoded, zstd, zlib; linear axis)`,
+  );
+  image.append(
     svg(
       "text",
       { x: 0, y: 28, class: "muted" },
@@ -398,20 +405,11 @@ function chart(title, bars) {
   const high = Math.max(...bars.map((b) => b.high ?? b.ns_per_record)) * 1.2;
   const x = (value) =>
     left + (Math.log(value / low) / Math.log(high / low)) * plot;
-  const chartSvg = svg(
-    "svg",
-    {
-      width,
-      height,
-      viewBox: `0 0 ${width} ${height}`,
-      role: "img",
-      "aria-label": `${title}: time per record`,
-    },
-    svg(
-      "text",
-      { x: 0, y: 14, "font-weight": "bold" },
-      `${title}: time per record (log axis)`,
-    ),
+  const chartSvg = figure(
+    width,
+    height,
+    `${title}: time per record`,
+    `${title}: time per record (log axis)`,
   );
   bars.forEach((bar, index) => {
     const y = top + index * row;
