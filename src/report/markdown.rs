@@ -388,6 +388,7 @@ fn model(sources: &[Source], sizes: &BTreeMap<CodecId, SizeRow>) -> super::page:
                 low: per_record(row.ci95_low_ns).filter(|_| row.status == STATUS_OK),
                 high: per_record(row.ci95_high_ns).filter(|_| row.status == STATUS_OK),
                 reps: row.reps,
+                mb_per_s: row.mb_per_s.filter(|_| row.status == STATUS_OK),
                 encoded_bytes: row.encoded_bytes,
                 allocs_per_op: row.allocs_per_op,
                 fastest: versus

@@ -52,6 +52,8 @@ pub struct ArmModel {
     pub low: Option<f64>,
     pub high: Option<f64>,
     pub reps: Option<usize>,
+    /// Encoded bytes over the time per operation, MB/s (results.csv's mb_per_s).
+    pub mb_per_s: Option<f64>,
     pub encoded_bytes: Option<usize>,
     pub allocs_per_op: Option<f64>,
     /// Over the section's fastest arm on its host, the paired interval where the run kept its

@@ -57,6 +57,12 @@ try:
     check(len(shown) == len(expected) and all(close(a, b, 1e-9) for a, b in zip(shown, expected)),
           "the times per record shown differ from results.csv")
 
+    # And every throughput is its CSV's mb_per_s.
+    throughputs = sorted(float(row.get_attribute("data-mbps")) for row in body_rows() if row.get_attribute("data-mbps"))
+    expected = sorted(float(row["mb_per_s"]) for row in rows if row["status"] == "ok" and row["mb_per_s"])
+    check(len(throughputs) == len(expected) and all(close(a, b) for a, b in zip(throughputs, expected)),
+          "the MB/s shown differ from results.csv")
+
     # A filter changes the rows shown: one payload's decodes (few enough for every chart to be drawn).
     payload_filter = Select(driver.find_element(By.ID, "filter-payload"))
     first_payload = payload_filter.options[1].get_attribute("value")

@@ -150,6 +150,7 @@ const COLUMNS = [
     numeric: true,
     get: (a) => (a.fastest ? 1 : a.vs_fastest ? a.vs_fastest.ratio : null),
   },
+  { name: "MB/s", numeric: true, get: (a) => a.mb_per_s },
   { name: "bytes/op", numeric: true, get: (a) => a.encoded_bytes },
   { name: "allocs/op", numeric: true, get: (a) => a.allocs_per_op },
 ];
@@ -177,6 +178,7 @@ function cells(arm, unit) {
     arm.low === null ? "-" : `[${time(arm.low)}, ${time(arm.high)}]`,
     half === null ? "-" : `${(half * 100).toFixed(1)}%`,
     versus,
+    digits(arm.mb_per_s),
     count(arm.encoded_bytes),
     count(arm.allocs_per_op),
   ];
@@ -228,6 +230,7 @@ function renderTable(arms) {
         {
           "data-ns":
             arm.ns_per_record === null ? "" : String(arm.ns_per_record),
+          "data-mbps": arm.mb_per_s === null ? "" : String(arm.mb_per_s),
         },
         ...cells(arm, unit).map((text, index) =>
           el("td", { class: COLUMNS[index].numeric ? "num" : "" }, text),
