@@ -282,7 +282,9 @@ pub fn render(dirs: &[ResultsDir]) -> Result<Rendered> {
         writeln!(markdown)?;
     }
 
-    write_headline(&mut markdown, &sources)?;
+    // Computed once: each payload's section shows its own rows.
+    let headline = headline_cells(&sources);
+    write_headline(&mut markdown, &headline)?;
 
     let mut payloads: Vec<String> = dirs
         .iter()
@@ -293,7 +295,7 @@ pub fn render(dirs: &[ResultsDir]) -> Result<Rendered> {
     payloads.dedup();
     for payload in &payloads {
         writeln!(markdown, "## {payload}\n")?;
-        write_payload_headline(&mut markdown, &sources, payload)?;
+        write_payload_headline(&mut markdown, &sources, &headline, payload)?;
         let mut operations: Vec<Operation> = dirs
             .iter()
             .flat_map(|dir| dir.rows.iter())
@@ -805,7 +807,10 @@ fn write_precision(
 type RatioKey = (String, String, Operation, String, String);
 
 /// Every headline ratio of the measured folders, in first-seen order, with one cell per folder.
-fn headline_cells(sources: &[Source]) -> (Vec<RatioKey>, BTreeMap<(RatioKey, usize), String>) {
+/// Every headline ratio in first-seen order, and its cell per folder (by the folder's index).
+type HeadlineCells = (Vec<RatioKey>, BTreeMap<(RatioKey, usize), String>);
+
+fn headline_cells(sources: &[Source]) -> HeadlineCells {
     let mut order: Vec<RatioKey> = Vec::new();
     let mut cells: BTreeMap<(RatioKey, usize), String> = BTreeMap::new();
     for (index, source) in sources.iter().enumerate().filter(|(_, source)| !source.emulated) {
@@ -828,9 +833,9 @@ fn headline_cells(sources: &[Source]) -> (Vec<RatioKey>, BTreeMap<(RatioKey, usi
 
 /// How to read the headline ratios, said once; each payload's own open its section
 /// ([`write_payload_headline`]).
-fn write_headline(markdown: &mut String, sources: &[Source]) -> Result<()> {
+fn write_headline(markdown: &mut String, headline: &HeadlineCells) -> Result<()> {
     writeln!(markdown, "## Headline ratios\n")?;
-    if headline_cells(sources).0.is_empty() {
+    if headline.0.is_empty() {
         writeln!(
             markdown,
             "No headline ratio: the results lack the pairs of arms they compare (e.g. Avro and JSON \
@@ -851,8 +856,12 @@ fn write_headline(markdown: &mut String, sources: &[Source]) -> Result<()> {
 }
 
 /// One payload's headline ratios, one column per folder.
-fn write_payload_headline(markdown: &mut String, sources: &[Source], payload: &str) -> Result<()> {
-    let (order, cells) = headline_cells(sources);
+fn write_payload_headline(
+    markdown: &mut String,
+    sources: &[Source],
+    (order, cells): &HeadlineCells,
+    payload: &str,
+) -> Result<()> {
     let keys: Vec<&RatioKey> = order.iter().filter(|key| key.1 == payload).collect();
     if keys.is_empty() {
         return Ok(());
@@ -1220,23 +1229,23 @@ fn write_timing_section(
 /// different commits may differ (a changed encoder), so the first folder's row is kept and the
 /// difference is reported.
 fn merged_sizes(sources: &[Source]) -> Result<(BTreeMap<CodecId, SizeRow>, Vec<String>)> {
-    let commit = |source: &Source| source.dir.distinct(|row| row.host.commit.clone());
     let mut merged: BTreeMap<CodecId, (SizeRow, &Source)> = BTreeMap::new();
     // Every folder is checked against the first of its commit, not only the first folder.
     let mut of_commit: BTreeMap<(CodecId, Vec<String>), (&SizeRow, &Source)> = BTreeMap::new();
     let bytes = |row: &SizeRow| (row.encoded_bytes, row.zstd_bytes, row.zlib_bytes);
     let mut conflicts = Vec::new();
     for source in sources {
+        let commit = source.dir.distinct(|row| row.host.commit.clone());
         for row in source.dir.sizes.iter().flatten() {
             let key = row.codec.clone();
             let (first, first_source) = *of_commit
-                .entry((key.clone(), commit(source)))
+                .entry((key.clone(), commit.clone()))
                 .or_insert((row, source));
             if bytes(first) != bytes(row) {
                 anyhow::bail!(
                     "sizes differ between hosts at one commit ({}): {} {} is {:?} (encoded, zstd, \
                      zlib bytes) on {} and {:?} on {}; sizes must be byte-identical everywhere",
-                    commit(source).join(", "),
+                    commit.join(", "),
                     key.payload,
                     key.backend_label(),
                     bytes(first),

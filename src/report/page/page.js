@@ -2,6 +2,8 @@
 // Draws report.html from the model serbench embedded (report.json's content): no network, no
 // library. Every figure shown comes from the model; the page only filters, sorts and divides.
 const model = JSON.parse(document.getElementById("data").textContent);
+// Each arm's place in the model, the value of its option in the pair selects.
+model.arms.forEach((arm, index) => (arm.index = index));
 const $ = (id) => document.getElementById(id);
 const SVG = "http://www.w3.org/2000/svg";
 
@@ -467,10 +469,10 @@ function renderPair(arms) {
       before = select.value;
     select.replaceChildren(
       ...choices.map((arm) =>
-        el("option", { value: String(model.arms.indexOf(arm)) }, armName(arm)),
+        el("option", { value: String(arm.index) }, armName(arm)),
       ),
     );
-    if (choices.some((arm) => String(model.arms.indexOf(arm)) === before))
+    if (choices.some((arm) => String(arm.index) === before))
       select.value = before;
   }
   if (choices.length > 1 && $("pair-a").value === $("pair-b").value)
