@@ -5,11 +5,13 @@
 #
 #   scripts/gather-report.sh ARTIFACTS OUT
 #
-# SERBENCH names the binary (default: serbench on PATH). OUT gets report.md and charts/ (hosts
-# side by side, rank agreement and flips between hosts, sizes checked identical), and a copy of
-# each host's folder under hosts/<artifact>/, so the published page carries its data. Folders
-# are taken in name order, so the same artifacts give the same report. Exits 2 with one line
-# when ARTIFACTS holds no results folder or OUT is not empty.
+# SERBENCH names the binary (default: serbench on PATH). OUT gets report.md, report.html and
+# charts/ (hosts side by side, rank agreement and flips between hosts, sizes checked identical),
+# and a copy of each host's folder under hosts/<artifact>/, so the published page carries its
+# data and names its folders relative to itself. Folders are taken in name order, so the same
+# artifacts give the same report. Everything is made in a folder beside OUT and renamed to OUT
+# only when the report succeeded: a refused input (sizes that differ, a corrupt file) leaves no
+# OUT. Exits 2 with one line when ARTIFACTS holds no results folder or OUT is not empty.
 set -euo pipefail
 usage() {
   echo "usage: scripts/gather-report.sh ARTIFACTS OUT ($*)" >&2
@@ -27,14 +29,22 @@ while IFS= read -r folder; do
 done < <(find "$artifacts" -mindepth 1 -maxdepth 1 -type d | LC_ALL=C sort)
 [[ ${#folders[@]} -gt 0 ]] || usage "no results folder (<artifact>/results.csv) under $artifacts"
 
-mkdir -p "$out/hosts"
-copies=()
+# The binary by an absolute path: the report runs inside the staging folder.
+[[ $serbench == */* ]] && serbench=$(realpath "$serbench")
+mkdir -p "$(dirname "$out")"
+stage=$(mktemp -d "$(dirname "$out")/.gather.XXXXXX")
+trap 'rm -rf "$stage"' EXIT
+mkdir "$stage/hosts"
+names=()
 for folder in "${folders[@]}"; do
   name=$(basename "$folder")
-  # The copy is what the report reads, so the page's links to a host's files stay inside OUT.
-  cp -r "$folder" "$out/hosts/$name"
-  copies+=("$out/hosts/$name")
+  cp -r "$folder" "$stage/hosts/$name"
+  names+=("hosts/$name")
   echo "host folder: $name ($(($(wc -l <"$folder/results.csv") - 1)) rows)"
 done
-"$serbench" report "${copies[@]}" --out "$out"
-echo "gathered ${#copies[@]} folders into $out/report.md"
+(cd "$stage" && "$serbench" report "${names[@]}" --out .)
+chmod 755 "$stage"
+[[ -d $out ]] && rmdir "$out"
+mv "$stage" "$out"
+trap - EXIT
+echo "gathered ${#names[@]} folders into $out/report.md"

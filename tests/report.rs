@@ -470,6 +470,11 @@ fn the_gathering_script_reports_three_hosts_with_the_emulated_one_apart() {
         String::from_utf8_lossy(&output.stderr)
     );
     let markdown = std::fs::read_to_string(out.join("report.md")).unwrap();
+    // The page names each host's folder inside it, not where the job ran.
+    assert!(
+        squeeze(&markdown).contains("| folder | `hosts/results-x86_64-linux` |"),
+        "{markdown}"
+    );
     let across = &markdown[markdown.find("## Across hosts").expect("an Across hosts section")..];
     assert!(
         squeeze(across).contains("aarch64-linux (emulated) (run by an emulator on x86_64)"),
@@ -523,6 +528,12 @@ fn the_gathering_script_reports_three_hosts_with_the_emulated_one_apart() {
         stderr.contains("sizes differ between hosts at one commit"),
         "{stderr}"
     );
+    // A refused input leaves no OUT, and no staging folder beside it.
+    let left: Vec<_> = std::fs::read_dir(work.path())
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name())
+        .collect();
+    assert_eq!(left.len(), 2, "only artifacts/ and gathered/ remain: {left:?}");
 
     // compare across the two hosts says the shift first, and that B's was an emulator's.
     let hosts = root.join("tests/fixtures/hosts");
