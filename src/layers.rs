@@ -7,7 +7,10 @@ use std::path::Path;
 
 /// Bottom to top. A new top-level module must be placed here.
 const LAYERS: [(&str, &[&str]); 13] = [
-    ("leaves", &["alloc", "busy", "host", "reference", "stats"]),
+    (
+        "leaves",
+        &["alloc", "busy", "escape", "host", "reference", "stats"],
+    ),
     ("payloads", &["payload"]),
     ("payload tools", &["codegen", "compress"]),
     ("arms", &["arm"]),

@@ -21,6 +21,7 @@ pub mod cli;
 pub mod codegen;
 pub mod commands;
 pub mod compress;
+pub mod escape;
 pub mod files;
 pub mod footprint;
 pub mod format;
