@@ -41,25 +41,43 @@ pub fn liquid(text: &str) -> Cow<'_, str> {
 
 /// Inline Markdown (kramdown and GitHub's) that renders as exactly the characters of `text`,
 /// on one line, with no markup, link, HTML or Liquid: `&`, `<`, `>` and the braces become
-/// character references, every other ASCII punctuation that Markdown reads is
-/// backslash-escaped, a first character that could open a block is a reference, and line
-/// breaks and control characters become U+FFFD. Also safe inside a table cell.
+/// character references, as are `^ ~` (kramdown has no backslash escape for them), every other
+/// ASCII punctuation that Markdown reads is backslash-escaped (dashes and dots in runs, which
+/// kramdown would turn into typographic ones), a first character that could open a block and
+/// leading or trailing spaces are references, and line breaks and control characters become
+/// U+FFFD. Also safe inside a table cell.
 pub fn markdown(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
     let mut out = String::with_capacity(text.len() + 8);
-    for (index, c) in text.chars().enumerate() {
+    for (index, &c) in chars.iter().enumerate() {
+        let neighbour = |offset: isize| {
+            index
+                .checked_add_signed(offset)
+                .and_then(|at| chars.get(at))
+                .copied()
+        };
+        let edge = chars[..index].iter().all(|&c| c == ' ') || chars[index..].iter().all(|&c| c == ' ');
         match c {
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
-            '{' => out.push_str("&#123;"),
-            '}' => out.push_str("&#125;"),
             c if is_unsafe_char(c) => out.push('\u{fffd}'),
-            // A list marker, a heading, a quote, a definition or an ordered list's number.
-            c if index == 0 && !c.is_alphabetic() && c.is_ascii() && !c.is_ascii_whitespace() => {
+            // Leading spaces open a code block, trailing ones a line break.
+            ' ' if edge => out.push_str("&#32;"),
+            // A list marker, a heading, a quote, a definition or an ordered list's number; and
+            // what kramdown cannot backslash-escape (braces also end Liquid's `raw`).
+            c if (index == 0 && !c.is_alphabetic() && c.is_ascii() && c != ' ')
+                || matches!(c, '{' | '}' | '^' | '~') =>
+            {
                 out.push_str(&format!("&#{};", u32::from(c)));
             }
-            '\\' | '`' | '*' | '_' | '[' | ']' | '(' | ')' | '#' | '+' | '!' | '|' | '$' | '~' | '^'
-            | ':' | '"' | '\'' | '=' => {
+            // Runs of dashes and dots become typographic dashes and ellipses.
+            '-' | '.' if neighbour(-1) == Some(c) || neighbour(1) == Some(c) => {
+                out.push('\\');
+                out.push(c);
+            }
+            '\\' | '`' | '*' | '_' | '[' | ']' | '(' | ')' | '#' | '+' | '!' | '|' | '$' | ':' | '"'
+            | '\'' | '=' => {
                 out.push('\\');
                 out.push(c);
             }
@@ -206,6 +224,8 @@ mod tests {
         }
         assert_eq!(markdown("serde_json|x"), "serde\\_json\\|x");
         assert_eq!(markdown("data:orders"), "data\\:orders");
+        assert_eq!(markdown("x86_64-linux a--b"), "x86\\_64-linux a\\-\\-b");
+        assert_eq!(markdown(" x ~ "), "&#32;x &#126;&#32;");
     }
 
     #[test]
