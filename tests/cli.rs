@@ -692,6 +692,25 @@ fn a_run_without_progress_stops_at_its_stall_limit_and_resumes() {
     assert_eq!(rows.len(), listed["arms"].as_array().unwrap().len());
 }
 
+/// `ratio` of an arm that failed: no figures to divide, which the user asked for, so a usage
+/// error (exit 2) in one line naming the arm and why it failed, whichever side it is on.
+#[test]
+fn ratio_of_a_failed_arm_is_refused_in_one_line() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/reports/x86_64-linux");
+    let dir = dir.to_str().unwrap();
+    for (a, b) in [("csv/csv", "bincode/bincode"), ("bincode/bincode", "csv/csv")] {
+        let output = serbench(&["ratio", dir, "--payload", "order", "--op", "decode", a, b]);
+        let message = stderr(&output);
+        assert_eq!(output.status.code(), Some(2), "{a} over {b}: {message}");
+        assert_eq!(message.lines().count(), 1, "{message}");
+        assert!(
+            message.contains("csv/csv order decode failed (round trip differs: field 3 (price))"),
+            "{message}"
+        );
+        assert!(output.stdout.is_empty());
+    }
+}
+
 /// `fidelity --criterion DIR` walks DIR without following links (two links to `.` made the
 /// walk endless) and reads criterion's JSON from regular files only (a FIFO named
 /// estimates.json blocked it forever): the result found once, then the FIFO refused in one line.
