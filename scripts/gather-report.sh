@@ -57,7 +57,6 @@ if [[ -e $out ]]; then
 fi
 parent=$(dirname -- "$out")
 [[ ! -e $parent || -d $parent ]] || usage "$(shown "$parent") is not a folder"
-command -v -- "$serbench" >/dev/null || usage "SERBENCH=$(shown "$serbench") is not a command"
 
 # The artifacts that are results folders; every other one named with the reason.
 folders=()
@@ -80,6 +79,8 @@ for folder in "$artifacts"/*; do
   fi
 done
 [[ ${#folders[@]} -gt 0 ]] || usage "no results folder (<artifact>/results.csv) under $(shown "$artifacts")"
+# The binary too, before anything is made.
+command -v -- "$serbench" >/dev/null || usage "SERBENCH=$(shown "$serbench") is not a command"
 
 # Copies the regular files and folders under $1 into $2 (made here); anything else is named
 # (by its path under ARTIFACTS) and left out.
