@@ -357,7 +357,7 @@ pub fn ratio(
         &numerator,
         &denominator,
     )
-    .with_context(|| format!("{numerator} or {denominator} has no figures (failed)"))?;
+    .ok_or_else(|| unmeasured(dir, &loaded.rows, [&numerator, &denominator]))?;
     let (interval, paired) = ratio.quoted();
     let basis = match ratio.paired_workers {
         Some(workers) if paired => format!("95%, paired over {workers} workers"),
@@ -372,6 +372,28 @@ pub fn ratio(
         &basis,
     );
     Ok(format!("{}\n{sentence}\n", table::ratios(&[ratio])))
+}
+
+/// Why `ratio` has no figures for `arms` of the folder `dir`: the arm(s) that failed, with the
+/// note of each. A usage error (exit 2): the user asked for a ratio that folder cannot give.
+fn unmeasured(dir: &Path, rows: &[results::ResultRow], arms: [&ArmId; 2]) -> anyhow::Error {
+    let failed: Vec<String> = rows
+        .iter()
+        .filter(|row| arms.contains(&&row.arm) && row.status != results::STATUS_OK)
+        .map(|row| match row.note.as_str() {
+            "" => format!("{} failed", row.arm),
+            note => format!("{} failed ({note})", row.arm),
+        })
+        .collect();
+    let why = if failed.is_empty() {
+        format!("{} or {} has no figures", arms[0], arms[1])
+    } else {
+        failed.join("; ")
+    };
+    UsageError::error(crate::escape::terminal(&format!(
+        "{}: {why}: no ratio without both arms' figures",
+        dir.display()
+    )))
 }
 
 /// `serbench ratio --headline`: the ratios README quotes ([`ratios::README_RATIOS`]) as the

@@ -691,3 +691,73 @@ fn a_run_without_progress_stops_at_its_stall_limit_and_resumes() {
     let rows = results::read(&out.join("results.csv")).unwrap();
     assert_eq!(rows.len(), listed["arms"].as_array().unwrap().len());
 }
+
+/// `ratio` of an arm that failed: no figures to divide, which the user asked for, so a usage
+/// error (exit 2) in one line naming the arm and why it failed, whichever side it is on.
+#[test]
+fn ratio_of_a_failed_arm_is_refused_in_one_line() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/reports/x86_64-linux");
+    let dir = dir.to_str().unwrap();
+    for (a, b) in [("csv/csv", "bincode/bincode"), ("bincode/bincode", "csv/csv")] {
+        let output = serbench(&["ratio", dir, "--payload", "order", "--op", "decode", a, b]);
+        let message = stderr(&output);
+        assert_eq!(output.status.code(), Some(2), "{a} over {b}: {message}");
+        assert_eq!(message.lines().count(), 1, "{message}");
+        assert!(
+            message.contains("csv/csv order decode failed (round trip differs: field 3 (price))"),
+            "{message}"
+        );
+        assert!(output.stdout.is_empty());
+    }
+}
+
+/// `fidelity --criterion DIR` walks DIR without following links (two links to `.` made the
+/// walk endless) and reads criterion's JSON from regular files only (a FIFO named
+/// estimates.json blocked it forever): the result found once, then the FIFO refused in one line.
+#[test]
+fn fidelity_follows_no_link_and_reads_no_fifo() {
+    let results = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/reports/x86_64-linux");
+    let criterion = tempfile::tempdir().unwrap();
+    let new = criterion.path().join("bincode_readings_decode/new");
+    std::fs::create_dir_all(&new).unwrap();
+    std::fs::write(
+        new.join("benchmark.json"),
+        r#"{"group_id":"bincode","full_id":"bincode/bincode/readings/decode"}"#,
+    )
+    .unwrap();
+    let estimates = new.join("estimates.json");
+    std::fs::write(&estimates, r#"{"mean":{"point_estimate":40000.0}}"#).unwrap();
+    for link in ["here", "again"] {
+        std::os::unix::fs::symlink(".", criterion.path().join(link)).unwrap();
+    }
+    let fidelity = || {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_serbench"));
+        command
+            .arg("fidelity")
+            .arg(&results)
+            .arg("--criterion")
+            .arg(criterion.path());
+        common::output_within(command, std::time::Duration::from_secs(60))
+            .expect("fidelity still walking or reading after a minute")
+    };
+    let output = fidelity();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let table = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(
+        table.matches("bincode/bincode/readings/decode").count(),
+        1,
+        "the result once, not once per link: {table}"
+    );
+
+    std::fs::remove_file(&estimates).unwrap();
+    let path = std::ffi::CString::new(estimates.to_str().unwrap()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o600) }, 0, "mkfifo");
+    let output = fidelity();
+    let message = stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{message}");
+    assert_eq!(message.lines().count(), 1, "{message}");
+    assert!(
+        message.contains(&format!("{}: not a regular file", estimates.display())),
+        "{message}"
+    );
+}

@@ -52,7 +52,9 @@ struct Estimates {
     mean: Estimate,
 }
 
-/// Every `(id, mean ns)` criterion recorded under `dir`.
+/// Every `(id, mean ns)` criterion recorded under `dir`. The walk follows no symbolic link
+/// (a link to a parent folder would never end), and each JSON file is read only when it is a
+/// regular file of at most [`JSON_AT_MOST`] bytes (a FIFO would block the read forever).
 pub fn criterion_means(dir: &Path) -> Result<Vec<(String, f64)>> {
     let mut found = Vec::new();
     let mut pending: Vec<PathBuf> = vec![dir.to_path_buf()];
@@ -60,18 +62,19 @@ pub fn criterion_means(dir: &Path) -> Result<Vec<(String, f64)>> {
         let entries =
             std::fs::read_dir(&folder).with_context(|| format!("cannot read {}", folder.display()))?;
         for entry in entries {
-            let path = entry?.path();
-            if path.is_dir() {
+            let entry = entry.with_context(|| format!("cannot read {}", folder.display()))?;
+            let path = entry.path();
+            let kind = entry
+                .file_type()
+                .with_context(|| format!("cannot read {}", path.display()))?;
+            if kind.is_dir() {
                 pending.push(path);
             } else if path.ends_with("new/benchmark.json") {
-                let read = |path: &Path| {
-                    std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))
-                };
-                let benchmark: Benchmark = serde_json::from_str(&read(&path)?)
+                let benchmark: Benchmark = serde_json::from_slice(&read_json(&path)?)
                     .with_context(|| format!("{}: not a criterion benchmark.json", path.display()))?;
                 let estimates_path = path.with_file_name("estimates.json");
-                let estimates: Estimates =
-                    serde_json::from_str(&read(&estimates_path)?).with_context(|| {
+                let estimates: Estimates = serde_json::from_slice(&read_json(&estimates_path)?)
+                    .with_context(|| {
                         format!("{}: not a criterion estimates.json", estimates_path.display())
                     })?;
                 let mean = estimates.mean.point_estimate;
@@ -88,6 +91,45 @@ pub fn criterion_means(dir: &Path) -> Result<Vec<(String, f64)>> {
     }
     found.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(found)
+}
+
+/// The largest benchmark.json or estimates.json read: criterion's are a few kilobytes.
+pub const JSON_AT_MOST: u64 = 1 << 20;
+
+/// The bytes of one of criterion's JSON files, which must be a regular file (not a link, a FIFO
+/// or a device) of at most [`JSON_AT_MOST`] bytes: opened without following a link and without
+/// blocking, then judged by what was opened.
+fn read_json(path: &Path) -> Result<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let refuse = |what: &str| {
+        crate::UsageError::error(format!(
+            "{}: {what}: criterion writes a regular file there",
+            path.display()
+        ))
+    };
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|error| match error.raw_os_error() {
+            Some(libc::ELOOP) => refuse("a symbolic link"),
+            _ => anyhow::Error::new(error).context(format!("cannot read {}", path.display())),
+        })?;
+    let metadata = file
+        .metadata()
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    if !metadata.is_file() {
+        return Err(refuse("not a regular file (a FIFO, device or folder)"));
+    }
+    let mut bytes = Vec::new();
+    file.take(JSON_AT_MOST + 1)
+        .read_to_end(&mut bytes)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    if bytes.len() as u64 > JSON_AT_MOST {
+        return Err(refuse(&format!("larger than {JSON_AT_MOST} bytes")));
+    }
+    Ok(bytes)
 }
 
 /// Pairs criterion's means with the serbench rows of the same arms.
