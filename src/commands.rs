@@ -479,12 +479,13 @@ pub fn fidelity(results_dir: &Path, criterion: &Path, bench_binary: Option<&Path
     let loaded = load::load(results_dir)?;
     let rows = loaded.rows;
     let mut pairs = fidelity::pairs(&fidelity::criterion_means(criterion)?, &rows);
-    anyhow::ensure!(
-        !pairs.is_empty(),
-        "no arm of {} has a criterion result in {}",
-        results_dir.display(),
-        criterion.display()
-    );
+    if pairs.is_empty() {
+        return Err(UsageError::error(format!(
+            "no arm of {} has a criterion result in {}",
+            results_dir.display(),
+            criterion.display()
+        )));
+    }
     if let Some(bench_binary) = bench_binary {
         let scratch = scratch_dir()?;
         for pair in &mut pairs {

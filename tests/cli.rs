@@ -761,3 +761,20 @@ fn fidelity_follows_no_link_and_reads_no_fifo() {
         "{message}"
     );
 }
+
+/// A criterion folder that holds none of the folder's arms is the user's mistake: one line, 2.
+#[test]
+fn fidelity_without_a_matching_criterion_result_is_a_usage_error() {
+    let results = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/reports/x86_64-linux");
+    let criterion = tempfile::tempdir().unwrap();
+    let output = serbench(&[
+        "fidelity",
+        results.to_str().unwrap(),
+        "--criterion",
+        criterion.path().to_str().unwrap(),
+    ]);
+    let message = stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{message}");
+    assert_eq!(message.lines().count(), 1, "{message}");
+    assert!(message.contains("has a criterion result in"), "{message}");
+}
