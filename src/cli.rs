@@ -261,6 +261,10 @@ struct ReportArgs {
     /// the DIRs).
     #[arg(short, long)]
     out: Option<PathBuf>,
+    /// Move report files OUT holds that serbench did not write (or that changed since) into
+    /// `OUT/replaced/<time>/` first, with the rest of that report.
+    #[arg(long)]
+    replace: bool,
 }
 
 #[derive(Args)]
@@ -703,7 +707,7 @@ fn execute(command: Command) -> Result<()> {
         Command::List(args) => args.execute(&registry()?),
         Command::Run(args) => args.execute(&registry()?),
         Command::Sizes(args) => args.execute(&registry()?),
-        Command::Report(args) => print(commands::report(&args.dirs, args.out)?),
+        Command::Report(args) => print(commands::report(&args.dirs, args.out, args.replace)?),
         Command::Compare(args) => print(commands::compare(&args.a, &args.b, args.markdown, args.verbose)?),
         Command::Ratio(args) => args.execute(),
         Command::Vs(args) => args.execute(&registry()?),

@@ -239,6 +239,9 @@ pub fn robustness(
     // With a results.csv there, the folder's report is written again at the end: what it reads
     // must be valid before the old robustness.csv is moved aside or anything is measured.
     load::check_besides(out.path(), SetKind::Robustness.files())?;
+    if out.holds(results::FILE_NAME) {
+        out.check_owned(crate::schema::REPORT)?;
+    }
     out.claim(SetKind::Robustness, replace)?;
     let reported = out.holds(results::FILE_NAME);
     let started = Instant::now();
@@ -270,6 +273,9 @@ pub fn footprint(options: &FootprintOptions, out: &Path, replace: bool) -> Resul
     // With a results.csv there, the folder's report is written again at the end: what it reads
     // must be valid before the old footprint.csv is moved aside or anything is measured.
     load::check_besides(out.path(), SetKind::Footprint.files())?;
+    if out.holds(results::FILE_NAME) {
+        out.check_owned(crate::schema::REPORT)?;
+    }
     out.claim(SetKind::Footprint, replace)?;
     let reported = out.holds(results::FILE_NAME);
     let started = Instant::now();
@@ -295,8 +301,9 @@ pub fn footprint(options: &FootprintOptions, out: &Path, replace: bool) -> Resul
 }
 
 /// `serbench report`: report.md and charts/ from `dirs`, into `out` (default: the first folder,
-/// also when it is given as its results.csv).
-pub fn report(dirs: &[PathBuf], out: Option<PathBuf>) -> Result<String> {
+/// also when it is given as its results.csv). Report files there that serbench did not write
+/// are refused, or with `replace` moved into `replaced/<time>/`.
+pub fn report(dirs: &[PathBuf], out: Option<PathBuf>, replace: bool) -> Result<String> {
     let first = &dirs[0];
     let out = out.unwrap_or_else(|| {
         if first.is_file() {
@@ -305,7 +312,7 @@ pub fn report(dirs: &[PathBuf], out: Option<PathBuf>) -> Result<String> {
             first.clone()
         }
     });
-    Ok(markdown::report(dirs, &out)?.to_string())
+    Ok(markdown::report_replacing(dirs, &out, replace)?.to_string())
 }
 
 /// `serbench compare`: two results folders arm by arm.
@@ -582,17 +589,31 @@ pub fn dump(
 
 /// `dump -o PATH`: a file outside any result set, written as result files are: under its folder's
 /// lock (a run writing there is not disturbed), never over an existing file unless `replace`
-/// (which moves it into `replaced/<time>/`), atomically.
+/// (which moves it into `replaced/<time>/`), atomically. PATH is a regular file or nothing yet:
+/// a device, FIFO, socket, link or folder is refused before the folder is touched, with or
+/// without `replace`.
 pub fn write_output(path: &Path, bytes: &[u8], replace: bool) -> Result<()> {
-    let name = path
-        .file_name()
-        .and_then(|name| name.to_str())
-        .ok_or_else(|| UsageError::error(format!("{}: not a file name", path.display())))?;
+    const FLAG: &str = "-o/--output";
+    let name = path.file_name().and_then(|name| name.to_str()).ok_or_else(|| {
+        UsageError::error(format!(
+            "{}: not a file name (choose another {FLAG})",
+            path.display()
+        ))
+    })?;
     let folder = match path.parent() {
         Some(parent) if !parent.as_os_str().is_empty() => parent,
         _ => Path::new("."),
     };
-    let out = OutDir::lock(folder)?;
+    if let Ok(metadata) = std::fs::symlink_metadata(path) {
+        crate::files::not_regular(path, &metadata, FLAG)?;
+    }
+    if folder.exists() && !folder.is_dir() {
+        return Err(UsageError::error(format!(
+            "{}: not a folder, so {name} cannot be written in it (choose another {FLAG})",
+            folder.display()
+        )));
+    }
+    let out = OutDir::lock_for(folder, FLAG)?;
     out.claim_files(&[name], replace)?;
     out.write_file(name, |file| Ok(file.write_all(bytes)?))?;
     Ok(())

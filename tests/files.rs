@@ -240,11 +240,12 @@ fn a_result_set_is_replaced_only_when_asked_and_then_kept() {
     let report = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(report.contains("## readings") && !report.contains("## order"));
 
-    // `report` rewrites the charts folder whole too.
-    std::fs::write(out.join("charts/stale.svg"), "<svg/>").unwrap();
+    // `report` rewrites its own charts whole, and refuses a chart it did not write (#41).
     let output = run(&["report", text(&out)]);
     assert!(output.status.success(), "{}", stderr(&output));
-    assert!(!out.join("charts/stale.svg").exists());
+    std::fs::write(out.join("charts/stale.svg"), "<svg/>").unwrap();
+    assert_refused(&run(&["report", text(&out)]), "charts/stale.svg");
+    assert!(out.join("charts/stale.svg").is_file());
 }
 
 #[test]
@@ -449,7 +450,6 @@ fn a_full_disk_loses_and_tears_nothing() {
 
     // A report that no longer fits: the previous one stays whole.
     std::fs::remove_dir_all(out.join("charts")).unwrap();
-    std::fs::write(out.join("report.md"), "the previous report\n").unwrap();
     let before = snapshot(&out);
     disk.fill_leaving(2);
     let output = run(&["report", text(&out)]);
@@ -794,7 +794,15 @@ fn dump_never_replaces_a_file_unless_asked_and_then_keeps_it() {
         ];
         run(&[&args[..], extra].concat())
     };
-    assert_refused(&dump(&[]), "already holds order.postcard: pass --replace");
+    let refused = dump(&[]);
+    assert_refused(&refused, "already holds order.postcard: pass --replace");
+    // The flag dump takes (#41: it offered `--out`).
+    assert!(
+        stderr(&refused).contains("choose another -o/--output")
+            && !stderr(&refused).contains("another --out "),
+        "{}",
+        stderr(&refused)
+    );
     assert_eq!(std::fs::read(&target).unwrap(), b"the user's file");
     let output = dump(&["--replace"]);
     assert!(output.status.success(), "{}", stderr(&output));
@@ -1043,4 +1051,292 @@ fn compare_and_report_judge_a_results_file_alike() {
             assert_eq!(stderr(&compare), stderr(&report));
         }
     }
+}
+
+/// The entries of `dir`, sorted (nothing when it does not exist).
+fn names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+/// The one `replaced/<time>/` folder of `out`.
+fn the_replaced(out: &Path) -> PathBuf {
+    let moved: Vec<PathBuf> = std::fs::read_dir(out.join("replaced"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    assert_eq!(moved.len(), 1, "{moved:?}");
+    moved[0].clone()
+}
+
+/// #41 defect 10: a `replaced` that is a link was followed, and the old set moved outside
+/// the folder. `replaced` (and its `<time>/`) must be serbench's own folder: a link or a file
+/// there is refused in one line, and nothing moves.
+#[test]
+fn replace_never_follows_a_replaced_link_out_of_the_folder() {
+    let (dir, out, _csv) = with_a_run();
+    let elsewhere = dir.path().join("elsewhere");
+    std::fs::create_dir(&elsewhere).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, out.join("replaced")).unwrap();
+    let before = snapshot(&out);
+    let sizes = [
+        "sizes",
+        "--format",
+        "postcard",
+        "--payload",
+        "order",
+        "--replace",
+        "--out",
+        text(&out),
+    ];
+    for output in [smoke(&out, &["order"], &["--replace"]), run(&sizes)] {
+        assert_refused(&output, "replaced: a symbolic link, not a folder serbench made");
+        assert_eq!(names(&elsewhere), Vec::<String>::new(), "moved through the link");
+        assert_eq!(snapshot(&out), before, "a refused --replace changed a file");
+    }
+
+    // A file in its place, and a dangling link: refused the same way.
+    std::fs::remove_file(out.join("replaced")).unwrap();
+    std::fs::write(out.join("replaced"), "the user's file\n").unwrap();
+    assert_refused(
+        &smoke(&out, &["order"], &["--replace"]),
+        "replaced: a regular file, not a folder serbench made",
+    );
+    std::fs::remove_file(out.join("replaced")).unwrap();
+    std::os::unix::fs::symlink(dir.path().join("nowhere"), out.join("replaced")).unwrap();
+    assert_refused(
+        &smoke(&out, &["order"], &["--replace"]),
+        "replaced: a symbolic link",
+    );
+    assert!(!dir.path().join("nowhere").exists());
+    std::fs::remove_file(out.join("replaced")).unwrap();
+    assert_eq!(snapshot(&out), before);
+
+    // dump --replace takes the same path.
+    let target = dir.path().join("order.postcard");
+    std::fs::write(&target, "the user's bytes").unwrap();
+    std::os::unix::fs::symlink(&elsewhere, dir.path().join("replaced")).unwrap();
+    let output = run(&[
+        "dump",
+        "--format",
+        "postcard",
+        "--payload",
+        "order",
+        "-o",
+        text(&target),
+        "--replace",
+    ]);
+    assert_refused(&output, "replaced: a symbolic link");
+    assert_eq!(std::fs::read(&target).unwrap(), b"the user's bytes");
+    assert_eq!(names(&elsewhere), Vec::<String>::new());
+}
+
+/// #41 defects 12 and 31: `dump -o` onto a device refused with a message naming `--out`, and
+/// with `--replace` moved the device node aside and wrote a file in its place. Its output must
+/// be a regular file or nothing: anything else is refused in one line naming `-o/--output`,
+/// with or without `--replace`, and stays what it was.
+#[test]
+fn dump_writes_only_a_regular_file_and_never_moves_anything_else() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("victim");
+    std::fs::write(&target, "the link's target\n").unwrap();
+    let mut nodes: Vec<(&str, PathBuf)> = Vec::new();
+
+    // A device with /dev/null's numbers (1:3), made here; only root may make one.
+    let device = dir.path().join("null");
+    let made = Command::new("mknod").arg(&device).args(["c", "1", "3"]).output();
+    match made {
+        Ok(made) if made.status.success() => nodes.push(("a character device", device)),
+        _ if std::env::var_os("SERBENCH_REQUIRE_MKNOD").is_some() => {
+            panic!(
+                "SERBENCH_REQUIRE_MKNOD is set and `mknod {} c 1 3` failed: {made:?}",
+                device.display()
+            )
+        }
+        _ => {
+            eprintln!("skipped the device case: mknod needs root (set SERBENCH_REQUIRE_MKNOD to require it)")
+        }
+    }
+
+    let fifo = dir.path().join("fifo");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    nodes.push(("a FIFO", fifo));
+    let socket = dir.path().join("socket");
+    let _listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    nodes.push(("a socket", socket));
+    let link = dir.path().join("link");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    nodes.push(("a symbolic link", link));
+    let folder = dir.path().join("folder");
+    std::fs::create_dir(&folder).unwrap();
+    nodes.push(("a folder", folder));
+    let kind_of = |path: &Path| {
+        let file_type = path.symlink_metadata().unwrap().file_type();
+        (
+            file_type.is_fifo(),
+            file_type.is_socket(),
+            file_type.is_symlink(),
+            file_type.is_dir(),
+            file_type.is_char_device(),
+        )
+    };
+    for (kind, path) in &nodes {
+        let was = kind_of(path);
+        for flag in ["-o", "--output"] {
+            for extra in [&[][..], &["--replace"][..]] {
+                let args = [
+                    &[
+                        "dump",
+                        "--format",
+                        "postcard",
+                        "--payload",
+                        "order",
+                        flag,
+                        text(path),
+                    ][..],
+                    extra,
+                ]
+                .concat();
+                let output = output_within(
+                    {
+                        let mut command = serbench();
+                        command.args(&args);
+                        command
+                    },
+                    Duration::from_secs(20),
+                )
+                .unwrap_or_else(|| panic!("{args:?} waited on {kind}"));
+                assert_refused(
+                    &output,
+                    &format!("{}: {kind}, not a regular file", path.display()),
+                );
+                assert!(
+                    stderr(&output).contains("choose another -o/--output"),
+                    "{}",
+                    stderr(&output)
+                );
+                assert_eq!(kind_of(path), was, "{args:?} changed {kind}");
+                assert!(!dir.path().join("replaced").exists(), "{args:?} moved something");
+                assert!(!dir.path().join(LOCK_FILE).exists());
+            }
+        }
+    }
+    assert_eq!(std::fs::read(&target).unwrap(), b"the link's target\n");
+    assert_eq!(names(&dir.path().join("folder")), Vec::<String>::new());
+}
+
+/// #41 defect 13: `report DIR --out X` overwrote X's report.md, report.html and report.json
+/// and deleted X/charts/ with a file serbench never wrote in it. A report now rewrites only
+/// the files its manifest (report.sha256) records with their bytes: anything else is refused,
+/// and `--replace` moves the old report whole into `replaced/<time>/`.
+#[test]
+fn report_rewrites_only_the_files_it_wrote() {
+    let (dir, out, _csv) = with_a_run();
+    let x = dir.path().join("x");
+    std::fs::create_dir_all(x.join("charts")).unwrap();
+    std::fs::write(x.join("report.md"), "my notes\n").unwrap();
+    std::fs::write(x.join("charts/mine.txt"), "my chart\n").unwrap();
+    let report = |extra: &[&str]| run(&[&["report", text(&out), "--out", text(&x)][..], extra].concat());
+
+    let before = snapshot(&x);
+    let refused = report(&[]);
+    assert_refused(&refused, "that serbench did not write there");
+    for named in ["charts/mine.txt", "report.md", "--replace", "another --out"] {
+        assert!(stderr(&refused).contains(named), "{}", stderr(&refused));
+    }
+    assert_eq!(snapshot(&x), before, "a refused report changed a file");
+    // A charts/ holding only a file of the user's is refused too.
+    std::fs::remove_file(x.join("report.md")).unwrap();
+    assert_refused(&report(&[]), "charts/mine.txt");
+    assert_eq!(std::fs::read(x.join("charts/mine.txt")).unwrap(), b"my chart\n");
+    std::fs::write(x.join("report.md"), "my notes\n").unwrap();
+
+    let output = report(&["--replace"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let moved = the_replaced(&x);
+    assert_eq!(std::fs::read(moved.join("report.md")).unwrap(), b"my notes\n");
+    assert_eq!(
+        std::fs::read(moved.join("charts/mine.txt")).unwrap(),
+        b"my chart\n"
+    );
+    assert!(!x.join("charts/mine.txt").exists());
+    assert!(x.join("report.html").is_file() && x.join("report.sha256").is_file());
+
+    // Its own files it rewrites, with no flag.
+    let output = report(&[]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    // A file of its own that the user changed is not its own any more.
+    std::fs::write(x.join("report.html"), "edited\n").unwrap();
+    assert_refused(&report(&[]), "report.html");
+    assert_eq!(std::fs::read(x.join("report.html")).unwrap(), b"edited\n");
+}
+
+/// #41 defect 14: `--replace` left report.html and report.json behind (and after `sizes
+/// --replace` the old run's page stayed beside the new sizes.csv). The set `--replace` moves is
+/// one list, `schema::RUN_FILES`; each file of it is named here and must move.
+#[test]
+fn replace_moves_every_file_of_the_set() {
+    let expected = [
+        "results.csv",
+        "samples.csv",
+        "sources.csv",
+        "sizes.csv",
+        "ratios.csv",
+        "charts",
+        "report.html",
+        "report.json",
+        "report.md",
+        "report.sha256",
+    ];
+    for command in ["run", "sizes"] {
+        let (_dir, out, _csv) = with_a_run();
+        // A smoke run of built-in payloads writes neither: stand-ins, which the move must take.
+        for name in ["samples.csv", "sources.csv"] {
+            assert!(!out.join(name).exists(), "{name}");
+            std::fs::write(out.join(name), format!("{name} of the old set\n")).unwrap();
+        }
+        let before = snapshot(&out);
+        let lacking: Vec<&str> = expected
+            .into_iter()
+            .filter(|name| !out.join(name).exists())
+            .collect();
+        let output = match command {
+            "run" => smoke(&out, &["readings"], &["--replace"]),
+            _ => run(&[
+                "sizes",
+                "--format",
+                "postcard",
+                "--payload",
+                "readings",
+                "--replace",
+                "--out",
+                text(&out),
+            ]),
+        };
+        assert!(output.status.success(), "{command}: {}", stderr(&output));
+        let moved = the_replaced(&out);
+        for (path, bytes) in &before {
+            let inside = path.strip_prefix(&out).unwrap();
+            assert_eq!(
+                std::fs::read(moved.join(inside)).ok().as_ref(),
+                Some(bytes),
+                "{command} --replace did not move {}",
+                inside.display()
+            );
+        }
+        // After sizes, nothing of the old run beside the new sizes.csv.
+        if command == "sizes" {
+            assert_eq!(names(&out), ["replaced", "sizes.csv"]);
+        }
+        assert_eq!(lacking, Vec::<&str>::new(), "the old set lacks these");
+    }
+    assert_eq!(serbench::schema::RUN_FILES.as_slice(), expected.as_slice());
 }

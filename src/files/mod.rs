@@ -14,12 +14,17 @@
 //!   row twice, one result set per file. A torn last line (no newline: an interrupted append) is
 //!   reported, for `run --resume` to drop and redo.
 //! - [`OutDir::claim`]: a folder holding a result set ([`ResultSet`]) is not written over unless
-//!   the user asked, and `--replace` moves the old set into `replaced/<time>/` first.
+//!   the user asked, and `--replace` moves the old set into `replaced/<time>/` first (a folder
+//!   made here, never reached through a link).
+//! - [`Owned`]: files written as a group (a report) and rewritten or removed only where its
+//!   manifest records them with their bytes ([`OutDir::write_owned`]).
+//! - Whatever is written or replaced as one file is a regular file or nothing yet
+//!   ([`not_regular`]): a device, FIFO, socket, link or folder is refused, never moved.
 //!
 //! It knows no file of serbench's by name: each row type ([`Record`]) and each kind of result
 //! set ([`ResultSet`]) is declared by the schema layer above it ([`crate::schema`]).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Write};
 use std::marker::PhantomData;
@@ -293,6 +298,64 @@ pub fn own_file(path: &Path) -> Result<std::fs::Metadata> {
     Ok(metadata)
 }
 
+/// Refuses what `metadata` (not followed) says is anything but a regular file, naming what it
+/// is; `flag` is the option that named it, which the refusal offers to change.
+pub fn not_regular(path: &Path, metadata: &std::fs::Metadata, flag: &str) -> Result<()> {
+    if metadata.is_file() {
+        return Ok(());
+    }
+    Err(UsageError::error(format!(
+        "{}: {}, not a regular file: serbench writes and replaces regular files only (choose another {flag})",
+        path.display(),
+        kind(metadata)
+    )))
+}
+
+/// What a non-regular entry is, in words.
+fn kind(metadata: &std::fs::Metadata) -> &'static str {
+    let file_type = metadata.file_type();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if file_type.is_char_device() {
+            return "a character device";
+        }
+        if file_type.is_block_device() {
+            return "a block device";
+        }
+        if file_type.is_fifo() {
+            return "a FIFO";
+        }
+        if file_type.is_socket() {
+            return "a socket";
+        }
+    }
+    if file_type.is_symlink() {
+        "a symbolic link"
+    } else if file_type.is_dir() {
+        "a folder"
+    } else if file_type.is_file() {
+        "a regular file"
+    } else {
+        "a special file"
+    }
+}
+
+/// Refuses a `path` that is not a folder of its own (a link to one included).
+fn own_dir(path: &Path) -> Result<()> {
+    let metadata =
+        std::fs::symlink_metadata(path).with_context(|| format!("cannot read {}", path.display()))?;
+    if metadata.is_dir() {
+        return Ok(());
+    }
+    Err(UsageError::error(format!(
+        "{}: {}, not a folder serbench made: --replace moves a set only into a folder of this one's \
+         own, never through a link; move it away and run again",
+        path.display(),
+        kind(&metadata)
+    )))
+}
+
 /// The schema version of a serbench CSV file: the first field of its first data row (`None`
 /// for a file with a header only), read without parsing the rows (a file of another schema
 /// may not parse at all). It reads the first lines as [`read`] does (a leading UTF-8 BOM
@@ -363,6 +426,37 @@ pub trait ResultSet: Copy {
     fn describe(self, name: &str, path: &Path) -> Option<String>;
 }
 
+/// Files a command writes together and rewrites later (a report: its pages and its charts
+/// folder): `names` in the output folder, each a file or a folder of files, and among them the
+/// `manifest`, which lists every file written with its SHA-256 (as `sha256sum` prints them). A
+/// rewrite overwrites or removes only files the manifest lists with their bytes: anything else
+/// under those names (a file the user put there, or changed) is refused, or with `--replace`
+/// moved aside with the rest ([`OutDir::claim_owned`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Owned {
+    pub manifest: &'static str,
+    pub names: &'static [&'static str],
+}
+
+/// The SHA-256 of `bytes` in hex.
+fn sha256(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
+}
+
+/// At most a few of `names`, for a one-line refusal.
+fn some_of(names: &[String]) -> String {
+    const SHOWN: usize = 4;
+    let mut text = names.iter().take(SHOWN).cloned().collect::<Vec<_>>().join(", ");
+    if names.len() > SHOWN {
+        text += &format!(" and {} more", names.len() - SHOWN);
+    }
+    text
+}
+
 /// The lock file, created if missing, never through a link (O_NOFOLLOW closes the gap between
 /// the check before it and the open).
 fn open_lock(path: &Path) -> std::io::Result<File> {
@@ -381,16 +475,23 @@ pub struct OutDir {
     lock_path: PathBuf,
     /// Made by this command: removed again if it is left empty (a refused command).
     created: bool,
+    /// The flag that named the output, for refusals to offer another (`--out`, `-o/--output`).
+    flag: &'static str,
 }
 
 impl OutDir {
     /// Creates the folder if needed and takes its lock; another serbench holding it is a
     /// refusal. This is also the proof that the folder is writable, before any work is done.
     pub fn lock(path: &Path) -> Result<OutDir> {
+        OutDir::lock_for(path, "--out")
+    }
+
+    /// [`OutDir::lock`] of a folder the user named with `flag`, which refusals name.
+    pub fn lock_for(path: &Path, flag: &'static str) -> Result<OutDir> {
         let created = !path.exists();
         if !created && !path.is_dir() {
             return Err(UsageError::error(format!(
-                "{} is a file, not a folder: results go into a folder (choose another --out)",
+                "{} is a file, not a folder: results go into a folder (choose another {flag})",
                 path.display()
             )));
         }
@@ -418,7 +519,7 @@ impl OutDir {
                     };
                     return Err(UsageError::error(format!(
                         "{} is in use by another serbench{holder}: one writer per folder; wait for it \
-                         to finish or choose another --out",
+                         to finish or choose another {flag}",
                         path.display()
                     )));
                 }
@@ -437,6 +538,7 @@ impl OutDir {
             lock,
             lock_path,
             created,
+            flag,
         };
         let pid = format!("{}\n", std::process::id());
         out.lock
@@ -499,30 +601,234 @@ impl OutDir {
         };
         Err(UsageError::error(format!(
             "{} already holds a result set ({}): pass {resume}--replace to move it into {} and start \
-             anew, or choose another --out",
+             anew, or choose another {}",
             self.path.display(),
             held.join("; "),
-            self.file(REPLACED_DIR).display()
+            self.file(REPLACED_DIR).display(),
+            self.flag
         )))
     }
 
     /// Refuses a folder that holds any of the files `names` a command is about to write, unless
-    /// `replace`: then those files are moved into `replaced/<time>/` (returned) first.
+    /// `replace`: then those files are moved into `replaced/<time>/` (returned) first. Each must
+    /// be a regular file either way: a device, FIFO, socket, link or folder under one of the
+    /// names is refused, and never moved.
     pub fn claim_files(&self, names: &[&str], replace: bool) -> Result<Option<PathBuf>> {
         let present: Vec<&str> = names.iter().copied().filter(|name| self.holds(name)).collect();
         if present.is_empty() {
             return Ok(None);
         }
-        self.no_links(&present)?;
+        for name in &present {
+            self.regular(name)?;
+        }
         if replace {
             return self.set_aside(&present).map(Some);
         }
         Err(UsageError::error(format!(
-            "{} already holds {}: pass --replace to move them into {} first, or choose another --out",
+            "{} already holds {}: pass --replace to move them into {} first, or choose another {}",
             self.path.display(),
             present.join(", "),
-            self.file(REPLACED_DIR).display()
+            self.file(REPLACED_DIR).display(),
+            self.flag
         )))
+    }
+
+    /// Refuses an entry `name` that is anything but a regular file of the folder's own.
+    fn regular(&self, name: &str) -> Result<()> {
+        let path = self.file(name);
+        let metadata = own_file(&path)?;
+        not_regular(&path, &metadata, self.flag)
+    }
+
+    /// The `(path, SHA-256)` pairs `group`'s manifest records; none when it is missing or not
+    /// a regular file of the folder's own (then nothing there counts as serbench's).
+    fn recorded(&self, group: Owned) -> BTreeSet<(String, String)> {
+        let path = self.file(group.manifest);
+        if !std::fs::symlink_metadata(&path).is_ok_and(|metadata| metadata.is_file()) {
+            return BTreeSet::new();
+        }
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        text.lines()
+            .filter_map(|line| line.split_once("  "))
+            // Names inside the folder only: the manifest is read, never trusted as a path.
+            .filter(|(_, name)| {
+                !name.starts_with('/') && !name.split('/').any(|part| part.is_empty() || part == "..")
+            })
+            .map(|(hash, name)| (name.to_string(), hash.to_string()))
+            .collect()
+    }
+
+    /// What is under `group`'s names that its manifest does not record with these bytes: the
+    /// files serbench did not write there (or that changed since), as paths in the folder.
+    pub fn foreign(&self, group: Owned) -> Result<Vec<String>> {
+        let recorded = self.recorded(group);
+        let ours = |name: &str, path: &Path, metadata: &std::fs::Metadata| -> Result<bool> {
+            if !metadata.is_file() {
+                return Ok(false);
+            }
+            let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+            Ok(recorded.contains(&(name.to_string(), sha256(&bytes))))
+        };
+        let mut foreign = Vec::new();
+        for &name in group.names {
+            let path = self.file(name);
+            let Ok(metadata) = std::fs::symlink_metadata(&path) else {
+                continue;
+            };
+            if name == group.manifest {
+                if !metadata.is_file() {
+                    foreign.push(name.to_string());
+                }
+            } else if metadata.is_dir() {
+                let entries =
+                    std::fs::read_dir(&path).with_context(|| format!("cannot read {}", path.display()))?;
+                let mut inside = Vec::new();
+                for entry in entries {
+                    let entry = entry.with_context(|| format!("cannot read {}", path.display()))?;
+                    let file = format!("{name}/{}", entry.file_name().to_string_lossy());
+                    let metadata = std::fs::symlink_metadata(entry.path())
+                        .with_context(|| format!("cannot read {}", entry.path().display()))?;
+                    if !ours(&file, &entry.path(), &metadata)? {
+                        inside.push(file);
+                    }
+                }
+                inside.sort();
+                foreign.extend(inside);
+            } else if !ours(name, &path, &metadata)? {
+                foreign.push(name.to_string());
+            }
+        }
+        Ok(foreign)
+    }
+
+    /// The refusal of `foreign` files under `group`'s names, offering `choices`.
+    fn not_ours(&self, foreign: &[String], choices: &str) -> anyhow::Error {
+        UsageError::error(format!(
+            "{} holds {} that serbench did not write there (or that changed since): it rewrites only \
+             its own files; {choices}",
+            self.path.display(),
+            some_of(foreign)
+        ))
+    }
+
+    /// Refuses a folder where `group`'s names hold anything serbench did not write there
+    /// ([`OutDir::foreign`]), unless `replace`: then everything under the names is moved into
+    /// `replaced/<time>/` (returned), whole, before the group is written anew.
+    pub fn claim_owned(&self, group: Owned, replace: bool) -> Result<Option<PathBuf>> {
+        let foreign = self.foreign(group)?;
+        if foreign.is_empty() {
+            return Ok(None);
+        }
+        if !replace {
+            return Err(self.not_ours(
+                &foreign,
+                &format!(
+                    "pass --replace to move them into {} first, or choose another {}",
+                    self.file(REPLACED_DIR).display(),
+                    self.flag
+                ),
+            ));
+        }
+        let present: Vec<&str> = group
+            .names
+            .iter()
+            .copied()
+            .filter(|name| self.holds(name))
+            .collect();
+        self.no_links(&present)?;
+        self.set_aside(&present).map(Some)
+    }
+
+    /// Writes `group` anew as exactly `files` (paths in the folder: a name of the group, or
+    /// `name/file` inside one of its folders), after [`OutDir::foreign`] finds nothing of
+    /// another's there. The manifest is written first listing the old files and the new, so a
+    /// write killed midway leaves only files it records, then each name atomically (a folder
+    /// swapped whole, a name without files removed), then the manifest of the new files alone.
+    pub fn write_owned(&self, group: Owned, files: &[(&str, &[u8])]) -> Result<()> {
+        self.check_owned(group)?;
+        let new: BTreeSet<(String, String)> = files
+            .iter()
+            .map(|(name, bytes)| (name.to_string(), sha256(bytes)))
+            .collect();
+        let manifest = self.file(group.manifest);
+        let old_manifest = std::fs::read(&manifest).ok();
+        let both: BTreeSet<(String, String)> = self.recorded(group).union(&new).cloned().collect();
+        self.write_manifest(group, &both)?;
+        let mut rewritten = false;
+        let written = group
+            .names
+            .iter()
+            .filter(|&&name| name != group.manifest)
+            .try_for_each(|&name| {
+                let inside: Vec<(&str, &[u8])> = files
+                    .iter()
+                    .filter_map(|&(path, bytes)| {
+                        let file = path.strip_prefix(name)?.strip_prefix('/')?;
+                        Some((file, bytes))
+                    })
+                    .collect();
+                if let Some(&(_, bytes)) = files.iter().find(|(path, _)| *path == name) {
+                    self.write_file(name, |file| Ok(file.write_all(bytes)?))?;
+                } else if !inside.is_empty() {
+                    self.write_dir(name, &inside)?;
+                } else if self.holds(name) {
+                    self.remove(&[name])?;
+                } else {
+                    return Ok(());
+                }
+                rewritten = true;
+                Ok(())
+            });
+        if let Err(error) = written {
+            // Nothing rewritten: the manifest as it was. Else it records what is there now.
+            let _ = match (rewritten, old_manifest) {
+                (false, Some(bytes)) => self
+                    .write_file(group.manifest, |file| Ok(file.write_all(&bytes)?))
+                    .map(drop),
+                (false, None) => self.remove(&[group.manifest]),
+                (true, _) => {
+                    let there: BTreeSet<(String, String)> = both
+                        .into_iter()
+                        .filter(|(name, hash)| {
+                            let path = self.file(name);
+                            std::fs::symlink_metadata(&path).is_ok_and(|metadata| metadata.is_file())
+                                && std::fs::read(&path).is_ok_and(|bytes| sha256(&bytes) == *hash)
+                        })
+                        .collect();
+                    self.write_manifest(group, &there)
+                }
+            };
+            return Err(error);
+        }
+        self.write_manifest(group, &new)
+    }
+
+    fn write_manifest(&self, group: Owned, entries: &BTreeSet<(String, String)>) -> Result<()> {
+        let text: String = entries
+            .iter()
+            .map(|(name, hash)| format!("{hash}  {name}\n"))
+            .collect();
+        self.write_file(group.manifest, |file| Ok(file.write_all(text.as_bytes())?))?;
+        Ok(())
+    }
+
+    /// Removes `group`'s files, which must all be serbench's ([`OutDir::foreign`]): a file of
+    /// another's under its names is refused, and nothing is removed.
+    pub fn remove_owned(&self, group: Owned) -> Result<()> {
+        self.check_owned(group)?;
+        self.remove(group.names)
+    }
+
+    /// Refuses a folder where `group`'s names hold anything serbench did not write there.
+    pub fn check_owned(&self, group: Owned) -> Result<()> {
+        let foreign = self.foreign(group)?;
+        if foreign.is_empty() {
+            return Ok(());
+        }
+        Err(self.not_ours(
+            &foreign,
+            &format!("move them away first, or choose another {}", self.flag),
+        ))
     }
 
     /// Refuses when any of `names` is a link ([`own_file`]).
@@ -554,16 +860,36 @@ impl OutDir {
     }
 
     /// Creates the `replaced/<UTC time>/` folder for `names` and writes their list into it.
+    /// Both folders are made here, never reached through a link: `replaced` or a `<time>` that
+    /// is a link, file or anything but a folder of its own is refused before anything moves.
     fn begin_move(&self, names: &[&str]) -> Result<PathBuf> {
         let stamp = crate::host::utc_timestamp(std::time::SystemTime::now()).replace([':', '-'], "");
         let replaced = self.file(REPLACED_DIR);
-        let mut target = replaced.join(&stamp);
-        let mut number = 2;
-        while target.exists() {
-            target = replaced.join(format!("{stamp}-{number}"));
-            number += 1;
+        // mkdir follows no link in its last component: a link planted as `replaced` stays a
+        // link, and own_dir refuses it.
+        match std::fs::create_dir(&replaced) {
+            Err(error) if error.kind() != std::io::ErrorKind::AlreadyExists => {
+                return Err(error).with_context(|| format!("cannot create {}", replaced.display()));
+            }
+            _ => own_dir(&replaced)?,
         }
-        std::fs::create_dir_all(&target).with_context(|| format!("cannot create {}", target.display()))?;
+        let mut number = 1;
+        let target = loop {
+            let target = match number {
+                1 => replaced.join(&stamp),
+                _ => replaced.join(format!("{stamp}-{number}")),
+            };
+            match std::fs::create_dir(&target) {
+                Ok(()) => break target,
+                Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => number += 1,
+                Err(error) => {
+                    return Err(error).with_context(|| format!("cannot create {}", target.display()));
+                }
+            }
+        };
+        // Made just now by this process, which holds the folder: checked all the same.
+        own_dir(&replaced)?;
+        own_dir(&target)?;
         let journal = target.join(MOVING_FILE);
         let temp = target.join(format!("{MOVING_FILE}.tmp"));
         (|| -> std::io::Result<()> {
@@ -604,10 +930,19 @@ impl OutDir {
     /// Finishes what a killed writer left half done: a `--replace` move (its [`MOVING_FILE`])
     /// and a folder swap (an [`OLD_PREFIX`] folder with none of its name).
     fn recover(&self) -> Result<()> {
-        if let Ok(entries) = std::fs::read_dir(self.file(REPLACED_DIR)) {
+        // Only through folders of the folder's own: a link as `replaced` (or as one of its
+        // folders) is never followed, so no move ends outside the folder.
+        let real_dir = |path: &Path| std::fs::symlink_metadata(path).is_ok_and(|metadata| metadata.is_dir());
+        let replaced = self.file(REPLACED_DIR);
+        if real_dir(&replaced)
+            && let Ok(entries) = std::fs::read_dir(&replaced)
+        {
             for entry in entries.flatten() {
                 let target = entry.path();
-                if target.join(MOVING_FILE).is_file() {
+                let journal = target.join(MOVING_FILE);
+                if real_dir(&target)
+                    && std::fs::symlink_metadata(&journal).is_ok_and(|metadata| metadata.is_file())
+                {
                     self.finish_move(&target)?;
                     eprintln!(
                         "serbench: finished moving the previous set into {} (a --replace was interrupted)",
@@ -656,8 +991,9 @@ impl OutDir {
         write: impl FnOnce(&mut dyn Write) -> Result<()>,
     ) -> Result<PathBuf> {
         let target = self.file(name);
+        // A rename over a device, FIFO or socket would replace the node itself.
         if self.holds(name) {
-            own_file(&target)?;
+            self.regular(name)?;
         }
         let temp = self.temp_path(name);
         let written = (|| -> Result<()> {
@@ -1043,6 +1379,86 @@ mod tests {
         drop(out);
         drop(OutDir::lock(dir.path()).unwrap());
         assert!(!old.exists() && dir.path().join("charts/a.svg").is_file());
+    }
+
+    /// A group of a folder and a file, as a report's.
+    const GROUP: Owned = Owned {
+        manifest: "made.sha256",
+        names: &["charts", "page.html", "made.sha256"],
+    };
+
+    fn entries(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn a_group_rewrites_and_removes_only_the_files_its_manifest_records() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = OutDir::lock(dir.path()).unwrap();
+        out.write_owned(GROUP, &[("charts/a.svg", b"1"), ("page.html", b"p")])
+            .unwrap();
+        out.write_owned(GROUP, &[("charts/b.svg", b"2"), ("page.html", b"q")])
+            .unwrap();
+        assert_eq!(entries(&dir.path().join("charts")), ["b.svg"]);
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("made.sha256")).unwrap(),
+            format!("{}  charts/b.svg\n{}  page.html\n", sha256(b"2"), sha256(b"q"))
+        );
+
+        std::fs::write(dir.path().join("charts/notes.txt"), "mine").unwrap();
+        std::fs::write(dir.path().join("page.html"), "edited").unwrap();
+        assert_eq!(out.foreign(GROUP).unwrap(), ["charts/notes.txt", "page.html"]);
+        let error = out.write_owned(GROUP, &[("page.html", b"r")]).unwrap_err();
+        assert!(error.downcast_ref::<UsageError>().is_some(), "{error:#}");
+        assert!(out.remove_owned(GROUP).is_err());
+        assert!(out.claim_owned(GROUP, false).is_err());
+        assert_eq!(
+            std::fs::read(dir.path().join("charts/notes.txt")).unwrap(),
+            b"mine"
+        );
+        assert_eq!(std::fs::read(dir.path().join("page.html")).unwrap(), b"edited");
+
+        let moved = out.claim_owned(GROUP, true).unwrap().unwrap();
+        assert_eq!(std::fs::read(moved.join("charts/notes.txt")).unwrap(), b"mine");
+        assert_eq!(std::fs::read(moved.join("page.html")).unwrap(), b"edited");
+        assert!(moved.join("made.sha256").is_file());
+        assert_eq!(entries(dir.path()), [LOCK_FILE, REPLACED_DIR]);
+    }
+
+    #[test]
+    fn a_group_write_that_fails_leaves_the_manifest_as_it_was() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = OutDir::lock(dir.path()).unwrap();
+        out.write_owned(GROUP, &[("page.html", b"p")]).unwrap();
+        let manifest = std::fs::read(dir.path().join("made.sha256")).unwrap();
+        // The charts folder cannot be built: its temporary name is taken.
+        std::fs::write(out.temp_path("charts"), "").unwrap();
+        assert!(
+            out.write_owned(GROUP, &[("charts/a.svg", b"1"), ("page.html", b"q")])
+                .is_err()
+        );
+        assert_eq!(std::fs::read(dir.path().join("made.sha256")).unwrap(), manifest);
+        assert_eq!(std::fs::read(dir.path().join("page.html")).unwrap(), b"p");
+        assert!(out.foreign(GROUP).unwrap().is_empty());
+    }
+
+    #[test]
+    fn replace_refuses_a_replaced_that_is_not_its_own_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let elsewhere = tempfile::tempdir().unwrap();
+        let out = OutDir::lock(dir.path()).unwrap();
+        std::fs::write(dir.path().join("sizes.csv"), "old").unwrap();
+        std::os::unix::fs::symlink(elsewhere.path(), dir.path().join(REPLACED_DIR)).unwrap();
+        let error = out.claim_files(&["sizes.csv"], true).unwrap_err();
+        assert!(error.downcast_ref::<UsageError>().is_some());
+        assert!(format!("{error:#}").contains("a symbolic link, not a folder serbench made"));
+        assert!(dir.path().join("sizes.csv").is_file());
+        assert!(entries(elsewhere.path()).is_empty());
     }
 
     /// A set of the files it names, which no `--resume` extends.

@@ -29,11 +29,7 @@ use crate::schema::ratios;
 use crate::schema::results::{self, ResultRow, STATUS_OK};
 use crate::schema::sizes::SizeRow;
 
-pub use crate::schema::{CHARTS_DIR, REPORT_FILE};
-
-/// The self-contained page beside report.md, and its model for tools.
-pub const PAGE_FILE: &str = "report.html";
-pub const MODEL_FILE: &str = "report.json";
+pub use crate::schema::{CHARTS_DIR, MODEL_FILE, PAGE_FILE, REPORT_FILE};
 
 /// What `report` wrote.
 #[derive(Clone, Debug)]
@@ -85,6 +81,12 @@ pub struct Rendered {
 /// `serbench report`: takes OUT's lock, reads and checks every folder, renders the report, and
 /// only then writes OUT/charts/ and OUT/report.md.
 pub fn report(dirs: &[PathBuf], out: &Path) -> Result<ReportSummary> {
+    report_replacing(dirs, out, false)
+}
+
+/// [`report`], where a report OUT holds that serbench did not write (or that was changed since)
+/// is refused, or with `replace` moved into OUT's `replaced/<time>/` once all is rendered.
+pub fn report_replacing(dirs: &[PathBuf], out: &Path, replace: bool) -> Result<ReportSummary> {
     if dirs.is_empty() {
         return Err(UsageError::error("report needs at least one results folder"));
     }
@@ -101,7 +103,9 @@ pub fn report(dirs: &[PathBuf], out: &Path) -> Result<ReportSummary> {
             out.display()
         )));
     }
-    write(&loaded, &out_dir)
+    let rendered = render(&loaded)?;
+    out_dir.claim_owned(crate::schema::REPORT, replace)?;
+    write_rendered(rendered, &out_dir)
 }
 
 fn same_folder(a: &Path, b: &Path) -> bool {
@@ -119,22 +123,29 @@ fn same_folder(a: &Path, b: &Path) -> bool {
 /// Renders the report of `dirs` into `out`, which the caller holds: the whole charts/ folder
 /// replaced first, then report.md.
 pub fn write(dirs: &[ResultsDir], out: &OutDir) -> Result<ReportSummary> {
-    let rendered = render(dirs)?;
-    let files: Vec<(&str, &[u8])> = rendered
+    write_rendered(render(dirs)?, out)
+}
+
+/// Writes a rendered report as one group ([`crate::schema::REPORT`]): only over files the last
+/// report wrote, recorded in its manifest.
+fn write_rendered(rendered: Rendered, out: &OutDir) -> Result<ReportSummary> {
+    let charts: Vec<String> = rendered
         .charts
         .iter()
-        .map(|chart| (chart.file_name.as_str(), chart.svg.as_bytes()))
+        .map(|chart| format!("{CHARTS_DIR}/{}", chart.file_name))
         .collect();
-    let charts = out.write_dir(CHARTS_DIR, &files)?;
-    for (name, text) in [(PAGE_FILE, &rendered.html), (MODEL_FILE, &rendered.json)] {
-        out.write_file(name, |file| Ok(file.write_all(text.as_bytes())?))?;
-    }
-    let report = out.write_file(REPORT_FILE, |file| {
-        Ok(file.write_all(rendered.markdown.as_bytes())?)
-    })?;
+    let mut files: Vec<(&str, &[u8])> = charts
+        .iter()
+        .zip(&rendered.charts)
+        .map(|(path, chart)| (path.as_str(), chart.svg.as_bytes()))
+        .collect();
+    files.push((PAGE_FILE, rendered.html.as_bytes()));
+    files.push((MODEL_FILE, rendered.json.as_bytes()));
+    files.push((REPORT_FILE, rendered.markdown.as_bytes()));
+    out.write_owned(crate::schema::REPORT, &files)?;
     Ok(ReportSummary {
-        report,
-        charts,
+        report: out.file(REPORT_FILE),
+        charts: charts.iter().map(|path| out.file(path)).collect(),
         absent: rendered.absent,
     })
 }

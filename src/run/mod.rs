@@ -22,7 +22,7 @@ use crate::host::{Host, utc_timestamp};
 use crate::measure::{Measurement, Profile, Schedule};
 use crate::schema::results::{self, ResultRow, STATUS_OK};
 use crate::schema::samples::{self, SampleRow};
-use crate::schema::{DERIVED_FILES, SetKind, load, ratios, sizes, sources};
+use crate::schema::{self, SetKind, load, ratios, sizes, sources};
 
 mod passes;
 pub mod watchdog;
@@ -141,6 +141,11 @@ pub fn run(registry: &Registry, selection: &Selection, options: &RunOptions) -> 
     // The report at the end reads the folder's other files: they must be valid before anything
     // is moved aside or measured.
     load::check_besides(out.path(), SetKind::Run.files())?;
+    // A resumed set's report is written anew at the end: a file of another's among its files
+    // is refused now, before anything is measured (a new set's claim moves or refuses them).
+    if options.resume {
+        out.check_owned(schema::REPORT)?;
+    }
     // A quick or smoke set reads a samples.csv only at the end (the full profile's resume reads
     // it first): it must be valid before a row is added.
     if options.resume && profile.passes.is_none() && out.holds(samples::FILE_NAME) {
@@ -186,7 +191,7 @@ pub fn run(registry: &Registry, selection: &Selection, options: &RunOptions) -> 
                     rewrite: true,
                 }
             };
-            out.remove(&DERIVED_FILES)?;
+            schema::remove_derived(&out)?;
             passes::run(
                 registry,
                 &selected,
@@ -249,7 +254,7 @@ fn run_here(
         out.append_csv(results::FILE_NAME)?
     };
     // Until they are written again from the whole results.csv, they would describe another one.
-    out.remove(&DERIVED_FILES)?;
+    schema::remove_derived(out)?;
     let progress = Progress::new(arms.len() as u64, profile);
     let mut rows = kept.rows;
     for payload in registry.payloads() {

@@ -30,6 +30,23 @@ pub const SCHEMA_VERSION: u32 = 4;
 pub const REPORT_FILE: &str = "report.md";
 /// The report's charts, one SVG file each.
 pub const CHARTS_DIR: &str = "charts";
+/// The self-contained page beside report.md, and its model for tools.
+pub const PAGE_FILE: &str = "report.html";
+pub const MODEL_FILE: &str = "report.json";
+/// What the report last wrote, each file with its SHA-256: a report rewrites only these.
+pub const REPORT_MANIFEST: &str = "report.sha256";
+
+/// Every file a report writes, in the order it writes them (report.md, which links into
+/// charts/, last but for the manifest). A run's set holds them ([`DERIVED_FILES`]), so
+/// `--replace` moves each and a resume removes each.
+pub const REPORT_FILES: [&str; 5] = [CHARTS_DIR, PAGE_FILE, MODEL_FILE, REPORT_FILE, REPORT_MANIFEST];
+
+/// The report's files as a group written together: a report overwrites or removes only what
+/// its manifest records ([`files::Owned`]).
+pub const REPORT: files::Owned = files::Owned {
+    manifest: REPORT_MANIFEST,
+    names: &REPORT_FILES,
+};
 
 /// What every row of a versioned file (results, sizes, instructions) is checked for first:
 /// this schema version, and at least one record.
@@ -66,21 +83,44 @@ pub enum SetKind {
     Footprint,
 }
 
+/// The files derived from a run's results.csv: sizes, ratios and the report's files. Made
+/// from [`REPORT_FILES`], so a file the report gains joins every set that holds a report.
+pub const DERIVED_FILES: [&str; 2 + REPORT_FILES.len()] =
+    concat([sizes::FILE_NAME, ratios::FILE_NAME], REPORT_FILES);
+
 /// A run's files: results.csv (and the full profile's samples.csv it is made from, and the
 /// sources.csv of the data files it was measured from), then what is derived from it (which
-/// must describe it exactly).
-pub const RUN_FILES: [&str; 7] = [
-    results::FILE_NAME,
-    samples::FILE_NAME,
-    sources::FILE_NAME,
-    sizes::FILE_NAME,
-    ratios::FILE_NAME,
-    REPORT_FILE,
-    CHARTS_DIR,
-];
+/// must describe it exactly). The one list `--replace` moves and a claim refuses.
+pub const RUN_FILES: [&str; 3 + DERIVED_FILES.len()] = concat(
+    [results::FILE_NAME, samples::FILE_NAME, sources::FILE_NAME],
+    DERIVED_FILES,
+);
 
-/// The files derived from a run's results.csv.
-pub const DERIVED_FILES: [&str; 4] = [sizes::FILE_NAME, ratios::FILE_NAME, REPORT_FILE, CHARTS_DIR];
+/// `a` then `b`, in a constant.
+const fn concat<const A: usize, const B: usize, const N: usize>(
+    a: [&'static str; A],
+    b: [&'static str; B],
+) -> [&'static str; N] {
+    assert!(A + B == N, "the length of both lists");
+    let mut all = [""; N];
+    let mut index = 0;
+    while index < A {
+        all[index] = a[index];
+        index += 1;
+    }
+    while index < N {
+        all[index] = b[index - A];
+        index += 1;
+    }
+    all
+}
+
+/// Removes a run's derived files, which would no longer describe its results.csv: the report's
+/// only where they are the ones it wrote ([`REPORT`]); anything else there is refused.
+pub fn remove_derived(out: &files::OutDir) -> anyhow::Result<()> {
+    out.remove_owned(REPORT)?;
+    out.remove(&DERIVED_FILES)
+}
 
 impl ResultSet for SetKind {
     fn files(self) -> &'static [&'static str] {
