@@ -137,7 +137,7 @@ fn typed_data_is_generated_built_once_and_measured_beside_the_dynamic_arms() {
         "#[serde(rename = \"userId\")]",
         "pub user_id: String,",
         "pub user_id_2: i64,",
-        "#[serde(rename = \"über\")]",
+        "#[serde(rename = \"\\u{fc}ber\")]",
         "pub u00fc_ber: f64,",
         "pub coupon: Option<String>,",
         "pub referrer: Option<String>,",
@@ -703,4 +703,60 @@ fn the_generated_types_encode_the_corpora_as_the_hand_written_ones_do() {
         let extra = size("twitter", codec) - size("data:twitter", codec);
         assert_eq!(extra, 24 * retweets as i64, "{codec}");
     }
+}
+
+/// Issue 41: a file named with a line break and `const _: &str = r#"` (its name ended the doc
+/// comment of its module and opened a raw string) and a key that closes that string with code of
+/// its own: a `OnceLock` whose `get` writes the file `pwned` in the working folder. The run
+/// builds and measures the data; no code of the file's runs.
+#[test]
+fn a_file_name_and_a_key_run_no_code_of_theirs() {
+    if skipped_without_typed_build() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let payload = concat!(
+        "\"#; pub mod data_0 { use std::collections::BTreeMap; ",
+        "struct OnceLock<T>(std::sync::OnceLock<T>); ",
+        "impl<T> OnceLock<T> { const fn new() -> Self { OnceLock(std::sync::OnceLock::new()) } ",
+        "fn get(&self) -> Option<&T> { let _ = std::fs::write(String::from_iter(['p','w','n','e','d']), [120u8]); self.0.get() } ",
+        "fn set(&self, value: T) -> Result<(), T> { self.0.set(value) } } ",
+        "#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)] pub struct Record { //",
+    );
+    let file = dir.path().join("x\nconst _: &str = r#\".ndjson");
+    let records: String = (1..3)
+        .map(|index| serde_json::json!({ payload: index, "zz": index }).to_string() + "\n")
+        .collect();
+    std::fs::write(&file, records).unwrap();
+    let out = dir.path().join("out");
+    let run = Command::new(env!("CARGO_BIN_EXE_serbench"))
+        .args([
+            "run",
+            "--typed",
+            "--format",
+            "postcard",
+            "--profile",
+            "smoke",
+            "--data",
+        ])
+        .arg(&file)
+        .arg("-o")
+        .arg(&out)
+        .current_dir(dir.path())
+        .env("SERBENCH_CACHE", &cache)
+        .output()
+        .unwrap();
+    assert!(
+        !dir.path().join("pwned").exists(),
+        "the file's code ran: {}",
+        with_build_log(&run)
+    );
+    assert!(run.status.success(), "{}", with_build_log(&run));
+    let rows = rows(&out.join("results.csv"));
+    assert!(
+        rows.iter()
+            .any(|row| row["mode"] == "typed" && row["format"] == "postcard"),
+        "no typed row: {rows:?}"
+    );
 }
