@@ -760,3 +760,35 @@ fn a_file_name_and_a_key_run_no_code_of_theirs() {
         "no typed row: {rows:?}"
     );
 }
+
+/// Issue 41, defect 23: a record of 100,000 fields (`--record $`) is refused before anything is built (the
+/// estimate of rustc's memory is far past any machine's), in one line, exit 2, naming what fits;
+/// cargo is never run.
+#[test]
+fn a_typed_build_too_big_for_the_memory_is_refused_before_it_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let fields: Vec<String> = (0..100_000)
+        .map(|index| format!("\"f{index}\": {index}"))
+        .collect();
+    let file = dir.path().join("wide.json");
+    std::fs::write(&file, format!("{{{}}}", fields.join(", "))).unwrap();
+    let marker = dir.path().join("cargo-ran");
+    let cargo = fake_cargo(dir.path(), &format!("touch '{}'; exit 101", marker.display()));
+    let refused = Command::new(env!("CARGO_BIN_EXE_serbench"))
+        .args([
+            "list", "--typed", "--format", "postcard", "--record", "$", "--data",
+        ])
+        .arg(&file)
+        .env("SERBENCH_CACHE", &cache)
+        .env("CARGO", &cargo)
+        .output()
+        .unwrap();
+    let printed = stderr(&refused);
+    assert_eq!(refused.status.code(), Some(2), "{printed}");
+    assert_eq!(printed.trim().lines().count(), 1, "{printed}");
+    for expected in ["of memory", "is available", "--map $"] {
+        assert!(printed.contains(expected), "{expected:?} not in {printed}");
+    }
+    assert!(!marker.exists(), "cargo ran");
+}

@@ -6,7 +6,8 @@
 //!
 //! Every string of the data (file names, keys, paths) reaches the crate's files escaped for its
 //! place ([`crate::escape`]) through the templates in `templates/`, and the cache key covers
-//! every byte of them.
+//! every byte of them. A crate whose estimated compilation would not fit the memory available
+//! is refused before it is built ([`Size`]).
 //!
 //! What a format needs of the types is the format's own declaration ([`Format::typed`]);
 //! [`plan`] decides, from it and the schema, whether the format carries the data typed, and the
@@ -70,6 +71,8 @@ pub struct Crate {
     pub formats: Vec<Vec<&'static str>>,
     /// The name of its binary.
     pub binary: String,
+    /// What it asks of the compiler, for [`Size::estimate`].
+    pub size: Size,
 }
 
 /// The crate for `payloads`, carrying the enabled formats named in `selected` (none: every one).
@@ -85,6 +88,7 @@ pub fn generate(payloads: &[&'static DataPayload], selected: &[String], source: 
     let mut build_crates: BTreeSet<&'static str> = BTreeSet::new();
     let mut build_steps: BTreeMap<&'static str, &'static str> = BTreeMap::new();
     let mut crates: BTreeSet<&'static str> = ["anyhow", "serde", "serde_json"].into();
+    let mut size = Size::default();
     for (index, data) in payloads.iter().enumerate() {
         let usable: Vec<&'static Format> = formats
             .iter()
@@ -146,6 +150,7 @@ pub fn generate(payloads: &[&'static DataPayload], selected: &[String], source: 
             }
         }
         let module = rust::module(data, &derives);
+        size.add(data, &module, usable.len());
         for format in &usable {
             if let TypedSupport::Derive(derive) = &format.typed {
                 let more = (derive.items)(&TypedModule {
@@ -267,12 +272,144 @@ pub fn generate(payloads: &[&'static DataPayload], selected: &[String], source: 
     ) + &dependencies;
     files.insert(0, ("Cargo.toml".to_string(), manifest));
     let key = crate_key(&files);
+    size.lines = files
+        .iter()
+        .filter(|(path, _)| path.ends_with(".rs"))
+        .map(|(_, text)| text.lines().count())
+        .sum();
+    size.formats = all_formats.len();
     Crate {
         files,
         key,
         formats: carried,
         binary,
+        size,
     }
+}
+
+/// What a generated crate asks of rustc: its types, their fields, how many formats' code each
+/// field gets, its lines of Rust. rustc's peak memory grows faster than linearly with the fields
+/// of one crate (docs/your-data.md has the measurements), so a crate too big for the machine is
+/// refused before it is built.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Size {
+    /// The generated structs.
+    pub types: usize,
+    /// The fields of every struct times the formats that carry it.
+    pub field_formats: usize,
+    /// The lines of generated Rust.
+    pub lines: usize,
+    /// The formats carried, all payloads together.
+    pub formats: usize,
+    /// The payload, the schema path and the field count of the widest record, for the refusal's
+    /// advice (`--map PATH`).
+    pub widest: Option<(String, String, usize)>,
+    /// Per struct, its formats times its fields to the [`ESTIMATE_POWER`]: rustc's memory grows
+    /// with the biggest functions, which derives make one per struct and format.
+    load: f64,
+}
+
+/// The peak memory of the typed build of one wide record, debug profile, `--format postcard`
+/// (docs/your-data.md, "Memory of a typed build"): `BASE + SCALE * fields^POWER` bytes, fitted
+/// to the measurements there (BASE: a crate with no types; POWER: from 500 and 1,000 fields),
+/// and taken per struct and format.
+const ESTIMATE_BASE: f64 = 430e6;
+const ESTIMATE_SCALE: f64 = 4.2;
+const ESTIMATE_POWER: f64 = 2.6;
+/// The release profile (fat LTO, one codegen unit, opt-level 3) over the debug one: assumed, not
+/// measured on a wide record (docs/your-data.md says why this factor).
+const RELEASE_FACTOR: f64 = 3.0;
+
+impl Size {
+    fn add(&mut self, data: &DataPayload, module: &rust::Module, formats: usize) {
+        self.types += module.structs.len();
+        for record in &module.structs {
+            self.field_formats += record.fields.len() * formats;
+            self.load += formats as f64 * (record.fields.len() as f64).powf(ESTIMATE_POWER);
+        }
+        if let Some((path, record)) = (module.records.iter()).max_by_key(|(_, record)| record.fields.len())
+            && self
+                .widest
+                .as_ref()
+                .is_none_or(|(_, _, widest)| record.fields.len() > *widest)
+        {
+            self.widest = Some((data.spec.name.to_string(), path.clone(), record.fields.len()));
+        }
+    }
+
+    /// rustc's estimated peak memory, in bytes, building this crate in the release or the debug
+    /// profile.
+    pub fn estimate(&self, release: bool) -> u64 {
+        let debug = ESTIMATE_BASE + ESTIMATE_SCALE * self.load;
+        (if release { debug * RELEASE_FACTOR } else { debug }) as u64
+    }
+
+    /// The line said before the build, or the refusal (exit 2) of a build whose estimate exceeds
+    /// `available` bytes (`None`: unknown, never refused).
+    pub fn check(&self, release: bool, available: Option<u64>) -> Result<String> {
+        let estimate = self.estimate(release);
+        let profile = if release { "release" } else { "debug" };
+        let line = format!(
+            "generating {} types, ~{} lines for {} formats ({} fields x formats; rustc needs ~{}, {profile})",
+            self.types,
+            self.lines,
+            self.formats,
+            self.field_formats,
+            gigabytes(estimate)
+        );
+        let Some(available) = available.filter(|available| estimate > *available) else {
+            return Ok(line);
+        };
+        let mut fits = Vec::new();
+        if self.formats > 1 {
+            let one = Size {
+                load: self.load / self.formats as f64,
+                ..self.clone()
+            };
+            fits.push(format!(
+                "select fewer formats with --format (one alone: ~{})",
+                gigabytes(one.estimate(release))
+            ));
+        }
+        if let Some((payload, path, fields)) = &self.widest {
+            fits.push(format!(
+                "read the {fields}-field object of {} at {} as a map with --map {} (or without --record: past {} keys an object is a map)",
+                crate::escape::terminal(payload),
+                crate::escape::terminal(path),
+                crate::escape::terminal(path),
+                data::schema::MAX_FIELDS,
+            ));
+        }
+        Err(UsageError::error(format!(
+            "--typed: building these types would take ~{} of memory ({} fields x formats, {profile}) and {} is available: {}",
+            gigabytes(estimate),
+            self.field_formats,
+            gigabytes(available),
+            fits.join(", or "),
+        )))
+    }
+}
+
+fn gigabytes(bytes: u64) -> String {
+    format!("{:.1} GB", bytes as f64 / 1e9)
+}
+
+/// The memory available now (`MemAvailable` of /proc/meminfo), where the system says.
+fn available_memory() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|line| line.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// Before a typed build: says what is built and refuses (exit 2) a crate whose estimated
+/// compilation would not fit the memory available, in this binary's profile (the build's).
+pub fn check_size(generated: &Crate) -> Result<()> {
+    let line = generated
+        .size
+        .check(!cfg!(debug_assertions), available_memory())?;
+    eprintln!("serbench: {line}");
+    Ok(())
 }
 
 /// The cache key of a crate: every byte of every file it holds (path and text) and serbench's
@@ -670,6 +807,58 @@ mod tests {
         let moved = generate(&[harmless], &["postcard".to_string()], Path::new("/src2"));
         assert_ne!(one.key, moved.key);
         assert_eq!(generated(harmless).key, one.key, "the same crate, the same key");
+    }
+
+    /// The refusal of defect 23: a 5,000-field record is refused on a machine with 8 GB free,
+    /// naming what would fit; a small one is not, and an unknown amount never is.
+    #[test]
+    fn a_build_estimated_past_the_memory_available_is_refused_with_what_fits() {
+        let wide: String = (0..5000)
+            .map(|index| format!("\"field_{index}\": {index}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        // `--record $`: past 256 keys an object is otherwise read as a map.
+        let request = data::Request {
+            overrides: data::schema::Overrides {
+                maps: Vec::new(),
+                records: vec!["$".to_string()],
+            },
+            ..data::Request::default()
+        };
+        let wide = DataPayload::from_bytes(
+            "wide.json".into(),
+            "wide",
+            format!("{{{wide}}}").into_bytes(),
+            &request,
+        )
+        .unwrap();
+        let formats = ["postcard", "bincode"].map(String::from);
+        let generated = generate(&[wide], &formats, Path::new("/src"));
+        assert_eq!(generated.size.field_formats, 2 * 5000);
+        assert_eq!(
+            generated.size.widest,
+            Some(("data:wide".to_string(), "$".to_string(), 5000))
+        );
+        let gb = 1_000_000_000;
+        let error = generated.size.check(false, Some(8 * gb)).unwrap_err();
+        assert!(error.downcast_ref::<UsageError>().is_some(), "{error}");
+        let message = error.to_string();
+        assert!(!message.contains('\n'), "{message}");
+        for expected in [
+            "8.0 GB is available",
+            "--format",
+            "--map $",
+            "5000-field object of data:wide",
+        ] {
+            assert!(message.contains(expected), "{expected:?} not in {message}");
+        }
+        assert!(generated.size.estimate(false) > 8 * gb);
+        assert!(generated.size.estimate(true) > generated.size.estimate(false));
+        assert!(generated.size.check(false, None).is_ok());
+        let small = generate(&[data("{\"a\": 1}\n")], &formats, Path::new("/src"));
+        let line = small.size.check(true, Some(8 * gb)).unwrap();
+        assert!(line.starts_with("generating 1 types, ~"), "{line}");
+        assert!(line.contains("lines for 2 formats"), "{line}");
     }
 
     proptest::proptest! {
