@@ -29,6 +29,15 @@ pub fn rust_comment(text: &str) -> String {
     text.escape_default().to_string()
 }
 
+/// A TOML basic string, quotes included, that holds `text` exactly (a generated Cargo.toml's
+/// paths): JSON's escapes, which TOML's include, and DEL, which JSON leaves as it is, as
+/// `\u007f`, so no quote, line break or control character of `text` can end it.
+pub fn toml_str(text: &str) -> String {
+    serde_json::to_string(text)
+        .expect("a string is JSON")
+        .replace('\u{7f}', "\\u007f")
+}
+
 /// Text for Liquid (Jekyll renders report.md through it): braces become character references,
 /// so no `{{`, `{%` or `{% endraw %}` survives. The result is meant for Markdown or HTML,
 /// which turn the references back into braces.
@@ -271,6 +280,8 @@ mod tests {
             prop_assert!(!json.contains('<'));
             prop_assert_eq!(serde_json::from_str::<String>(&json).unwrap(), text.clone());
             prop_assert!(!terminal(&text).chars().any(is_unsafe_char));
+            let toml: toml::Table = toml::from_str(&format!("a = {}", toml_str(&text))).unwrap();
+            prop_assert_eq!(toml["a"].as_str(), Some(text.as_str()));
         }
     }
 }

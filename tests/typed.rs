@@ -137,7 +137,7 @@ fn typed_data_is_generated_built_once_and_measured_beside_the_dynamic_arms() {
         "#[serde(rename = \"userId\")]",
         "pub user_id: String,",
         "pub user_id_2: i64,",
-        "#[serde(rename = \"über\")]",
+        "#[serde(rename = \"\\u{fc}ber\")]",
         "pub u00fc_ber: f64,",
         "pub coupon: Option<String>,",
         "pub referrer: Option<String>,",
@@ -236,7 +236,8 @@ fn typed_data_is_generated_built_once_and_measured_beside_the_dynamic_arms() {
     let cached = serbench(&cache, &[&["list", "--typed"], &data[..]].concat());
     assert!(cached.status.success(), "{}", stderr(&cached));
     assert!(!stderr(&cached).contains("building"), "{}", stderr(&cached));
-    // So does the same schema in a file of another name (another day's events, say).
+    // The same schema in a file of another name is another crate (the name is in its
+    // comments, and the key is every byte of it: issue 41): built anew, never the first's binary.
     let renamed = dir.path().join("events-tuesday.ndjson");
     std::fs::copy(file, &renamed).unwrap();
     let mut other = data;
@@ -244,7 +245,7 @@ fn typed_data_is_generated_built_once_and_measured_beside_the_dynamic_arms() {
     let same_schema = serbench(&cache, &[&["list", "--typed"], &other[..]].concat());
     assert!(same_schema.status.success(), "{}", stderr(&same_schema));
     assert!(
-        !stderr(&same_schema).contains("building"),
+        stderr(&same_schema).contains("building"),
         "{}",
         stderr(&same_schema)
     );
@@ -703,4 +704,92 @@ fn the_generated_types_encode_the_corpora_as_the_hand_written_ones_do() {
         let extra = size("twitter", codec) - size("data:twitter", codec);
         assert_eq!(extra, 24 * retweets as i64, "{codec}");
     }
+}
+
+/// Issue 41: a file named with a line break and `const _: &str = r#"` (its name ended the doc
+/// comment of its module and opened a raw string) and a key that closes that string with code of
+/// its own: a `OnceLock` whose `get` writes the file `pwned` in the working folder. The run
+/// builds and measures the data; no code of the file's runs.
+#[test]
+fn a_file_name_and_a_key_run_no_code_of_theirs() {
+    if skipped_without_typed_build() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let payload = concat!(
+        "\"#; pub mod data_0 { use std::collections::BTreeMap; ",
+        "struct OnceLock<T>(std::sync::OnceLock<T>); ",
+        "impl<T> OnceLock<T> { const fn new() -> Self { OnceLock(std::sync::OnceLock::new()) } ",
+        "fn get(&self) -> Option<&T> { let _ = std::fs::write(String::from_iter(['p','w','n','e','d']), [120u8]); self.0.get() } ",
+        "fn set(&self, value: T) -> Result<(), T> { self.0.set(value) } } ",
+        "#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)] pub struct Record { //",
+    );
+    let file = dir.path().join("x\nconst _: &str = r#\".ndjson");
+    let records: String = (1..3)
+        .map(|index| serde_json::json!({ payload: index, "zz": index }).to_string() + "\n")
+        .collect();
+    std::fs::write(&file, records).unwrap();
+    let out = dir.path().join("out");
+    let run = Command::new(env!("CARGO_BIN_EXE_serbench"))
+        .args([
+            "run",
+            "--typed",
+            "--format",
+            "postcard",
+            "--profile",
+            "smoke",
+            "--data",
+        ])
+        .arg(&file)
+        .arg("-o")
+        .arg(&out)
+        .current_dir(dir.path())
+        .env("SERBENCH_CACHE", &cache)
+        .output()
+        .unwrap();
+    assert!(
+        !dir.path().join("pwned").exists(),
+        "the file's code ran: {}",
+        with_build_log(&run)
+    );
+    assert!(run.status.success(), "{}", with_build_log(&run));
+    let rows = rows(&out.join("results.csv"));
+    assert!(
+        rows.iter()
+            .any(|row| row["mode"] == "typed" && row["format"] == "postcard"),
+        "no typed row: {rows:?}"
+    );
+}
+
+/// Issue 41, defect 23: a record of 100,000 fields (`--record $`) is refused before anything is built (the
+/// estimate of rustc's memory is far past any machine's), in one line, exit 2, naming what fits;
+/// cargo is never run.
+#[test]
+fn a_typed_build_too_big_for_the_memory_is_refused_before_it_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let fields: Vec<String> = (0..100_000)
+        .map(|index| format!("\"f{index}\": {index}"))
+        .collect();
+    let file = dir.path().join("wide.json");
+    std::fs::write(&file, format!("{{{}}}", fields.join(", "))).unwrap();
+    let marker = dir.path().join("cargo-ran");
+    let cargo = fake_cargo(dir.path(), &format!("touch '{}'; exit 101", marker.display()));
+    let refused = Command::new(env!("CARGO_BIN_EXE_serbench"))
+        .args([
+            "list", "--typed", "--format", "postcard", "--record", "$", "--data",
+        ])
+        .arg(&file)
+        .env("SERBENCH_CACHE", &cache)
+        .env("CARGO", &cargo)
+        .output()
+        .unwrap();
+    let printed = stderr(&refused);
+    assert_eq!(refused.status.code(), Some(2), "{printed}");
+    assert_eq!(printed.trim().lines().count(), 1, "{printed}");
+    for expected in ["of memory", "is available", "--map $"] {
+        assert!(printed.contains(expected), "{expected:?} not in {printed}");
+    }
+    assert!(!marker.exists(), "cargo ran");
 }

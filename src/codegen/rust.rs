@@ -19,6 +19,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
 use super::names::{self, Scope};
+use crate::escape::{rust_comment, rust_str};
 use crate::payload::data::read::push_key;
 use crate::payload::data::{DataPayload, Kind, Type, TypedRecord, UpdateTarget, update_target};
 use serde_json::Value;
@@ -201,7 +202,7 @@ fn update_impl(root: &str, list: bool, target: &UpdateTarget) -> String {
     let scalar = target.scalar;
     format!(
         "/// `update` changes `{path}`{of}.\nimpl serbench::payload::fields::UpdateField for {root} {{\n    type Scalar = {scalar};\n\n    fn field(&self) -> {scalar} {{\n        {place}\n    }}\n\n    fn value_for_round(&self, round: u64) -> {scalar} {{\n        serbench::payload::fields::alternate(self.field(), round)\n    }}\n\n    fn with_field(&self, value: {scalar}) -> Self {{\n        let mut updated = self.clone();\n        {updated} = value;\n        updated\n    }}\n}}\n",
-        path = target.path,
+        path = rust_comment(&target.path),
         of = if list { " of the first record" } else { "" },
     )
 }
@@ -421,8 +422,8 @@ impl Generator<'_> {
         writeln!(text, "pub struct {name} {{").expect("a String takes writes");
         for (index, (member, (ident, rust))) in members.iter().zip(fields).enumerate() {
             if let Some(key) = &member.rename {
-                writeln!(text, "    /// The key {key:?}.").expect("a String takes writes");
-                writeln!(text, "    #[serde(rename = {key:?})]").expect("a String takes writes");
+                writeln!(text, "    /// The key {}.", rust_str(key)).expect("a String takes writes");
+                writeln!(text, "    #[serde(rename = {})]", rust_str(key)).expect("a String takes writes");
             }
             for attribute in attributes(index) {
                 let attribute = attribute.replace("{index}", &index.to_string());

@@ -238,7 +238,7 @@ fn typed_items(module: &TypedModule) -> TypedItems {
     let file = format!("schemas/data_{index}.avsc");
     TypedItems {
         rust: format!(
-            "/// The Avro schema of {root}, inferred from {origin:?}.
+            "/// The Avro schema of {root}, inferred from {origin}.
 impl serbench::format::avro::Native for {root} {{
     const SCHEMA: Option<serbench::format::avro::SchemaFile> = Some(serbench::format::avro::SchemaFile {{
         name: \"data_{index}.avsc\",
@@ -246,7 +246,7 @@ impl serbench::format::avro::Native for {root} {{
     }});
 }}
 ",
-            origin = data.origin,
+            origin = crate::escape::rust_comment(&data.origin),
         ),
         files: vec![(
             file,

@@ -857,7 +857,7 @@ fn typed_items(module: &TypedModule) -> TypedItems {
         write!(
             rust,
             "/// `update` writes `{path}` into the archive.\nimpl serbench::format::rkyv::SetInPlace for {root} {{\n    fn set(root: ::rkyv::seal::Seal<'_, Archived{root}>, value: {scalar}) -> anyhow::Result<()> {{\n{reach}        ::rkyv::munge::munge!(let {pattern} = {record});\n        *{field} = value.into();\n        Ok(())\n    }}\n}}\n",
-            path = target.path,
+            path = crate::escape::rust_comment(&target.path),
             field = target.fields[last],
         )
         .expect("a String takes writes");

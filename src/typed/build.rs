@@ -60,6 +60,7 @@ pub fn typed_binary(request: &Request, formats: &[String]) -> Result<PathBuf> {
     if binary.is_file() {
         return Ok(binary);
     }
+    super::check_size(&generated)?;
     let crate_dir = folder.join("crate");
     // A crate left by an interrupted build is ours to write again.
     if crate_dir.exists() {

@@ -4,6 +4,11 @@
 //! ([`hook`]) and runs serbench's command line. [`build`] builds it once per schema
 //! (cached) and hands the command to it.
 //!
+//! Every string of the data (file names, keys, paths) reaches the crate's files escaped for its
+//! place ([`crate::escape`]) through the templates in `templates/`, and the cache key covers
+//! every byte of them. A crate whose estimated compilation would not fit the memory available
+//! is refused before it is built ([`Size`]).
+//!
 //! What a format needs of the types is the format's own declaration ([`Format::typed`]);
 //! [`plan`] decides, from it and the schema, whether the format carries the data typed, and the
 //! registry lists the reason where it does not.
@@ -18,7 +23,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 
 use crate::UsageError;
-use crate::codegen::{key_of, rust};
+use crate::codegen::{key_of, render, rust};
+use crate::escape::{rust_comment, rust_str, toml_str};
 use crate::format::{Format, TypedBorrowed, TypedItems, TypedModule, TypedSupport, plan, typable};
 use crate::payload::data::{self, DataPayload};
 
@@ -27,6 +33,13 @@ use crate::payload::data::{self, DataPayload};
 const MANIFEST: &str = include_str!("../../Cargo.toml");
 const LOCK_FILE: &str = include_str!("../../Cargo.lock");
 const TOOLCHAIN: &str = include_str!("../../rust-toolchain.toml");
+
+/// The generated crate's templates: every string of the data in them is escaped for its place
+/// ([`crate::escape`]) and filled in by [`render`].
+const MAIN_TEMPLATE: &str = include_str!("templates/main.rs.in");
+const MODULE_TEMPLATE: &str = include_str!("templates/module.rs.in");
+const UNTYPED_TEMPLATE: &str = include_str!("templates/untyped.rs.in");
+const MANIFEST_TEMPLATE: &str = include_str!("templates/Cargo.toml.in");
 
 /// The key of the data's types alone (no derives): what a typed binary checks the data it is
 /// given against.
@@ -51,12 +64,15 @@ pub fn types_key(payloads: &[&'static DataPayload]) -> String {
 pub struct Crate {
     /// Paths relative to the crate's folder, and their text.
     pub files: Vec<(String, String)>,
-    /// Changes with anything that changes the build: the files, serbench's version and build.
+    /// Changes with any byte of any file ([`crate_key`]) and serbench's version; the build adds
+    /// this binary's stamp.
     pub key: String,
     /// Per data payload, the formats it carries typed.
     pub formats: Vec<Vec<&'static str>>,
     /// The name of its binary.
     pub binary: String,
+    /// What it asks of the compiler, for [`Size::estimate`].
+    pub size: Size,
 }
 
 /// The crate for `payloads`, carrying the enabled formats named in `selected` (none: every one).
@@ -72,6 +88,7 @@ pub fn generate(payloads: &[&'static DataPayload], selected: &[String], source: 
     let mut build_crates: BTreeSet<&'static str> = BTreeSet::new();
     let mut build_steps: BTreeMap<&'static str, &'static str> = BTreeMap::new();
     let mut crates: BTreeSet<&'static str> = ["anyhow", "serde", "serde_json"].into();
+    let mut size = Size::default();
     for (index, data) in payloads.iter().enumerate() {
         let usable: Vec<&'static Format> = formats
             .iter()
@@ -84,13 +101,14 @@ pub fn generate(payloads: &[&'static DataPayload], selected: &[String], source: 
             "        {index} => data_{index}::register(registry, format, data),"
         )
         .expect("a String takes writes");
+        let origin = rust_comment(&data.origin);
+        let name = rust_comment(data.spec.name);
+        let index_text = index.to_string();
         if usable.is_empty() {
-            writeln!(
-                modules,
-                "/// {:?}: no format carries it typed (`serbench list --typed` says why).\nmod data_{index} {{\n    pub fn register(\n        _: &mut serbench::format::Registry,\n        format: &str,\n        _: &'static serbench::payload::data::DataPayload,\n    ) -> anyhow::Result<()> {{\n        anyhow::bail!(\"{{format}} does not carry this payload typed\")\n    }}\n}}\n",
-                data.origin
-            )
-            .expect("a String takes writes");
+            modules.push_str(&render(
+                UNTYPED_TEMPLATE,
+                &[("origin", &origin), ("name", &name), ("index", &index_text)],
+            ));
             continue;
         }
         let mut items = TypedItems::default();
@@ -132,6 +150,7 @@ pub fn generate(payloads: &[&'static DataPayload], selected: &[String], source: 
             }
         }
         let module = rust::module(data, &derives);
+        size.add(data, &module, usable.len());
         for format in &usable {
             if let TypedSupport::Derive(derive) = &format.typed {
                 let more = (derive.items)(&TypedModule {
@@ -166,70 +185,58 @@ pub fn generate(payloads: &[&'static DataPayload], selected: &[String], source: 
                 }
             })
             .collect();
-        writeln!(
-            modules,
-            "/// The types of {:?} ({}).\npub mod data_{index} {{\n    use std::collections::BTreeMap;\n    use std::sync::OnceLock;\n\n{indented}\n    /// Registers `format`'s typed arms on this payload's value.\n    pub fn register(\n        registry: &mut serbench::format::Registry,\n        format: &str,\n        data: &'static serbench::payload::data::DataPayload,\n    ) -> anyhow::Result<()> {{\n        static VALUE: OnceLock<{root}> = OnceLock::new();\n        if VALUE.get().is_none() {{\n            let _ = VALUE.set(serbench::typed::hook::value_of(data)?);\n        }}\n        let payload = serbench::typed::hook::payload(data, || VALUE.get().expect(\"set above\"));\n        match format {{\n{matches}            other => anyhow::bail!(\"{{other}} is not in this typed build\"),\n        }}\n        Ok(())\n    }}\n}}\n",
-            data.origin,
-            data.spec.name,
-            root = module.root,
-            matches = usable
-                .iter()
-                .map(|format| registration(format, &module))
-                .collect::<String>(),
-        )
-        .expect("a String takes writes");
+        let matches: String = usable
+            .iter()
+            .map(|format| registration(format, &module))
+            .collect();
+        modules.push_str(&render(
+            MODULE_TEMPLATE,
+            &[
+                ("origin", &origin),
+                ("name", &name),
+                ("index", &index_text),
+                ("types", &indented),
+                ("root", module.root),
+                ("matches", &matches),
+            ],
+        ));
     }
     let types_key = types_key(payloads);
     let all_formats: BTreeSet<&str> = carried.iter().flatten().copied().collect();
     let format_list: Vec<String> = crate::format::all()
         .into_iter()
         .filter(|format| all_formats.contains(format.name))
-        .map(|format| format!("{:?}", format.name))
+        .map(|format| rust_str(format.name))
         .collect();
-    // Quoted: a file name may hold what a comment or a TOML line cannot.
-    let origins: Vec<String> = payloads.iter().map(|data| format!("{:?}", data.origin)).collect();
-    let main = format!(
-        "//! serbench built with the Rust types of {origins}: generated by `serbench gen` (serbench\n//! {version}) from the inferred schema, for `serbench ... --typed`. Run it as serbench itself.\n\n// Records nest as deep as the data (128 levels, the reader's limit), and bitcode's and rkyv's\n// derived types nest with them, past rustc's default limit of 128.\n#![recursion_limit = \"1024\"]\n\n{modules}\n/// Registers `format`'s typed arms on data payload number `index`.\nfn register(\n    registry: &mut serbench::format::Registry,\n    format: &str,\n    index: usize,\n    data: &'static serbench::payload::data::DataPayload,\n) -> anyhow::Result<()> {{\n    match index {{\n{arms}        _ => anyhow::bail!(\"this typed build has no data payload number {{index}}\"),\n    }}\n}}\n\nfn main() -> std::process::ExitCode {{\n    serbench::typed::hook::install(serbench::typed::hook::Hook {{\n        types_key: {types_key:?},\n        formats: &[{formats}],\n        register,\n    }});\n    serbench::cli::main()\n}}\n",
-        origins = origins.join(", "),
-        version = crate::host::version(),
-        formats = format_list.join(", "),
+    let origins: Vec<String> = payloads.iter().map(|data| rust_comment(&data.origin)).collect();
+    let origins = origins.join(", ");
+    let main = render(
+        MAIN_TEMPLATE,
+        &[
+            ("origins", &origins),
+            ("version", &rust_comment(crate::host::version())),
+            ("modules", &modules),
+            ("arms", &arms),
+            ("types_key", &rust_str(&types_key)),
+            ("formats", &format_list.join(", ")),
+        ],
     );
     // The selected formats only (`--format`): the others are neither compiled nor linked.
-    let features: Vec<String> = formats
-        .iter()
-        .map(|format| format!("{:?}", format.name))
-        .collect();
-    // The package and its binary are named after the sources: cargo names a workspace root's
-    // artifacts (its build script's OUT_DIR, its binary) by its name, version and path relative to
-    // itself, so two generated crates of one name would share them in serbench's target folder and
-    // build with each other's generated code or copy each other's binary.
-    let sources = extra_files
-        .iter()
-        .fold(main.clone(), |all, (path, text)| format!("{all}{path}{text}"));
-    let binary = format!(
-        "serbench-typed-{}",
-        &key_of(&[&anonymized(&sources, payloads)])[..12]
-    );
-    let mut manifest = format!(
-        "# Generated by `serbench gen`: serbench with the Rust types of {origins}.\n[package]\nname = \"{binary}\"\nversion = \"0.1.0\"\nedition = \"2024\"\npublish = false\n\n[[bin]]\nname = \"{binary}\"\npath = \"src/main.rs\"\n\n# Its own workspace: never a member of one it happens to sit in.\n[workspace]\n\n[dependencies]\nserbench = {{ path = {source:?}, default-features = false, features = [{features}] }}\n",
-        origins = origins.join(", "),
-        source = source.display().to_string(),
-        features = features.join(", "),
-    );
+    let features: Vec<String> = formats.iter().map(|format| toml_str(format.name)).collect();
+    let mut dependencies = String::new();
     for name in &crates {
-        manifest.push_str(&dependency_line("dependencies", name));
-        manifest.push('\n');
+        dependencies.push_str(&dependency_line("dependencies", name));
+        dependencies.push('\n');
     }
     if !build_crates.is_empty() {
-        manifest.push_str("\n[build-dependencies]\n");
+        dependencies.push_str("\n[build-dependencies]\n");
         for name in &build_crates {
-            manifest.push_str(&dependency_line("build-dependencies", name));
-            manifest.push('\n');
+            dependencies.push_str(&dependency_line("build-dependencies", name));
+            dependencies.push('\n');
         }
     }
-    manifest.push_str(&profiles());
+    dependencies.push_str(&profiles());
     let mut files: Vec<(String, String)> = [
-        ("Cargo.toml", manifest),
         ("Cargo.lock", LOCK_FILE.to_string()),
         ("rust-toolchain.toml", TOOLCHAIN.to_string()),
         ("src/main.rs", main),
@@ -242,36 +249,179 @@ pub fn generate(payloads: &[&'static DataPayload], selected: &[String], source: 
             files.push((path, text));
         }
     }
-    // The files without the data's names: data of the same schema under another file name is the
-    // same build.
-    let anonymous: Vec<String> = files.iter().map(|(_, text)| anonymized(text, payloads)).collect();
-    let mut parts: Vec<&str> = anonymous.iter().map(String::as_str).collect();
-    parts.push(crate::host::version());
-    let key = key_of(&parts);
+    // The package and its binary are named after everything else the crate holds: cargo names a
+    // workspace root's artifacts (its build script's OUT_DIR, its binary) by its name, version
+    // and path relative to itself, so two generated crates of one name would share them in
+    // serbench's target folder and build with each other's generated code or copy each other's
+    // binary.
+    let source = toml_str(&source.display().to_string());
+    let features = features.join(", ");
+    let mut named: Vec<&str> = vec![&origins, &source, &features, &dependencies];
+    for (path, text) in &files {
+        named.extend([path.as_str(), text.as_str()]);
+    }
+    let binary = format!("serbench-typed-{}", &key_of(&named)[..12]);
+    let manifest = render(
+        MANIFEST_TEMPLATE,
+        &[
+            ("origins", &origins),
+            ("binary", &binary),
+            ("source", &source),
+            ("features", &features),
+        ],
+    ) + &dependencies;
+    files.insert(0, ("Cargo.toml".to_string(), manifest));
+    let key = crate_key(&files);
+    size.lines = files
+        .iter()
+        .filter(|(path, _)| path.ends_with(".rs"))
+        .map(|(_, text)| text.lines().count())
+        .sum();
+    size.formats = all_formats.len();
     Crate {
         files,
         key,
         formats: carried,
         binary,
+        size,
     }
 }
 
-/// `text` with every spelling of each payload's origin and name (the comments and schema headers
-/// that cite them) replaced by its place in the crate.
-fn anonymized(text: &str, payloads: &[&'static DataPayload]) -> String {
-    let mut text = text.to_string();
-    for (index, data) in payloads.iter().enumerate() {
-        let place = format!("data_{index}");
-        for spelling in [
-            format!("{:?}", data.origin),
-            data.origin.escape_debug().to_string(),
-            data.origin.clone(),
-            data.spec.name.to_string(),
-        ] {
-            text = text.replace(&spelling, &place);
+/// What a generated crate asks of rustc: its types, their fields, how many formats' code each
+/// field gets, its lines of Rust. rustc's peak memory grows faster than linearly with the fields
+/// of one crate (docs/your-data.md has the measurements), so a crate too big for the machine is
+/// refused before it is built.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Size {
+    /// The generated structs.
+    pub types: usize,
+    /// The fields of every struct times the formats that carry it.
+    pub field_formats: usize,
+    /// The lines of generated Rust.
+    pub lines: usize,
+    /// The formats carried, all payloads together.
+    pub formats: usize,
+    /// The payload, the schema path and the field count of the widest record, for the refusal's
+    /// advice (`--map PATH`).
+    pub widest: Option<(String, String, usize)>,
+    /// Per struct, its formats times its fields to the [`ESTIMATE_POWER`]: rustc's memory grows
+    /// with the biggest functions, which derives make one per struct and format.
+    load: f64,
+}
+
+/// The peak memory of the typed build of one wide record, debug profile, `--format postcard`
+/// (docs/your-data.md, "Memory of a typed build"): `BASE + SCALE * fields^POWER` bytes, fitted
+/// to the measurements there (BASE: a crate with no types; POWER: from 500 and 1,000 fields),
+/// and taken per struct and format.
+const ESTIMATE_BASE: f64 = 430e6;
+const ESTIMATE_SCALE: f64 = 4.2;
+const ESTIMATE_POWER: f64 = 2.6;
+/// The release profile (fat LTO, one codegen unit, opt-level 3) over the debug one: assumed, not
+/// measured on a wide record (docs/your-data.md says why this factor).
+const RELEASE_FACTOR: f64 = 3.0;
+
+impl Size {
+    fn add(&mut self, data: &DataPayload, module: &rust::Module, formats: usize) {
+        self.types += module.structs.len();
+        for record in &module.structs {
+            self.field_formats += record.fields.len() * formats;
+            self.load += formats as f64 * (record.fields.len() as f64).powf(ESTIMATE_POWER);
+        }
+        if let Some((path, record)) = (module.records.iter()).max_by_key(|(_, record)| record.fields.len())
+            && self
+                .widest
+                .as_ref()
+                .is_none_or(|(_, _, widest)| record.fields.len() > *widest)
+        {
+            self.widest = Some((data.spec.name.to_string(), path.clone(), record.fields.len()));
         }
     }
-    text
+
+    /// rustc's estimated peak memory, in bytes, building this crate in the release or the debug
+    /// profile.
+    pub fn estimate(&self, release: bool) -> u64 {
+        let debug = ESTIMATE_BASE + ESTIMATE_SCALE * self.load;
+        (if release { debug * RELEASE_FACTOR } else { debug }) as u64
+    }
+
+    /// The line said before the build, or the refusal (exit 2) of a build whose estimate exceeds
+    /// `available` bytes (`None`: unknown, never refused).
+    pub fn check(&self, release: bool, available: Option<u64>) -> Result<String> {
+        let estimate = self.estimate(release);
+        let profile = if release { "release" } else { "debug" };
+        let line = format!(
+            "generating {} types, ~{} lines for {} formats ({} fields x formats; rustc needs ~{}, {profile})",
+            self.types,
+            self.lines,
+            self.formats,
+            self.field_formats,
+            gigabytes(estimate)
+        );
+        let Some(available) = available.filter(|available| estimate > *available) else {
+            return Ok(line);
+        };
+        let mut fits = Vec::new();
+        if self.formats > 1 {
+            let one = Size {
+                load: self.load / self.formats as f64,
+                ..self.clone()
+            };
+            fits.push(format!(
+                "select fewer formats with --format (one alone: ~{})",
+                gigabytes(one.estimate(release))
+            ));
+        }
+        if let Some((payload, path, fields)) = &self.widest {
+            fits.push(format!(
+                "read the {fields}-field object of {} at {} as a map with --map {} (or without --record: past {} keys an object is a map)",
+                crate::escape::terminal(payload),
+                crate::escape::terminal(path),
+                crate::escape::terminal(path),
+                data::schema::MAX_FIELDS,
+            ));
+        }
+        Err(UsageError::error(format!(
+            "--typed: building these types would take ~{} of memory ({} fields x formats, {profile}) and {} is available: {}",
+            gigabytes(estimate),
+            self.field_formats,
+            gigabytes(available),
+            fits.join(", or "),
+        )))
+    }
+}
+
+fn gigabytes(bytes: u64) -> String {
+    format!("{:.1} GB", bytes as f64 / 1e9)
+}
+
+/// The memory available now (`MemAvailable` of /proc/meminfo), where the system says.
+fn available_memory() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|line| line.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// Before a typed build: says what is built and refuses (exit 2) a crate whose estimated
+/// compilation would not fit the memory available, in this binary's profile (the build's).
+pub fn check_size(generated: &Crate) -> Result<()> {
+    let line = generated
+        .size
+        .check(!cfg!(debug_assertions), available_memory())?;
+    eprintln!("serbench: {line}");
+    Ok(())
+}
+
+/// The cache key of a crate: every byte of every file it holds (path and text) and serbench's
+/// version, so any difference in generated source (a name in a comment included) is another key.
+/// The build adds this binary's stamp ([`build`]).
+fn crate_key(files: &[(String, String)]) -> String {
+    let mut parts: Vec<&str> = Vec::with_capacity(2 * files.len() + 1);
+    for (path, text) in files {
+        parts.extend([path.as_str(), text.as_str()]);
+    }
+    parts.push(crate::host::version());
+    key_of(&parts)
 }
 
 /// The generated `register`'s match arm of `format`: its typed arms, then its update arm and its
@@ -286,7 +436,8 @@ fn registration(format: &Format, module: &rust::Module) -> String {
     )];
     let unsupported = |operation: &str, reason: &str| {
         format!(
-            "registry.unsupported_operation(payload.spec, \"*\", serbench::arm::Operation::{operation}, {reason:?});"
+            "registry.unsupported_operation(payload.spec, \"*\", serbench::arm::Operation::{operation}, {});",
+            rust_str(reason)
         )
     };
     if derive.in_place_update {
@@ -296,7 +447,10 @@ fn registration(format: &Format, module: &rust::Module) -> String {
         });
     }
     let not_borrowed = |reason: &str| {
-        format!("registry.unsupported_mode(payload.spec, \"*\", serbench::arm::Mode::Borrowed, {reason:?});")
+        format!(
+            "registry.unsupported_mode(payload.spec, \"*\", serbench::arm::Mode::Borrowed, {});",
+            rust_str(reason)
+        )
     };
     calls.push(match &derive.borrowed {
         TypedBorrowed::Arms { .. } if module.borrowed => {
@@ -309,7 +463,7 @@ fn registration(format: &Format, module: &rust::Module) -> String {
         .iter()
         .map(|call| format!("                {call}\n"))
         .collect();
-    format!("            {name:?} => {{\n{body}            }}\n")
+    format!("            {} => {{\n{body}            }}\n", rust_str(name))
 }
 
 /// The crate's one build script, which runs every format's step (`build/<format>.rs`), and the
@@ -446,6 +600,7 @@ pub(crate) fn write_files(generated: &Crate, dir: &Path) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::codegen::names;
     use crate::payload::data::schema::{first_empty_record, first_option};
 
     fn data(json: &str) -> &'static DataPayload {
@@ -596,16 +751,8 @@ mod tests {
             );
         }
         let one = data("{\"a\": 1}\n{\"a\": 2}\n");
-        // The same schema in another file is the same crate: its name is not part of the key.
-        let renamed = DataPayload::from_bytes(
-            "other-day.ndjson".into(),
-            "other-day",
-            b"{\"a\": 3}\n{\"a\": 4}\n".to_vec(),
-            &data::Request::default(),
-        )
-        .unwrap();
         let key = |payload| generate(&[payload], &[], Path::new("/src")).key;
-        assert_eq!(key(one), key(renamed));
+        assert_eq!(key(one), key(data("{\"a\": 3}\n{\"a\": 4}\n")));
         assert_ne!(key(one), key(data("{\"b\": 1}\n")));
         // Crates of two schemas are two packages: cargo gives a workspace root's build script one
         // OUT_DIR per name and version, so in one target folder they would share generated code.
@@ -618,7 +765,6 @@ mod tests {
             "{}",
             package(one)
         );
-        assert_eq!(package(one), package(renamed));
         assert_ne!(package(one), package(data("{\"b\": 1}\n")));
         let same = data("{\"a\": 7}\n{\"a\": 8}\n");
         let other = data("{\"b\": 1}\n{\"b\": 2}\n");
@@ -633,5 +779,136 @@ mod tests {
             first_empty_record(&data("{}\n").typed_schema).as_deref(),
             Some("$")
         );
+    }
+
+    fn named(origin: &str, stem: &str, json: &str) -> &'static DataPayload {
+        DataPayload::from_bytes(
+            origin.to_string(),
+            stem,
+            json.as_bytes().to_vec(),
+            &data::Request::default(),
+        )
+        .unwrap()
+    }
+
+    /// Issue 41: the key covers every byte of the generated crate, the data's names in its
+    /// comments included, so a harmless file of a hostile one's schema never reuses its binary.
+    #[test]
+    fn the_same_schema_under_another_name_is_another_key_and_package() {
+        let json = "{\"a\": 1}\n{\"a\": 2}\n";
+        let harmless = named("day.ndjson", "day", json);
+        let other = named("x\nconst _: &str = r#\".ndjson", "x\nconst _: &str = r#\"", json);
+        let generated = |payload| generate(&[payload], &["postcard".to_string()], Path::new("/src"));
+        let (one, two) = (generated(harmless), generated(other));
+        assert_eq!(one.files.len(), two.files.len());
+        assert_ne!(one.key, two.key);
+        assert_ne!(one.binary, two.binary);
+        // Any other byte is another key too: the source folder the manifest names.
+        let moved = generate(&[harmless], &["postcard".to_string()], Path::new("/src2"));
+        assert_ne!(one.key, moved.key);
+        assert_eq!(generated(harmless).key, one.key, "the same crate, the same key");
+    }
+
+    /// The refusal of defect 23: a 5,000-field record is refused on a machine with 8 GB free,
+    /// naming what would fit; a small one is not, and an unknown amount never is.
+    #[test]
+    fn a_build_estimated_past_the_memory_available_is_refused_with_what_fits() {
+        let wide: String = (0..5000)
+            .map(|index| format!("\"field_{index}\": {index}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        // `--record $`: past 256 keys an object is otherwise read as a map.
+        let request = data::Request {
+            overrides: data::schema::Overrides {
+                maps: Vec::new(),
+                records: vec!["$".to_string()],
+            },
+            ..data::Request::default()
+        };
+        let wide = DataPayload::from_bytes(
+            "wide.json".into(),
+            "wide",
+            format!("{{{wide}}}").into_bytes(),
+            &request,
+        )
+        .unwrap();
+        let formats = ["postcard", "bincode"].map(String::from);
+        let generated = generate(&[wide], &formats, Path::new("/src"));
+        assert_eq!(generated.size.field_formats, 2 * 5000);
+        assert_eq!(
+            generated.size.widest,
+            Some(("data:wide".to_string(), "$".to_string(), 5000))
+        );
+        let gb = 1_000_000_000;
+        let error = generated.size.check(false, Some(8 * gb)).unwrap_err();
+        assert!(error.downcast_ref::<UsageError>().is_some(), "{error}");
+        let message = error.to_string();
+        assert!(!message.contains('\n'), "{message}");
+        for expected in [
+            "8.0 GB is available",
+            "--format",
+            "--map $",
+            "5000-field object of data:wide",
+        ] {
+            assert!(message.contains(expected), "{expected:?} not in {message}");
+        }
+        assert!(generated.size.estimate(false) > 8 * gb);
+        assert!(generated.size.estimate(true) > generated.size.estimate(false));
+        assert!(generated.size.check(false, None).is_ok());
+        let small = generate(&[data("{\"a\": 1}\n")], &formats, Path::new("/src"));
+        let line = small.size.check(true, Some(8 * gb)).unwrap();
+        assert!(line.starts_with("generating 1 types, ~"), "{line}");
+        assert!(line.contains("lines for 2 formats"), "{line}");
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+
+        /// Issue 41: any file name, key and source folder reaches the generated crate escaped:
+        /// every line of Rust and of the .proto is printable ASCII, the crate has the lines of a plain
+        /// name's (no line added or ended early), the key's literal is the one function's, and
+        /// the manifest reads back as TOML naming the folder exactly.
+        #[test]
+        fn names_and_keys_reach_generated_source_escaped(
+            stem in "\\PC*",
+            key in "\\PC*",
+            folder in "\\PC*",
+        ) {
+            proptest::prop_assume!(key != "zz");
+            let json = serde_json::json!({ key.as_str(): 1, "zz": "s" }).to_string() + "\n";
+            let plain_json = serde_json::json!({ "a b": 1, "zz": "s" }).to_string() + "\n";
+            let formats = ["postcard", "protobuf"].map(String::from);
+            let source = Path::new("/src").join(&folder);
+            let hostile = generate(&[named(&format!("{stem}.ndjson"), &stem, &json)], &formats, &source);
+            let plain = generate(&[named("plain.ndjson", "plain", &plain_json)], &formats, Path::new("/src"));
+            let renamed = names::field(&key) != key;
+            for ((path, text), (_, reference)) in hostile.files.iter().zip(&plain.files) {
+                if path.ends_with(".rs") || path.ends_with(".proto") {
+                    for line in text.lines() {
+                        proptest::prop_assert!(
+                            line.chars().all(|c| c.is_ascii_graphic() || c == ' '),
+                            "{path}: {line:?}"
+                        );
+                    }
+                }
+                if path == "src/main.rs" && renamed && !key.bytes().all(|byte| byte.is_ascii_digit()) {
+                    proptest::prop_assert_eq!(text.lines().count(), reference.lines().count());
+                    let expected = format!("        #[serde(rename = {})]", rust_str(&key));
+                    proptest::prop_assert!(text.lines().any(|line| line == expected));
+                }
+                if path == "src/main.rs" {
+                    let doc = format!(
+                        "/// The types of {} ({}).\npub mod data_0 {{\n",
+                        rust_comment(&format!("{stem}.ndjson")),
+                        rust_comment(&format!("data:{stem}"))
+                    );
+                    proptest::prop_assert!(text.contains(&doc));
+                }
+            }
+            let manifest: toml::Table = toml::from_str(&hostile.files[0].1).unwrap();
+            let path = manifest["dependencies"]["serbench"]["path"].as_str();
+            let expected = source.display().to_string();
+            proptest::prop_assert_eq!(path, Some(expected.as_str()));
+        }
     }
 }

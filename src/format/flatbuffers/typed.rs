@@ -31,6 +31,7 @@ use std::fmt::Write as _;
 use std::sync::OnceLock;
 
 use crate::codegen::names::{self, Scope};
+use crate::escape::rust_comment;
 use crate::format::{BuildStep, TypedItems, TypedModule};
 use crate::payload::data::read::push_key;
 use serde_json::Value;
@@ -329,8 +330,10 @@ impl Plan {
 
     /// The `.fbs` file.
     fn text(&self, origin: &str) -> String {
+        // flatc copies `///` comments into its Rust: each is one line of printable ASCII.
+        let origin = rust_comment(origin);
         let mut text = format!(
-            "// For --typed: the FlatBuffers schema of the data in {origin:?}, each table and field named\n// as the generated struct and field in src/main.rs, which `flatc --rust` (build.rs) compiles.\n// A vector holds no vector and no null: wrapper tables hold those; a map is a vector of\n// entries sorted by key.\n"
+            "// For --typed: the FlatBuffers schema of the data in {origin}, each table and field named\n// as the generated struct and field in src/main.rs, which `flatc --rust` (build.rs) compiles.\n// A vector holds no vector and no null: wrapper tables hold those; a map is a vector of\n// entries sorted by key.\n"
         );
         for table in &self.tables {
             let about = match table.role {
@@ -342,10 +345,12 @@ impl Plan {
                     table.path
                 ),
             };
-            write!(text, "\n/// {about}\ntable {} {{\n", table.name).expect("a String takes writes");
+            write!(text, "\n/// {}\ntable {} {{\n", rust_comment(&about), table.name)
+                .expect("a String takes writes");
             for (index, column) in table.columns.iter().enumerate() {
                 if let Some(key) = &column.key {
-                    writeln!(text, "  /// The key {key:?}.").expect("a String takes writes");
+                    writeln!(text, "  /// The key \"{}\".", rust_comment(key))
+                        .expect("a String takes writes");
                 }
                 let ty = if table.role == Role::Entry && index == 0 {
                     "string (key)".to_string()

@@ -15,6 +15,7 @@ use std::fmt::Write as _;
 
 use heck::{ToSnakeCase, ToUpperCamelCase};
 
+use crate::escape::rust_str;
 use crate::format::{BuildStep, TypedItems, TypedModule};
 use crate::payload::data::proto::{Label, Plan, ProtoField, ProtoType};
 use crate::payload::data::read::push_key;
@@ -251,7 +252,8 @@ impl Conversions<'_> {
                         message_ident(&self.message_of(&planned.ty))
                     ),
                     format!(
-                        "{name}::try_from({owned}.ok_or_else(|| anyhow::anyhow!(\"{{}}\", {missing:?}))?)?"
+                        "{name}::try_from({owned}.ok_or_else(|| anyhow::anyhow!(\"{{}}\", {}))?)?",
+                        rust_str(&missing)
                     ),
                 )
             }

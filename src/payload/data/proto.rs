@@ -177,7 +177,7 @@ impl Plan {
     /// The `.proto` file, with a header saying where it comes from.
     pub fn text(&self, origin: &str) -> String {
         // A file name may hold a line break, which would end the comment.
-        let origin = origin.escape_debug();
+        let origin = crate::escape::rust_comment(origin);
         let mut text = format!(
             "// The schema serbench inferred from {origin} (`serbench schema`). Wrapper messages\n\
              // carry the lists, maps and nulls protobuf has no field for (serbench's docs/your-data.md).\n\
