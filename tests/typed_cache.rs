@@ -154,8 +154,14 @@ fn a_build_log_link_is_refused_and_its_target_kept() {
     std::fs::write(&victim, "the victim's words\n").unwrap();
     std::fs::remove_file(key.join("build.log")).unwrap();
     std::os::unix::fs::symlink(&victim, key.join("build.log")).unwrap();
-    assert_refused(&setup.list_typed(), "build.log: a symbolic link");
-    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "the victim's words\n");
+    let refused = setup.list_typed();
+    assert_eq!(
+        std::fs::read_to_string(&victim).unwrap(),
+        "the victim's words\n",
+        "{}",
+        stderr(&refused)
+    );
+    assert_refused(&refused, "build.log: a symbolic link");
 }
 
 /// Defect 4: with HOME, XDG_CACHE_HOME and SERBENCH_CACHE unset, and a user the password database
@@ -311,14 +317,25 @@ fn gen_writes_a_new_or_empty_folder_and_refuses_anything_else() {
     std::os::unix::fs::symlink("target", work.join("link")).unwrap();
     std::fs::create_dir(work.join("full")).unwrap();
     std::fs::write(work.join("full/theirs.txt"), "theirs").unwrap();
-    let generate = |out: &str| {
+    let generate_in = |cwd: &Path, out: &str| {
         Command::new(env!("CARGO_BIN_EXE_serbench"))
             .args(["gen", "--format", "postcard", "--out", out, "--data"])
             .arg(&setup.data)
-            .current_dir(&work)
+            .current_dir(cwd)
             .output()
             .unwrap()
     };
+    let generate = |out: &str| generate_in(&work, out);
+    // `.` is refused even where the current folder is empty: the crate would replace the folder
+    // the command runs in.
+    let empty_cwd = setup.dir.path().join("empty-cwd");
+    std::fs::create_dir(&empty_cwd).unwrap();
+    assert_refused(&generate_in(&empty_cwd, "."), "the current folder");
+    assert_eq!(walk(&empty_cwd), Vec::<String>::new());
+    // `X/.` is X: a crate written as a new folder (before: "Device or resource busy").
+    let written = generate("new/.");
+    assert!(written.status.success(), "--out new/.: {}", stderr(&written));
+    assert!(work.join("new/Cargo.toml").is_file());
     let listing = || {
         let mut names: Vec<String> = walk(&work);
         names.sort();
@@ -338,7 +355,7 @@ fn gen_writes_a_new_or_empty_folder_and_refuses_anything_else() {
         assert_refused(&generate(out), words);
         assert_eq!(listing(), before, "--out {out} changed a file");
     }
-    for out in ["new/.", "empty/.", "deeper/crate"] {
+    for out in ["empty/.", "deeper/crate"] {
         let written = generate(out);
         assert!(written.status.success(), "--out {out}: {}", stderr(&written));
         let folder = work.join(out.trim_end_matches("/."));
