@@ -327,7 +327,7 @@ fn check_above(path: &Path, parent: &Path, hint: &str) -> Result<()> {
         let metadata =
             std::fs::symlink_metadata(folder).with_context(|| format!("cannot read {}", folder.display()))?;
         let owner = metadata.uid();
-        let sticky = metadata.mode() & libc::S_ISVTX as u32 != 0;
+        let sticky = metadata.mode() & 0o1000 != 0;
         let problem = if owner != 0 && owner != euid() {
             format!("owned by user {owner}, neither root nor you")
         } else if let Some(who) = writable_by(metadata.mode()).filter(|_| !sticky) {
