@@ -1,9 +1,11 @@
 //! Builds the generated crate ([`super::generate`]) and hands the command to it.
 //!
 //! Cache: one folder per crate key under `$SERBENCH_CACHE/typed/` (default
-//! `$XDG_CACHE_HOME/serbench`, else `~/.cache/serbench`): the crate's sources, `build.log`, and
-//! the built binary, moved into place only once the build succeeded, so an interrupted build
-//! leaves a cache that builds again and never a binary half written. The key is the crate's
+//! `$XDG_CACHE_HOME/serbench`, else `~/.cache/serbench`, else a new folder for one command):
+//! the crate's sources, `build.log`, and the built binary, moved into place only once the build
+//! succeeded, so an interrupted build leaves a cache that builds again and never a binary half
+//! written. Every folder and file of it is the user's alone ([`PrivateDir`]), or refused: its
+//! binaries are run. A build holds its key folder's `lock` until its binary is in place. The key is the crate's
 //! ([`super::Crate::key`]) and this binary's size and time, so a second run on data of the same
 //! schema by the same serbench finds the binary and builds nothing.
 //!
