@@ -37,6 +37,9 @@ use serde::de::DeserializeOwned;
 use crate::UsageError;
 
 pub mod columns;
+mod private;
+
+pub use private::PrivateDir;
 
 /// The lock file inside an output folder; it holds the writer's process id.
 pub const LOCK_FILE: &str = ".serbench.lock";

@@ -1,9 +1,11 @@
 //! Builds the generated crate ([`super::generate`]) and hands the command to it.
 //!
 //! Cache: one folder per crate key under `$SERBENCH_CACHE/typed/` (default
-//! `$XDG_CACHE_HOME/serbench`, else `~/.cache/serbench`): the crate's sources, `build.log`, and
-//! the built binary, moved into place only once the build succeeded, so an interrupted build
-//! leaves a cache that builds again and never a binary half written. The key is the crate's
+//! `$XDG_CACHE_HOME/serbench`, else `~/.cache/serbench`, else a new folder for one command):
+//! the crate's sources, `build.log`, and the built binary, moved into place only once the build
+//! succeeded, so an interrupted build leaves a cache that builds again and never a binary half
+//! written. Every folder and file of it is the user's alone ([`PrivateDir`]), or refused: its
+//! binaries are run. A build holds its key folder's `lock` until its binary is in place. The key is the crate's
 //! ([`super::Crate::key`]) and this binary's size and time, so a second run on data of the same
 //! schema by the same serbench finds the binary and builds nothing.
 //!
@@ -18,6 +20,7 @@
 
 use std::ffi::OsString;
 use std::io::{BufRead, BufReader, Write};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
@@ -25,14 +28,21 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 
 use crate::UsageError;
+use crate::files::PrivateDir;
 use crate::payload::data::{self, Request};
 
 /// The binary's name inside its cache folder.
-const BINARY: &str = if cfg!(windows) {
-    "serbench-typed.exe"
-} else {
-    "serbench-typed"
-};
+const BINARY: &str = "serbench-typed";
+/// In a key folder: the generated crate, cargo's output, and the lock a build holds.
+const CRATE: &str = "crate";
+const BUILD_LOG: &str = "build.log";
+const LOCK: &str = "lock";
+
+/// The build's log, opened in its key folder.
+struct Log {
+    file: std::fs::File,
+    path: PathBuf,
+}
 
 /// Builds (or finds) the typed binary for the data of `request`, then runs the command line it
 /// was given in that binary: this process's own arguments, `--typed` included.
@@ -53,38 +63,80 @@ pub fn typed_binary(request: &Request, formats: &[String]) -> Result<PathBuf> {
         )));
     }
     let generated = super::generate(&payloads, formats, &source);
-    let folder = cache_dir()
-        .join("typed")
-        .join(crate::codegen::key_of(&[&generated.key, &build_stamp()]));
-    let binary = folder.join(BINARY);
-    if binary.is_file() {
-        return Ok(binary);
+    let typed = cache_root()?.child("typed")?;
+    let key = crate::codegen::key_of(&[&generated.key, &build_stamp()]);
+    // A binary in place is whole: it is renamed in only once built.
+    if let Some(folder) = typed.existing_child(&key)?
+        && folder.existing_file(BINARY)?.is_some()
+    {
+        return Ok(folder.join(BINARY));
     }
+    // Refused before anything is made: a build the machine's memory cannot hold.
     super::check_size(&generated)?;
-    let crate_dir = folder.join("crate");
-    // A crate left by an interrupted build is ours to write again.
-    if crate_dir.exists() {
+    let folder = typed.child(&key)?;
+    // One build per key folder: a second command on the same schema waits, then finds the binary.
+    let _lock = folder.lock(LOCK, || {
+        eprintln!(
+            "serbench: waiting for another build of this schema (in {})",
+            folder.path().display()
+        )
+    })?;
+    if folder.existing_file(BINARY)?.is_some() {
+        return Ok(folder.join(BINARY));
+    }
+    let log = Log {
+        file: folder.rewrite_file(BUILD_LOG, 0o600)?,
+        path: folder.join(BUILD_LOG),
+    };
+    // What an interrupted build left is ours to write again: the lock says no build runs.
+    if folder.existing_child(CRATE)?.is_some() {
+        let crate_dir = folder.join(CRATE);
         std::fs::remove_dir_all(&crate_dir)
             .with_context(|| format!("cannot remove {}", crate_dir.display()))?;
     }
-    std::fs::create_dir_all(&folder).with_context(|| format!("cannot create {}", folder.display()))?;
+    remove_leftovers(&folder)?;
+    let crate_dir = folder.join(CRATE);
     super::write_files(&generated, &crate_dir)?;
     let names: Vec<&str> = payloads.iter().map(|data| data.spec.name).collect();
     eprintln!(
         "serbench: building the typed crate of {} (once per schema; cached in {})",
         names.join(", "),
-        folder.display()
+        folder.path().display()
     );
     let started = Instant::now();
-    let built = cargo_build(&crate_dir, &generated.binary, &folder.join("build.log"))?;
-    let partial = folder.join(format!("{BINARY}.partial"));
-    std::fs::copy(&built, &partial).with_context(|| format!("cannot copy {}", built.display()))?;
-    std::fs::rename(&partial, &binary).with_context(|| format!("cannot write {}", binary.display()))?;
+    let built = cargo_build(&crate_dir, &generated.binary, log, &typed)?;
+    let partial = format!("{BINARY}.partial");
+    folder.remove_file(&partial)?;
+    let copied = (|| -> std::io::Result<()> {
+        let mut from = std::fs::File::open(&built)?;
+        let mut to = folder
+            .create_new(&partial, 0o755)
+            .map_err(std::io::Error::other)?;
+        std::io::copy(&mut from, &mut to)?;
+        to.sync_all()
+    })();
+    copied.with_context(|| format!("cannot copy {} to {}", built.display(), folder.path().display()))?;
+    folder.rename(&partial, BINARY)?;
     eprintln!(
         "serbench: built the typed crate in {:.1} s",
         started.elapsed().as_secs_f64()
     );
-    Ok(binary)
+    Ok(folder.join(BINARY))
+}
+
+/// The temporary crates of writes killed midway ([`super::write_files`]).
+fn remove_leftovers(folder: &PrivateDir) -> Result<()> {
+    let prefix = super::temporary_prefix(CRATE);
+    let entries = std::fs::read_dir(folder.path())
+        .with_context(|| format!("cannot read {}", folder.path().display()))?;
+    for entry in entries {
+        let entry = entry.with_context(|| format!("cannot read {}", folder.path().display()))?;
+        if entry.file_name().to_string_lossy().starts_with(&prefix) {
+            std::fs::remove_dir_all(entry.path())
+                .with_context(|| format!("cannot remove {}", entry.path().display()))?;
+        }
+    }
+    Ok(())
 }
 
 /// This binary's size and modification time: a rebuilt serbench (whose source the typed crate
@@ -97,17 +149,75 @@ fn build_stamp() -> String {
     }
 }
 
-/// Where typed builds are cached.
-fn cache_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os("SERBENCH_CACHE") {
-        return PathBuf::from(dir);
+/// What ends every refusal of the cache.
+const HINT: &str = "serbench runs the binaries its cache holds, so the cache must be yours alone: \
+                    remove what is named, or set SERBENCH_CACHE to a folder of your own";
+
+/// The cache, open and checked private ([`PrivateDir`]): where [`cache_location`] says, else a
+/// new private folder for this process alone.
+fn cache_root() -> Result<PrivateDir> {
+    if let Some(path) = cache_location(|name| std::env::var_os(name), user_home) {
+        return PrivateDir::open(&path, HINT);
     }
-    if let Some(dir) = std::env::var_os("XDG_CACHE_HOME") {
-        return PathBuf::from(dir).join("serbench");
+    let dir = PrivateDir::fresh_temporary("serbench-cache-", HINT)?;
+    eprintln!(
+        "serbench: no home folder (HOME, XDG_CACHE_HOME and SERBENCH_CACHE unset, none in the \
+         password database): the typed build is cached in {} for this process only",
+        dir.path().display()
+    );
+    Ok(dir)
+}
+
+/// Where typed builds are cached: `$SERBENCH_CACHE`, `$XDG_CACHE_HOME/serbench`, or
+/// `.cache/serbench` in `$HOME` or the home folder `home` finds; `None` when there is none.
+fn cache_location(
+    variable: impl Fn(&str) -> Option<OsString>,
+    home: impl FnOnce() -> Option<PathBuf>,
+) -> Option<PathBuf> {
+    let set = |name: &str| {
+        variable(name)
+            .filter(|value| !value.is_empty())
+            .map(PathBuf::from)
+    };
+    if let Some(dir) = set("SERBENCH_CACHE") {
+        return Some(dir);
     }
-    match std::env::var_os("HOME") {
-        Some(home) => PathBuf::from(home).join(".cache").join("serbench"),
-        None => std::env::temp_dir().join("serbench-cache"),
+    // The XDG spec: a relative path is ignored.
+    if let Some(dir) = set("XDG_CACHE_HOME").filter(|dir| dir.is_absolute()) {
+        return Some(dir.join("serbench"));
+    }
+    let home = set("HOME").or_else(home)?;
+    Some(home.join(".cache").join("serbench"))
+}
+
+/// The effective user's home folder in the password database, if it names one that exists.
+fn user_home() -> Option<PathBuf> {
+    let mut buffer = vec![0u8; 1024];
+    loop {
+        // SAFETY: a zeroed passwd is a valid out-parameter; the buffer outlives the call and the
+        // reads of `entry`'s strings below, which point into it.
+        let mut entry: libc::passwd = unsafe { std::mem::zeroed() };
+        let mut result: *mut libc::passwd = std::ptr::null_mut();
+        let code = unsafe {
+            libc::getpwuid_r(
+                libc::geteuid(),
+                &mut entry,
+                buffer.as_mut_ptr().cast(),
+                buffer.len(),
+                &mut result,
+            )
+        };
+        if code == libc::ERANGE && buffer.len() < 1 << 20 {
+            buffer.resize(buffer.len() * 2, 0);
+            continue;
+        }
+        if code != 0 || result.is_null() || entry.pw_dir.is_null() {
+            return None;
+        }
+        // SAFETY: getpwuid_r succeeded, so pw_dir is a NUL-terminated string in `buffer`.
+        let dir = unsafe { std::ffi::CStr::from_ptr(entry.pw_dir) };
+        let dir = PathBuf::from(std::ffi::OsStr::from_bytes(dir.to_bytes()));
+        return (dir.is_absolute() && dir.is_dir()).then_some(dir);
     }
 }
 
@@ -157,14 +267,14 @@ fn built_in() -> BuiltIn {
 
 /// Runs `cargo build` on the crate in `crate_dir`, its output to `log` (and cargo's progress lines
 /// to stderr); returns the binary built.
-fn cargo_build(crate_dir: &Path, name: &str, log: &Path) -> Result<PathBuf> {
+fn cargo_build(crate_dir: &Path, name: &str, log: Log, typed: &PrivateDir) -> Result<PathBuf> {
     let built_in = built_in();
     // Outside a cargo target folder (an installed or Nix-built serbench), one folder for every
     // typed crate, so serbench's dependencies are compiled once, not once per schema.
-    let target_dir = built_in
-        .target_dir
-        .clone()
-        .unwrap_or_else(|| cache_dir().join("typed").join("target"));
+    let target_dir = match built_in.target_dir.clone() {
+        Some(dir) => dir,
+        None => typed.child("target")?.path().to_path_buf(),
+    };
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut command = Command::new(&cargo);
     command
@@ -204,8 +314,10 @@ fn cargo_build(crate_dir: &Path, name: &str, log: &Path) -> Result<PathBuf> {
             cargo.to_string_lossy()
         )
     })?;
-    let mut log_file =
-        std::fs::File::create(log).with_context(|| format!("cannot write {}", log.display()))?;
+    let Log {
+        file: mut log_file,
+        path: log,
+    } = log;
     let stderr = child.stderr.take().expect("stderr is piped");
     for line in BufReader::new(stderr).lines() {
         let line = line.context("cannot read cargo's output")?;
@@ -245,5 +357,46 @@ fn hand_over(binary: &Path, arguments: &[OsString]) -> Result<()> {
             .status()
             .with_context(|| format!("cannot run {}", binary.display()))?;
         std::process::exit(status.code().unwrap_or(1));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// SERBENCH_CACHE, then XDG_CACHE_HOME (absolute), then HOME, then the password database's
+    /// home; with none, no path at all (a new private folder), never a fixed name under /tmp.
+    #[test]
+    fn the_cache_is_where_the_environment_or_the_user_says_and_else_nowhere_fixed() {
+        let location = |set: &[(&str, &str)], home: Option<&str>| {
+            let variables: Vec<(String, OsString)> = set
+                .iter()
+                .map(|(name, value)| (name.to_string(), OsString::from(value)))
+                .collect();
+            cache_location(
+                |name| {
+                    variables
+                        .iter()
+                        .find(|(known, _)| known == name)
+                        .map(|(_, value)| value.clone())
+                },
+                || home.map(PathBuf::from),
+            )
+        };
+        let all = [("SERBENCH_CACHE", "/c"), ("XDG_CACHE_HOME", "/x"), ("HOME", "/h")];
+        assert_eq!(location(&all, Some("/p")), Some(PathBuf::from("/c")));
+        assert_eq!(
+            location(&all[1..], Some("/p")),
+            Some(PathBuf::from("/x/serbench"))
+        );
+        assert_eq!(
+            location(&[("XDG_CACHE_HOME", "relative"), ("HOME", "/h")], None),
+            Some(PathBuf::from("/h/.cache/serbench"))
+        );
+        assert_eq!(
+            location(&[("SERBENCH_CACHE", ""), ("HOME", "")], Some("/p")),
+            Some(PathBuf::from("/p/.cache/serbench"))
+        );
+        assert_eq!(location(&[], None), None);
     }
 }

@@ -535,24 +535,27 @@ pub fn source_dir() -> PathBuf {
 /// `serbench gen`: writes the crate for the data of `request` into `out`, a folder that does not
 /// exist yet or is empty, and says what it holds.
 pub fn write_crate(request: &data::Request, selected: &[String], out: &Path) -> Result<String> {
+    let out = crate_folder(out)?;
+    let out = out.as_path();
     let payloads = data::load(request)?;
+    let refused = |why: &str| {
+        Err(UsageError::error(format!(
+            "{}: {why}; gen writes a crate only into a new or empty folder (choose another --out)",
+            out.display()
+        )))
+    };
     match std::fs::symlink_metadata(out) {
-        Ok(metadata) if !metadata.is_dir() => {
-            return Err(UsageError::error(format!(
-                "{}: not a folder (gen writes a crate into a new or empty folder)",
-                out.display()
-            )));
+        Ok(metadata) if metadata.file_type().is_symlink() => {
+            return refused("a symbolic link, which gen never writes through");
         }
+        Ok(metadata) if !metadata.is_dir() => return refused("not a folder"),
         Ok(_)
             if std::fs::read_dir(out)
                 .with_context(|| format!("cannot read {}", out.display()))?
                 .next()
                 .is_some() =>
         {
-            return Err(UsageError::error(format!(
-                "{}: not empty; gen writes only into a new or empty folder",
-                out.display()
-            )));
+            return refused("not empty");
         }
         _ => {}
     }
@@ -571,30 +574,122 @@ pub fn write_crate(request: &data::Request, selected: &[String], out: &Path) -> 
     Ok(text)
 }
 
-/// Writes the whole crate as the folder `dir`, which must not exist or be empty: built and synced
-/// in a temporary folder beside it, then renamed into place, so a failure or a kill leaves no
-/// half-written crate, and a folder that filled up meanwhile is never replaced.
+/// The folder `--out` names, by its own name: `X/.` is `X`; the current folder (`.`), a folder
+/// reached by `..` and `/` are refused, since the crate is renamed into place as that folder.
+fn crate_folder(out: &Path) -> Result<PathBuf> {
+    use std::path::Component;
+    let folder: PathBuf = out.components().collect();
+    match folder.components().next_back() {
+        Some(Component::Normal(_)) => Ok(folder),
+        last => {
+            let what = match last {
+                None | Some(Component::CurDir) => "the current folder",
+                Some(Component::ParentDir) => "a folder named through `..`",
+                _ => "the root folder",
+            };
+            Err(UsageError::error(format!(
+                "--out {}: {what}; gen writes its crate as a new folder (or into an empty one) \
+                 renamed into place by its name: give that name, e.g. --out my-crate",
+                out.display()
+            )))
+        }
+    }
+}
+
+/// How the temporary folder of [`write_files`] for a crate folder named `name` begins.
+pub(crate) fn temporary_prefix(name: &str) -> String {
+    format!(".{name}.partial-")
+}
+
+/// Writes the whole crate as the folder `dir` (a path ending in a name), which must not exist or
+/// be empty: built and synced in a temporary folder beside it, made new (never one found there)
+/// and filled with new files (never through a link), then renamed into place, so a failure or a
+/// kill leaves no half-written crate, and a folder that filled up meanwhile is never replaced.
 pub(crate) fn write_files(generated: &Crate, dir: &Path) -> Result<()> {
     let name = dir
         .file_name()
-        .context("the crate's folder has a name")?
+        .filter(|_| {
+            matches!(
+                dir.components().next_back(),
+                Some(std::path::Component::Normal(_))
+            )
+        })
+        .with_context(|| format!("{}: the crate's folder needs a name", dir.display()))?
         .to_string_lossy();
-    let temporary = dir.with_file_name(format!(".{name}.partial-{}", std::process::id()));
+    let parent = match dir.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    std::fs::create_dir_all(parent).with_context(|| format!("cannot create {}", parent.display()))?;
+    let temporary = new_folder(parent, &temporary_prefix(&name))
+        .with_context(|| format!("cannot write the crate {}", dir.display()))?;
     let written = (|| -> Result<()> {
         for (path, text) in &generated.files {
             let path = temporary.join(path);
-            std::fs::create_dir_all(path.parent().expect("the crate's files are in folders"))?;
-            let mut file = std::fs::File::create(&path)?;
+            let folder = path.parent().expect("the crate's files are in folders");
+            for above in folder
+                .ancestors()
+                .take_while(|above| *above != temporary)
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+            {
+                match std::fs::create_dir(above) {
+                    Err(error) if error.kind() != std::io::ErrorKind::AlreadyExists => {
+                        return Err(error.into());
+                    }
+                    _ => {}
+                }
+            }
+            // New, never through a link: the folder is this process's own, but not private.
+            let mut options = std::fs::OpenOptions::new();
+            options.write(true).create_new(true);
+            std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NOFOLLOW);
+            let mut file = options.open(&path)?;
             std::io::Write::write_all(&mut file, text.as_bytes())?;
             file.sync_all()?;
         }
-        std::fs::rename(&temporary, dir)?;
+        std::fs::rename(&temporary, dir).map_err(|error| match error.raw_os_error() {
+            Some(libc::ENOTEMPTY) | Some(libc::EEXIST) | Some(libc::ENOTDIR) | Some(libc::EISDIR) => {
+                UsageError::error(format!(
+                    "{}: no longer a new or empty folder (something was written there meanwhile); nothing was replaced",
+                    dir.display()
+                ))
+            }
+            _ => error.into(),
+        })?;
         Ok(())
     })();
     written.map_err(|error| {
         let _ = std::fs::remove_dir_all(&temporary);
-        error.context(format!("cannot write the crate {}", dir.display()))
+        if error.downcast_ref::<UsageError>().is_some() {
+            error
+        } else {
+            error.context(format!("cannot write the crate {}", dir.display()))
+        }
     })
+}
+
+/// A folder made new in `parent` under `prefix` and a number: never one that was there already.
+fn new_folder(parent: &Path, prefix: &str) -> std::io::Result<PathBuf> {
+    let mut number = std::process::id();
+    for _ in 0..100 {
+        let path = parent.join(format!("{prefix}{number}"));
+        match std::fs::create_dir(&path) {
+            Ok(()) => return Ok(path),
+            Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {
+                number = number.wrapping_mul(31).wrapping_add(7);
+            }
+            Err(error) => return Err(error),
+        }
+    }
+    Err(std::io::Error::new(
+        std::io::ErrorKind::AlreadyExists,
+        format!(
+            "{}: 100 temporary folders {prefix}* are there already",
+            parent.display()
+        ),
+    ))
 }
 
 #[cfg(test)]
