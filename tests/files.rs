@@ -1155,14 +1155,14 @@ fn dump_writes_only_a_regular_file_and_never_moves_anything_else() {
     let made = Command::new("mknod").arg(&device).args(["c", "1", "3"]).output();
     match made {
         Ok(made) if made.status.success() => nodes.push(("a character device", device)),
-        _ if std::env::var_os("SERBENCH_REQUIRE_MKNOD").is_some() => {
+        _ if std::env::var_os("SERBENCH_REQUIRE_ROOT").is_some() => {
             panic!(
-                "SERBENCH_REQUIRE_MKNOD is set and `mknod {} c 1 3` failed: {made:?}",
+                "SERBENCH_REQUIRE_ROOT is set and `mknod {} c 1 3` failed: {made:?}",
                 device.display()
             )
         }
         _ => {
-            eprintln!("skipped the device case: mknod needs root (set SERBENCH_REQUIRE_MKNOD to require it)")
+            eprintln!("skipped the device case: mknod needs root (set SERBENCH_REQUIRE_ROOT to require it)")
         }
     }
 

@@ -27,7 +27,11 @@ fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions.
     let root = unsafe { libc::geteuid() } == 0;
     if !root {
-        eprintln!("skipped: giving files to another user needs root");
+        assert!(
+            std::env::var_os("SERBENCH_REQUIRE_ROOT").is_none(),
+            "SERBENCH_REQUIRE_ROOT is set, but this test does not run as root"
+        );
+        eprintln!("skipped: giving files to another user needs root (SERBENCH_REQUIRE_ROOT requires it)");
     }
     root
 }
