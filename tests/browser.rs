@@ -90,10 +90,13 @@ fn the_page_of_a_smoke_set_whose_interval_reaches_below_zero_draws_every_bar() {
         "--out",
         set.to_str().unwrap(),
     ]);
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     let path = set.join("results.csv");
-    let mut rows: Vec<serbench::schema::results::ResultRow> =
-        serbench::schema::results::read(&path).unwrap();
+    let mut rows: Vec<serbench::schema::results::ResultRow> = serbench::schema::results::read(&path).unwrap();
     let mut reaching = 0;
     for row in &mut rows {
         let (mean, decode) = (row.mean_ns.unwrap(), row.arm.operation.name() == "decode");
