@@ -186,7 +186,7 @@ impl Record for ResultRow {
             in_range("peak_heap_bytes_per_op", peak, 0.0, f64::MAX)?;
         }
         check_busy(self.load_1m, self.stolen_percent)?;
-        domains::encoded_bytes("encoded_bytes", self.encoded_bytes)?;
+        domains::encoded_bytes("encoded_bytes", self.encoded_bytes, Some(&self.arm.codec.payload))?;
         if self.batch == Some(0) {
             return Err("batch 0: a rep runs at least one iteration".to_string());
         }

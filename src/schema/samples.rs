@@ -118,7 +118,7 @@ impl Record for SampleRow {
         }
         domains::schedule(&self.schedule)?;
         domains::codec(&self.arm.codec)?;
-        domains::encoded_bytes("encoded_bytes", self.encoded_bytes)?;
+        domains::encoded_bytes("encoded_bytes", self.encoded_bytes, Some(&self.arm.codec.payload))?;
         if let Some(reps) = self.reps {
             domains::worker_reps(profile, reps)?;
         }

@@ -100,12 +100,13 @@ impl Record for SizeRow {
                 return Err(format!("{column} {level}: serbench compresses at level {ours}"));
             }
         }
-        for (column, bytes) in [
-            ("encoded_bytes", self.encoded_bytes),
-            ("zstd_bytes", self.zstd_bytes),
-            ("zlib_bytes", self.zlib_bytes),
+        let payload = Some(self.codec.payload.as_str());
+        for (column, bytes, payload) in [
+            ("encoded_bytes", self.encoded_bytes, payload),
+            ("zstd_bytes", self.zstd_bytes, None),
+            ("zlib_bytes", self.zlib_bytes, None),
         ] {
-            super::domains::encoded_bytes(column, bytes)?;
+            super::domains::encoded_bytes(column, bytes, payload)?;
         }
         match self.status.as_str() {
             "ok" if self.encoded_bytes.is_none() || self.bytes_per_record.is_none() => {
