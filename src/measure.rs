@@ -157,6 +157,8 @@ pub enum Schedule {
 }
 
 impl Schedule {
+    pub const ALL: [Schedule; 2] = [Schedule::Interleaved, Schedule::Burst];
+
     pub fn name(self) -> &'static str {
         match self {
             Schedule::Interleaved => "interleaved",

@@ -69,6 +69,52 @@ fn the_page_of_the_committed_full_run_agrees_with_its_csvs_in_a_real_browser() {
     check_page(&[run.path().to_path_buf()], "full-run");
 }
 
+/// A smoke set whose json/serde_json decode of `order` has a 95% interval reaching below 0, as
+/// smoke's three reps can give (issue 41, defect 21): every bar is still drawn (the whisker
+/// clipped at the axis), the pair sentence states no interval, the calculator no negative cores.
+#[test]
+fn the_page_of_a_smoke_set_whose_interval_reaches_below_zero_draws_every_bar() {
+    if !browser_ready() {
+        return;
+    }
+    let run = tempfile::tempdir().unwrap();
+    let set = run.path().join("smoke");
+    let output = serbench(&[
+        "run",
+        "--format",
+        "json,postcard",
+        "--payload",
+        "order",
+        "--profile",
+        "smoke",
+        "--out",
+        set.to_str().unwrap(),
+    ]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let path = set.join("results.csv");
+    let mut rows: Vec<serbench::schema::results::ResultRow> = serbench::schema::results::read(&path).unwrap();
+    let mut reaching = 0;
+    for row in &mut rows {
+        let (mean, decode) = (row.mean_ns.unwrap(), row.arm.operation.name() == "decode");
+        if decode && row.arm.label() == "json/serde_json" {
+            row.ci95_low_ns = Some(mean - 1.5 * mean);
+            row.ci95_high_ns = Some(mean + 1.5 * mean);
+            reaching += 1;
+        } else {
+            // Every other interval bounded, so only this one reaches 0.
+            row.ci95_low_ns = Some(mean * 0.95);
+            row.ci95_high_ns = Some(mean * 1.05);
+        }
+    }
+    assert_eq!(reaching, 1);
+    std::fs::write(&path, serbench::files::to_csv(&rows).unwrap()).unwrap();
+    check_page(&[set], "smoke-interval-below-zero");
+}
+
 /// Reports `hosts` into a temporary folder and runs the browser check on its page.
 fn check_page(hosts: &[PathBuf], name: &str) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));

@@ -519,8 +519,32 @@ fn the_gathering_script_reports_three_hosts_with_the_emulated_one_apart() {
     let column = header.iter().position(|name| *name == "encoded_bytes").unwrap();
     let mut cells: Vec<String> = lines[1].split(',').map(str::to_string).collect();
     cells[column] = (cells[column].parse::<u64>().unwrap() + 1).to_string();
+    // The codec's coordinates, to change its encoded_bytes in results.csv too (a reader checks
+    // sizes.csv against it).
+    let codec = |cells: &[&str], header: &[&str]| -> Vec<String> {
+        ["format", "backend", "variant", "payload", "framing"]
+            .iter()
+            .map(|name| cells[header.iter().position(|column| column == name).unwrap()].to_string())
+            .collect()
+    };
+    let changed = codec(&cells.iter().map(String::as_str).collect::<Vec<_>>(), &header);
     lines[1] = cells.join(",");
     std::fs::write(&sizes, lines.join("\n") + "\n").unwrap();
+    let results = artifacts.join("results-aarch64-linux/results.csv");
+    let text = std::fs::read_to_string(&results).unwrap();
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    let header: Vec<String> = lines[0].split(',').map(str::to_string).collect();
+    let header: Vec<&str> = header.iter().map(String::as_str).collect();
+    let column = header.iter().position(|name| *name == "encoded_bytes").unwrap();
+    for line in &mut lines[1..] {
+        let mut cells: Vec<String> = line.split(',').map(str::to_string).collect();
+        let ours = codec(&cells.iter().map(String::as_str).collect::<Vec<_>>(), &header);
+        if ours == changed && !cells[column].is_empty() {
+            cells[column] = (cells[column].parse::<u64>().unwrap() + 1).to_string();
+            *line = cells.join(",");
+        }
+    }
+    std::fs::write(&results, lines.join("\n") + "\n").unwrap();
     let output = gather(&work.path().join("again"));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(!output.status.success());

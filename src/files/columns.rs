@@ -7,6 +7,22 @@ use std::fmt;
 
 use serde::ser::{self, Serialize, Serializer};
 
+/// The text columns of `row` that hold a character no output shows as itself
+/// ([`crate::escape::is_unsafe_char`]: a control, a bidirectional override), as `(column,
+/// character)`: serbench writes none ([`clean`]), so a reader refuses a row that holds one.
+pub fn unsafe_text<T: Serialize>(row: &T) -> Option<(String, char)> {
+    let mut names = Names::default();
+    row.serialize(&mut names).ok()?;
+    names.unsafe_text
+}
+
+/// `field` as serbench writes it into a CSV file: every character of
+/// [`crate::escape::is_unsafe_char`] shown as its escape ([`crate::escape::terminal`]), so a
+/// NUL or an escape sequence in a note or a host column stays readable and harmless.
+pub fn clean(field: &str) -> std::borrow::Cow<'_, str> {
+    crate::escape::terminal(field)
+}
+
 /// The columns of `T`, from serializing one value of it.
 pub fn of<T: Serialize + Default>() -> Vec<String> {
     let mut names = Names::default();
@@ -22,6 +38,8 @@ struct Names {
     /// The field whose value is being serialized: a leaf value makes it a column, a struct
     /// value makes its own fields columns instead.
     pending: Option<&'static str>,
+    /// The first text column holding an unsafe character, and the character.
+    unsafe_text: Option<(String, char)>,
 }
 
 impl Names {
@@ -97,7 +115,13 @@ impl Serializer for &mut Names {
     fn serialize_char(self, _: char) -> Result<(), Error> {
         self.leaf()
     }
-    fn serialize_str(self, _: &str) -> Result<(), Error> {
+    fn serialize_str(self, text: &str) -> Result<(), Error> {
+        if self.unsafe_text.is_none()
+            && let Some(found) = text.chars().find(|&c| crate::escape::is_unsafe_char(c))
+        {
+            let column = self.pending.unwrap_or("?").to_string();
+            self.unsafe_text = Some((column, found));
+        }
         self.leaf()
     }
     fn serialize_bytes(self, _: &[u8]) -> Result<(), Error> {
@@ -201,6 +225,23 @@ mod tests {
         arm: Inner,
         mean_ns: Option<f64>,
         status: String,
+    }
+
+    #[test]
+    fn an_unsafe_character_is_found_with_its_column_and_cleaned_away() {
+        let mut row = Row {
+            arm: Inner {
+                format: "json".into(),
+                payload: "order".into(),
+            },
+            status: "ok".into(),
+            ..Row::default()
+        };
+        assert_eq!(unsafe_text(&row), None);
+        row.arm.payload = "or\0der".to_string();
+        assert_eq!(unsafe_text(&row), Some(("payload".to_string(), '\0')));
+        assert_eq!(clean("a\u{1b}[2Kb\n"), "a\\u{1b}[2Kb\\n");
+        assert!(!clean(&row.arm.payload).chars().any(crate::escape::is_unsafe_char));
     }
 
     #[test]

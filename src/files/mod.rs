@@ -221,6 +221,16 @@ pub fn read<T: Record>(path: &Path) -> Result<Table<T>> {
             ));
         }
         let row: T = parse(&record, &header).map_err(|why| refused(path, line, why))?;
+        if let Some((column, found)) = columns::unsafe_text(&row) {
+            return Err(refused(
+                path,
+                line,
+                format!(
+                    "{column} holds {} (a control or bidirectional character): serbench writes none, only its escape",
+                    found.escape_unicode()
+                ),
+            ));
+        }
         row.check().map_err(|why| refused(path, line, why))?;
         if let Some(first) = first_line.insert(row.key(), line) {
             return Err(refused(
@@ -407,11 +417,31 @@ fn csv_bytes<T: Serialize>(header: Option<&[String]>, rows: &[T]) -> Result<Vec<
         writer.write_record(header)?;
     }
     for row in rows {
-        writer.serialize(row)?;
+        writer.write_record(
+            clean_fields(row)?
+                .iter()
+                .map(|field| columns::clean(field).into_owned()),
+        )?;
     }
     writer
         .into_inner()
         .map_err(|error| anyhow!("cannot serialize rows: {}", error.error()))
+}
+
+/// The fields of `row` as the csv crate writes them, for [`columns::clean`] to clean one by one.
+fn clean_fields<T: Serialize>(row: &T) -> Result<csv::StringRecord> {
+    let mut one = csv::WriterBuilder::new()
+        .has_headers(false)
+        .from_writer(Vec::new());
+    one.serialize(row)?;
+    let bytes = one
+        .into_inner()
+        .map_err(|error| anyhow!("cannot serialize a row: {}", error.error()))?;
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(&bytes[..]);
+    Ok(reader.records().next().transpose()?.unwrap_or_default())
 }
 
 /// A kind of result set a command writes, as the schema layer declares it: the files that make

@@ -165,7 +165,11 @@ impl Companions {
             |name: &str| (!skip.contains(&name) && dir.join(name).exists()).then(|| dir.join(name));
         Ok(Companions {
             sizes: optional(sizes::FILE_NAME)
-                .map(|path| files::read_complete::<SizeRow>(&path))
+                .map(|path| {
+                    let sizes = files::read_complete::<SizeRow>(&path)?;
+                    check_sizes(rows, &sizes, &path, &dir.join(results::FILE_NAME))?;
+                    anyhow::Ok(sizes)
+                })
                 .transpose()?,
             robustness: optional(super::robustness::FILE_NAME)
                 .map(|path| super::robustness::read_csv(&path))
@@ -187,29 +191,58 @@ impl Companions {
     }
 }
 
-/// Refuses a samples.csv that is not the one results.csv was made from: every ok row measured
-/// over workers (the full profile) must be its arm's ok samples, of the same run, summed and
-/// averaged as the run did. A samples.csv of another run would otherwise give its pairing to
-/// these rows' ratios.
+/// Refuses a samples.csv that is not the one results.csv was made from, whatever the profile:
+/// its run (host, commit, profile, schedule) is the rows', each of its arms has a row, and every
+/// ok row is its arm's ok samples, summed and averaged as the run did. A samples.csv of another
+/// run would otherwise give its pairing to these rows' ratios. (The rows of an interval have
+/// one line each: no text column holds a line break.)
 fn check_samples(rows: &[ResultRow], samples: &[SampleRow], path: &Path) -> Result<()> {
+    let refuse = |line: usize, why: String| {
+        UsageError::error(format!(
+            "{}:{line}: {why}: it is not the samples.csv of this result set (remove it, or put back \
+             the one the run wrote)",
+            path.display()
+        ))
+    };
+    if let (Some(row), Some(sample)) = (rows.first(), samples.first()) {
+        let results = [
+            ("host", &row.host.host),
+            ("commit", &row.host.commit),
+            ("profile", &row.profile),
+            ("schedule", &row.schedule),
+        ];
+        let theirs = [&sample.host, &sample.commit, &sample.profile, &sample.schedule];
+        for ((column, ours), theirs) in results.into_iter().zip(theirs) {
+            if ours != theirs {
+                return Err(refuse(
+                    2,
+                    format!("{column} {theirs:?}, where results.csv's rows have {ours:?}"),
+                ));
+            }
+        }
+    }
+    for (index, sample) in samples.iter().enumerate() {
+        if !rows.iter().any(|row| row.arm == sample.arm) {
+            return Err(refuse(
+                index + 2,
+                format!(
+                    "a worker's sample of {}, an arm results.csv has no row of",
+                    sample.arm
+                ),
+            ));
+        }
+    }
     for row in rows.iter().filter(|row| row.status == STATUS_OK) {
-        let Some(workers) = row
-            .workers
-            .filter(|_| row.profile == crate::measure::Profile::FULL.name)
-        else {
+        let Some(workers) = row.workers.filter(|_| !samples.is_empty()) else {
             continue;
         };
         let ours: Vec<&SampleRow> = samples.iter().filter(|sample| sample.arm == row.arm).collect();
         let means: Vec<f64> = ours.iter().filter_map(|sample| sample.mean_ns).collect();
         let mean = crate::stats::Summary::of(&means).mean;
         let reps: usize = ours.iter().filter_map(|sample| sample.reps).sum();
-        let same_run = ours.iter().all(|sample| {
-            sample.status == STATUS_OK
-                && (&sample.host, &sample.commit, &sample.profile, &sample.schedule)
-                    == (&row.host.host, &row.host.commit, &row.profile, &row.schedule)
-        });
+        let all_ok = ours.iter().all(|sample| sample.status == STATUS_OK);
         let row_mean = row.mean_ns.unwrap_or(f64::NAN);
-        if !same_run
+        if !all_ok
             || means.len() != workers
             || row.reps != Some(reps)
             || (mean - row_mean).abs() > 1e-9 * row_mean.abs()
@@ -222,6 +255,46 @@ fn check_samples(rows: &[ResultRow], samples: &[SampleRow], path: &Path) -> Resu
                 row.arm,
                 means.len(),
             )));
+        }
+    }
+    Ok(())
+}
+
+/// Refuses a sizes.csv that contradicts results.csv: a codec's encoded bytes (and records) are
+/// the same in both wherever both hold them, since both come from the same encoder.
+fn check_sizes(rows: &[ResultRow], sizes: &[SizeRow], path: &Path, results_path: &Path) -> Result<()> {
+    for (index, row) in rows.iter().enumerate() {
+        let Some((at, size)) = sizes
+            .iter()
+            .enumerate()
+            .find(|(_, size)| size.codec == row.arm.codec)
+        else {
+            continue;
+        };
+        let differs = |column: &str, theirs: String, ours: String| {
+            UsageError::error(format!(
+                "{}:{}: {column} {theirs} of {} {}, where {}:{} ({}) has {ours}: it is not the \
+                 sizes.csv of this result set (remove it, or run `serbench sizes` again)",
+                path.display(),
+                at + 2,
+                size.codec.label(),
+                size.codec.payload,
+                results_path.display(),
+                index + 2,
+                row.arm
+            ))
+        };
+        if size.records != row.records {
+            return Err(differs(
+                "records",
+                size.records.to_string(),
+                row.records.to_string(),
+            ));
+        }
+        if let (Some(theirs), Some(ours)) = (size.encoded_bytes, row.encoded_bytes)
+            && theirs != ours
+        {
+            return Err(differs("encoded_bytes", theirs.to_string(), ours.to_string()));
         }
     }
     Ok(())

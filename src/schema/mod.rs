@@ -5,6 +5,7 @@
 //! instructions, footprint) write these rows and the report reads them; neither knows the
 //! other.
 
+pub mod domains;
 pub mod footprint;
 pub mod instructions;
 pub mod load;

@@ -72,6 +72,7 @@ impl Record for Ratio {
     /// `holds_one` what the quoted interval says.
     fn check(&self) -> Result<(), String> {
         super::check_schema_version(self.schema_version)?;
+        super::domains::payload(&self.payload)?;
         let intervals = match (
             self.paired_ratio,
             self.paired_low,

@@ -8,7 +8,7 @@ use std::path::Path;
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
-use super::SCHEMA_VERSION;
+use super::{SCHEMA_VERSION, domains};
 use crate::arm::{ArmId, CodecId};
 use crate::busy::Busy;
 use crate::files::{self, Record, in_range};
@@ -147,17 +147,23 @@ impl Record for ResultRow {
     const ROW: &'static str = "arm";
     const SCHEMA_VERSION: Option<u32> = Some(super::SCHEMA_VERSION);
 
-    /// An ok row has every figure, each finite and in range (times within
-    /// [`MIN_NS`]..=[`MAX_NS`], `ci95_low_ns <= mean_ns <= ci95_high_ns` centred on the mean,
-    /// counts and rates not negative); a failed row's figures are empty or in range too.
+    /// Every column in its domain ([`super::domains`]): names from the registry and the
+    /// closed sets, counts the row's profile can produce; an ok row has every figure, each
+    /// finite and in range (mean and upper end within [`MIN_NS`]..=[`MAX_NS`], `ci95_low_ns <=
+    /// mean_ns <= ci95_high_ns` centred on the mean: the Student-t interval, whose low end can
+    /// reach below 0 with few reps), counts and rates not negative; a failed row's figures are
+    /// empty or in range too.
     fn check(&self) -> Result<(), String> {
         super::check_versioned(self.schema_version, self.records)?;
-        if self.status != STATUS_OK && self.status != STATUS_FAILED {
-            return Err(format!(
-                "status {:?}: {STATUS_OK} or {STATUS_FAILED}",
-                self.status
-            ));
+        domains::system(&self.host.system)?;
+        if self.host.cores == 0 {
+            return Err("cores 0: a machine has at least one core".to_string());
         }
+        let profile = domains::profile(&self.profile)?;
+        domains::schedule(&self.schedule)?;
+        domains::timestamp(&self.timestamp)?;
+        domains::codec(&self.arm.codec)?;
+        domains::status(&self.status)?;
         let figures = [
             ("mean_ns", self.mean_ns, MIN_NS, MAX_NS),
             ("ci95_low_ns", self.ci95_low_ns, -MAX_NS, MAX_NS),
@@ -180,24 +186,43 @@ impl Record for ResultRow {
             in_range("peak_heap_bytes_per_op", peak, 0.0, f64::MAX)?;
         }
         check_busy(self.load_1m, self.stolen_percent)?;
-        if self.status == STATUS_OK
-            && (self.encoded_bytes.is_none()
-                || self.reps.is_none_or(|reps| reps == 0)
-                || self.workers.is_none_or(|workers| workers == 0))
-        {
-            return Err("an ok row needs encoded_bytes, reps and workers (at least 1)".to_string());
+        domains::encoded_bytes("encoded_bytes", self.encoded_bytes, Some(&self.arm.codec.payload))?;
+        if self.batch == Some(0) {
+            return Err("batch 0: a rep runs at least one iteration".to_string());
+        }
+        // Only a profile with a precision target says whether it was met.
+        if self.target_met.is_some() && profile.precision.is_none() {
+            return Err(format!(
+                "target_met is set, but profile {} has no precision target",
+                profile.name
+            ));
+        }
+        if self.status == STATUS_OK {
+            for (column, empty) in [
+                ("encoded_bytes", self.encoded_bytes.is_none()),
+                ("reps", self.reps.is_none()),
+                ("workers", self.workers.is_none()),
+                ("batch", self.batch.is_none()),
+            ] {
+                if empty {
+                    return Err(format!("{column} is empty in an ok row"));
+                }
+            }
+        }
+        if let (Some(reps), Some(workers)) = (self.reps, self.workers) {
+            domains::counts(profile, reps, workers)?;
         }
         if let (Some(low), Some(mean), Some(high)) = (self.ci95_low_ns, self.mean_ns, self.ci95_high_ns) {
             if !(low <= mean && mean <= high) {
                 return Err(format!(
-                    "the interval [{low}, {high}] does not hold its mean {mean}"
+                    "ci95_low_ns..=ci95_high_ns [{low}, {high}] does not hold its mean {mean}"
                 ));
             }
             // serbench's intervals are mean ± half-width; a lopsided one was not measured.
             let scale = low.abs().max(high.abs());
             if ((high - mean) - (mean - low)).abs() > 1e-9 * scale {
                 return Err(format!(
-                    "the interval [{low}, {high}] is not centred on its mean {mean}"
+                    "ci95_low_ns..=ci95_high_ns [{low}, {high}] is not centred on its mean {mean}"
                 ));
             }
         }
@@ -245,6 +270,32 @@ pub fn read(path: &Path) -> Result<Vec<ResultRow>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A control character in a note (a library's error message) is written as its escape, so
+    /// the file reads back; one written by anything else is refused with its column.
+    #[test]
+    fn a_note_is_written_without_control_characters_and_one_is_refused_on_reading() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(FILE_NAME);
+        let host = Host {
+            system: crate::host::system(),
+            cores: 1,
+            ..Host::default()
+        };
+        let run = ResultRow::of_run(&host, "smoke", Schedule::Interleaved, "2026-12-06T00:00:00Z");
+        let id = ArmId::typed("json", "serde_json", "", "order", crate::arm::Operation::Decode);
+        let row = run
+            .for_arm(&id, 1)
+            .failed(&anyhow::anyhow!("bad\0byte \u{1b}[2K"));
+        std::fs::write(&path, files::to_csv(std::slice::from_ref(&row)).unwrap()).unwrap();
+        let read = read(&path).unwrap();
+        assert_eq!(read[0].note, "bad\\u{0}byte \\u{1b}[2K");
+
+        let raw = std::fs::read_to_string(&path).unwrap().replace("\\u{0}", "\0");
+        std::fs::write(&path, raw).unwrap();
+        let error = format!("{:#}", super::read(&path).unwrap_err());
+        assert!(error.ends_with("results.csv:2: note holds \\u{0} (a control or bidirectional character): serbench writes none, only its escape"), "{error}");
+    }
 
     #[test]
     fn the_columns_of_a_results_row_hold_the_arm_coordinates() {

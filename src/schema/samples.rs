@@ -6,8 +6,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::SCHEMA_VERSION;
 use super::results::{MAX_NS, MIN_NS, STATUS_FAILED, STATUS_OK};
+use super::{SCHEMA_VERSION, domains};
 use crate::arm::ArmId;
 use crate::busy::Busy;
 use crate::files::{Record, in_range};
@@ -104,8 +104,24 @@ impl Record for SampleRow {
     const ROW: &'static str = "worker sample";
     const SCHEMA_VERSION: Option<u32> = Some(super::SCHEMA_VERSION);
 
+    /// Every column in its domain ([`super::domains`]): a profile that samples in worker
+    /// processes (no other writes samples.csv), the registry's names, a worker's reps.
     fn check(&self) -> Result<(), String> {
         super::check_versioned(self.schema_version, self.records)?;
+        let profile = domains::profile(&self.profile)?;
+        if profile.passes.is_none() {
+            return Err(format!(
+                "profile {}: only a profile that samples in worker processes ({}) writes {FILE_NAME}",
+                profile.name,
+                crate::measure::Profile::FULL.name
+            ));
+        }
+        domains::schedule(&self.schedule)?;
+        domains::codec(&self.arm.codec)?;
+        domains::encoded_bytes("encoded_bytes", self.encoded_bytes, Some(&self.arm.codec.payload))?;
+        if let Some(reps) = self.reps {
+            domains::worker_reps(profile, reps)?;
+        }
         match self.status.as_str() {
             STATUS_OK => {
                 let mean = self.mean_ns.ok_or("an ok sample needs mean_ns")?;
@@ -114,7 +130,10 @@ impl Record for SampleRow {
                     in_range("twin_mean_ns", twin, MIN_NS, MAX_NS)?;
                 }
                 if self.reps.is_none_or(|reps| reps == 0) || self.batch.is_none_or(|batch| batch == 0) {
-                    return Err("an ok sample needs reps and batch (at least 1)".to_string());
+                    return Err("reps and batch are at least 1 in an ok sample".to_string());
+                }
+                if self.encoded_bytes.is_none() {
+                    return Err("encoded_bytes is empty in an ok sample".to_string());
                 }
                 for (column, value) in [
                     ("allocs_per_op", self.allocs_per_op),

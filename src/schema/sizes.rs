@@ -91,6 +91,23 @@ impl Record for SizeRow {
     /// An ok row has its sizes; every per-record figure and ratio is finite and not negative.
     fn check(&self) -> Result<(), String> {
         super::check_versioned(self.schema_version, self.records)?;
+        super::domains::codec(&self.codec)?;
+        for (column, level, ours) in [
+            ("zstd_level", i64::from(self.zstd_level), i64::from(ZSTD_LEVEL)),
+            ("zlib_level", i64::from(self.zlib_level), i64::from(ZLIB_LEVEL)),
+        ] {
+            if level != ours {
+                return Err(format!("{column} {level}: serbench compresses at level {ours}"));
+            }
+        }
+        let payload = Some(self.codec.payload.as_str());
+        for (column, bytes, payload) in [
+            ("encoded_bytes", self.encoded_bytes, payload),
+            ("zstd_bytes", self.zstd_bytes, None),
+            ("zlib_bytes", self.zlib_bytes, None),
+        ] {
+            super::domains::encoded_bytes(column, bytes, payload)?;
+        }
         match self.status.as_str() {
             "ok" if self.encoded_bytes.is_none() || self.bytes_per_record.is_none() => {
                 return Err("an ok row needs encoded_bytes and bytes_per_record".to_string());

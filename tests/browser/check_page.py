@@ -11,6 +11,7 @@ Driven by tests/browser.rs; HOST_FOLDER are the folders the report was made from
 import csv
 import math
 import os
+import re
 import sys
 
 from selenium import webdriver
@@ -76,6 +77,22 @@ try:
     measured = sorted(float(r["mean_ns"]) / int(r["records"]) for r in decodes if r["status"] == "ok" and r["mean_ns"])
     check(len(bars) == len(measured) and all(close(a, b) for a, b in zip(bars, measured)),
           f"decode charts: {len(bars)} bars, {len(measured)} measured decodes in the CSVs, or their values differ")
+    # Every bar and whisker is drawn, whatever the intervals: an interval reaching 0 on the log
+    # axis is clipped there (dashed), never a chart of NaN.
+    def drawn_at(element, name):
+        try:
+            return float(element.get_attribute(name))
+        except (TypeError, ValueError):
+            return math.nan
+    for rect in driver.find_elements(By.CSS_SELECTOR, "#chart-list rect[data-ns]"):
+        check(drawn_at(rect, "width") >= 1, f"a bar of {rect.get_attribute('data-ns')} ns has width {rect.get_attribute('width')}")
+    whiskers = driver.find_elements(By.CSS_SELECTOR, "#chart-list line")
+    for line in whiskers:
+        x1, x2 = drawn_at(line, "x1"), drawn_at(line, "x2")
+        check(math.isfinite(x1) and math.isfinite(x2) and 0 <= x1 <= x2, f"a whisker from {x1} to {x2}")
+    reaching = [r for r in decodes if r["status"] == "ok" and float(r["ci95_low_ns"]) <= 0]
+    clipped = driver.find_elements(By.CSS_SELECTOR, "#chart-list line[data-clipped]")
+    check(len(clipped) == len(reaching), f"{len(clipped)} whiskers clipped, {len(reaching)} decode intervals reach 0")
     # The payload's sizes chart: per format, one row per distinct encoding, its encoded, zstd and
     # zlib bytes as sizes.csv has them.
     decode_formats = {r["format"] for r in decodes}
@@ -134,8 +151,14 @@ try:
         relative = lambda r: (float(r["ci95_high_ns"]) - float(r["ci95_low_ns"])) / 2 / float(r["mean_ns"])
         spread = math.exp(math.hypot(relative(a), relative(b)))
         expected = (ratio, ratio / spread, ratio * spread, "unpaired")
-    shown = tuple(float(sentence.get_attribute(name)) for name in ("data-ratio", "data-low", "data-high")) + (sentence.get_attribute("data-basis"),)
-    check(all(close(x, y, 1e-3) for x, y in zip(shown[:3], expected[:3])) and shown[3] == expected[3], f"pair ratio: page {shown}, CSVs {expected}")
+    if expected[3] == "unpaired" and min(float(a["ci95_low_ns"]), float(b["ci95_low_ns"])) <= 0:
+        # An arm's interval reaches 0: the ratio is stated without an interval, never "x ± y".
+        text = driver.find_element(By.ID, "pair-result").text
+        check(close(float(sentence.get_attribute("data-ratio")), expected[0], 1e-3), f"pair ratio: page {sentence.get_attribute('data-ratio')}, CSVs {expected[0]}")
+        check(sentence.get_attribute("data-low") is None and "±" not in text and "no interval" in text, f"pair without an interval: {text!r}")
+    else:
+        shown = tuple(float(sentence.get_attribute(name)) for name in ("data-ratio", "data-low", "data-high")) + (sentence.get_attribute("data-basis"),)
+        check(all(close(x, y, 1e-3) for x, y in zip(shown[:3], expected[:3])) and shown[3] == expected[3], f"pair ratio: page {shown}, CSVs {expected}")
 
     # The calculator against results.csv and sizes.csv of the first folder.
     rate_input = driver.find_element(By.ID, "calc-rate")
@@ -160,6 +183,9 @@ try:
     check(set(page_rows) == set(computed), f"calculator codecs {sorted(page_rows)} != {sorted(computed)}")
     for key, values in computed.items():
         check(key in page_rows and all(close(a, b) for a, b in zip(page_rows[key], values)), f"calculator {key}: page {page_rows.get(key)}, CSVs {values}")
+    # No cost below 0, whatever an interval's low end.
+    for cell in driver.find_elements(By.CSS_SELECTOR, "#calc-table tbody td"):
+        check(not re.search(r"(^|[\s\[])-\d", cell.text), f"calculator cell {cell.text!r} is negative")
     driver.execute_script("document.getElementById('calculator').scrollIntoView()")
     driver.save_screenshot(os.path.join(screenshots, "calculator.png"))
 

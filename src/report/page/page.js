@@ -58,6 +58,10 @@ function ratioText(value) {
 const hostLabel = (arm) => model.hosts[arm.host].label;
 const colour = (format) => model.colours[format] || "#777777";
 const measured = (arm) => arm.status === "ok" && arm.ns_per_record !== null;
+// A time interval is mean ± Student-t half-width: with few reps (smoke) its low end can be 0 or
+// below, which bounds nothing. Such a low end is drawn clipped at the axis, shown as "≤ 0", and
+// no ratio interval or cost is derived from it.
+const bounded = (arm) => arm.low !== null && arm.low > 0;
 
 // ---- hosts
 (function hosts() {
@@ -177,7 +181,9 @@ function cells(arm, unit) {
     COLUMNS[4].get(arm),
     hostLabel(arm),
     measured(arm) ? `${time(arm.ns_per_record)} ${unitName}` : arm.status,
-    arm.low === null ? "-" : `[${time(arm.low)}, ${time(arm.high)}]`,
+    arm.low === null
+      ? "-"
+      : `[${bounded(arm) ? time(arm.low) : "≤ 0"}, ${time(arm.high)}]`,
     half === null ? "-" : `${(half * 100).toFixed(1)}%`,
     versus,
     digits(arm.mb_per_s),
@@ -406,7 +412,9 @@ function chart(title, bars) {
     top = 22,
     plot = width - left - 60;
   const height = top + bars.length * row + 28;
-  const low = Math.min(...bars.map((b) => b.low ?? b.ns_per_record)) / 1.2;
+  // The axis spans the positive ends only: a whisker reaching 0 or below is clipped at it.
+  const low =
+    Math.min(...bars.map((b) => (bounded(b) ? b.low : b.ns_per_record))) / 1.2;
   const high = Math.max(...bars.map((b) => b.high ?? b.ns_per_record)) * 1.2;
   const x = (value) =>
     left + (Math.log(value / low) / Math.log(high / low)) * plot;
@@ -439,12 +447,16 @@ function chart(title, bars) {
     if (bar.low !== null)
       chartSvg.append(
         svg("line", {
-          x1: x(bar.low),
+          x1: bounded(bar) ? x(bar.low) : left,
           x2: x(bar.high),
           y1: y + row / 2,
           y2: y + row / 2,
           stroke: "#222",
           "stroke-width": 1.2,
+          // Dashed: the interval reaches 0 and is clipped at the axis.
+          ...(bounded(bar)
+            ? {}
+            : { "stroke-dasharray": "3 2", "data-clipped": "" }),
         }),
       );
     chartSvg.append(
@@ -490,6 +502,24 @@ function comparePair() {
   const [ratio, lowRatio, highRatio, basis] = pairRatio(a, b);
   const faster = ratio <= 1;
   const factor = faster ? 1 / ratio : ratio;
+  if (lowRatio === null) {
+    const unbounded = [a, b]
+      .filter((arm) => !bounded(arm))
+      .map((arm) => arm.label);
+    $("pair-result").replaceChildren(
+      el(
+        "strong",
+        {
+          id: "pair-sentence",
+          "data-ratio": String(ratio),
+          "data-basis": basis,
+        },
+        `${a.label} ran ${factor.toFixed(2)} times ${faster ? "faster" : "slower"} than ${b.label}`,
+      ),
+      ` (A/B = ${ratioText(ratio)}, ${basis}; no interval: the 95% interval of ${unbounded.join(" and ")} reaches 0, too few reps to bound the ratio).`,
+    );
+    return;
+  }
   const half = faster
     ? (1 / lowRatio - 1 / highRatio) / 2
     : (highRatio - lowRatio) / 2;
@@ -537,6 +567,7 @@ function pairRatio(a, b) {
   }
   const relative = (arm) => (arm.high - arm.low) / 2 / arm.ns_per_record;
   const ratio = a.ns_per_record / b.ns_per_record;
+  if (!bounded(a) || !bounded(b)) return [ratio, null, null, "unpaired"];
   const spread = Math.exp(Math.hypot(relative(a), relative(b)));
   return [ratio, ratio / spread, ratio * spread, "unpaired"];
 }
@@ -594,7 +625,9 @@ function calculatorRows(rate, payload, compression, host) {
     );
     const bytes = size[compression];
     if (!encode || !decode || bytes === null || bytes === undefined) continue;
-    const cores = (arm, value) => (value * arm.records * rate) / 1e9;
+    // A low end at or below 0 (see `bounded`) is 0 cores, never fewer.
+    const cores = (arm, value) =>
+      (Math.max(0, value) * arm.records * rate) / 1e9;
     rows.push({
       label: size.label,
       format: size.format,
