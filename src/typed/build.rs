@@ -72,13 +72,13 @@ pub fn typed_binary(request: &Request, formats: &[String]) -> Result<PathBuf> {
         return Ok(folder.join(BINARY));
     }
     // Refused before anything is made: a build the machine's memory cannot hold.
-    super::check_size(&generated)?;
+    let size = super::check_size(&generated)?;
     let folder = typed.child(&key)?;
     // One build per key folder: a second command on the same schema waits, then finds the binary.
     let _lock = folder.lock(LOCK, || {
         eprintln!(
             "serbench: waiting for another build of this schema (in {})",
-            folder.path().display()
+            crate::escape::terminal(&folder.path().display().to_string())
         )
     })?;
     if folder.existing_file(BINARY)?.is_some() {
@@ -98,10 +98,14 @@ pub fn typed_binary(request: &Request, formats: &[String]) -> Result<PathBuf> {
     let crate_dir = folder.join(CRATE);
     super::write_files(&generated, &crate_dir)?;
     let names: Vec<&str> = payloads.iter().map(|data| data.spec.name).collect();
+    eprintln!("serbench: {size}");
     eprintln!(
-        "serbench: building the typed crate of {} (once per schema; cached in {})",
-        names.join(", "),
-        folder.path().display()
+        "{}",
+        crate::escape::terminal(&format!(
+            "serbench: building the typed crate of {} (once per schema; cached in {})",
+            names.join(", "),
+            folder.path().display()
+        ))
     );
     let started = Instant::now();
     let built = cargo_build(&crate_dir, &generated.binary, log, &typed)?;
@@ -163,7 +167,7 @@ fn cache_root() -> Result<PrivateDir> {
     eprintln!(
         "serbench: no home folder (HOME, XDG_CACHE_HOME and SERBENCH_CACHE unset, none in the \
          password database): the typed build is cached in {} for this process only",
-        dir.path().display()
+        crate::escape::terminal(&dir.path().display().to_string())
     );
     Ok(dir)
 }

@@ -402,14 +402,10 @@ fn available_memory() -> Option<u64> {
     Some(kib * 1024)
 }
 
-/// Before a typed build: says what is built and refuses (exit 2) a crate whose estimated
-/// compilation would not fit the memory available, in this binary's profile (the build's).
-pub fn check_size(generated: &Crate) -> Result<()> {
-    let line = generated
-        .size
-        .check(!cfg!(debug_assertions), available_memory())?;
-    eprintln!("serbench: {line}");
-    Ok(())
+/// Before a typed build: refuses (exit 2) a crate whose estimated compilation would not fit the
+/// memory available, in this binary's profile (the build's); else the line that announces it.
+pub fn check_size(generated: &Crate) -> Result<String> {
+    generated.size.check(!cfg!(debug_assertions), available_memory())
 }
 
 /// The cache key of a crate: every byte of every file it holds (path and text) and serbench's
