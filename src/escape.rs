@@ -43,10 +43,14 @@ pub fn liquid(text: &str) -> Cow<'_, str> {
 /// on one line, with no markup, link, HTML or Liquid: `&`, `<`, `>` and the braces become
 /// character references, every other ASCII punctuation that Markdown reads is
 /// backslash-escaped, a first character that could open a block is a reference, and line
-/// breaks and control characters become U+FFFD. Also safe inside a table cell.
+/// breaks and control characters become U+FFFD. Also safe inside a table cell. A `-` or `.`
+/// before another is escaped too: kramdown would print `--` and `...` as a dash and an
+/// ellipsis.
 pub fn markdown(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 8);
-    for (index, c) in text.chars().enumerate() {
+    let mut chars = text.chars().enumerate().peekable();
+    while let Some((index, c)) = chars.next() {
+        let next = chars.peek().map(|&(_, next)| next);
         match c {
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
@@ -60,6 +64,10 @@ pub fn markdown(text: &str) -> String {
             }
             '\\' | '`' | '*' | '_' | '[' | ']' | '(' | ')' | '#' | '+' | '!' | '|' | '$' | '~' | '^'
             | ':' | '"' | '\'' | '=' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '-' | '.' if next == Some(c) => {
                 out.push('\\');
                 out.push(c);
             }
@@ -87,12 +95,30 @@ pub fn xml(text: &str) -> String {
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&#39;"),
-            '\u{fffe}' | '\u{ffff}' => out.push('\u{fffd}'),
-            c if is_unsafe_char(c) => out.push('\u{fffd}'),
+            c if xml_forbids(c) => out.push('\u{fffd}'),
             c => out.push(c),
         }
     }
     out
+}
+
+/// What [`xml`] replaces by U+FFFD: controls and the other unsafe characters, and the
+/// noncharacters XML 1.0 forbids.
+fn xml_forbids(c: char) -> bool {
+    is_unsafe_char(c) || matches!(c, '\u{fffe}' | '\u{ffff}')
+}
+
+/// [`xml`] for a writer that escapes `& < > " '` itself (plotters' SVG backend): only the
+/// characters XML cannot hold become U+FFFD, so the writer's escapes are not doubled.
+pub fn xml_chars(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(xml_forbids) {
+        return Cow::Borrowed(text);
+    }
+    Cow::Owned(
+        text.chars()
+            .map(|c| if xml_forbids(c) { '\u{fffd}' } else { c })
+            .collect(),
+    )
 }
 
 /// JSON text made safe inside an HTML `<script>` element: `<`, `>` and `&` as `\u003c`,
@@ -206,6 +232,7 @@ mod tests {
         }
         assert_eq!(markdown("serde_json|x"), "serde\\_json\\|x");
         assert_eq!(markdown("data:orders"), "data\\:orders");
+        assert_eq!(markdown("a<!--b...c-d"), "a&lt;\\!\\--b\\.\\..c-d");
     }
 
     #[test]
