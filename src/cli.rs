@@ -653,12 +653,28 @@ fn parse_seed(text: &str) -> Result<u64, String> {
     parsed.map_err(|error| format!("{error}: a seed is a 64-bit number, decimal or 0x-hex"))
 }
 
-/// Writes to stdout; unlike `print!` it returns a closed pipe as an error instead of panicking.
+/// Writes to stdout, line by line through [`crate::escape::terminal`] (a name, note or host
+/// column from a file reaches the terminal as visible escapes, never as a control sequence);
+/// unlike `print!` it returns a closed pipe as an error instead of panicking.
 fn print(text: impl std::fmt::Display) -> Result<()> {
+    print_raw(terminal_lines(&text.to_string()))
+}
+
+/// Writes `text` to stdout as it is: the worker protocol's answers, for the parent to read.
+fn print_raw(text: impl std::fmt::Display) -> Result<()> {
     let mut stdout = std::io::stdout().lock();
     write!(stdout, "{text}")?;
     stdout.flush()?;
     Ok(())
+}
+
+/// `text` for the terminal: each line through [`crate::escape::terminal`], the line breaks
+/// kept.
+fn terminal_lines(text: &str) -> String {
+    text.split('\n')
+        .map(|line| crate::escape::terminal(line))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Whether `error` is a write to a stdout whose reader has gone (`serbench list | head`).
@@ -686,7 +702,7 @@ pub fn main() -> ExitCode {
         // As standard tools do: the reader of our output has what it wanted.
         Err(error) if is_broken_pipe(&error) => ExitCode::SUCCESS,
         Err(error) => {
-            eprintln!("serbench: {error:#}");
+            eprintln!("serbench: {}", terminal_lines(&format!("{error:#}")));
             if error.downcast_ref::<UsageError>().is_some() {
                 ExitCode::from(2)
             } else {
@@ -714,7 +730,7 @@ fn execute(command: Command) -> Result<()> {
         Command::Selfcheck(args) => args.execute(&registry()?),
         Command::Overhead(args) => print(commands::overhead(&args.profile)?),
         Command::Fidelity(args) => args.execute(),
-        Command::Worker(_) => print(commands::worker(&request)?),
+        Command::Worker(_) => print_raw(commands::worker(&request)?),
         Command::Robustness(args) => args.execute(&registry()?),
         Command::Footprint(args) => args.execute(),
         Command::Dump(args) => args.execute(&registry()?),

@@ -210,7 +210,8 @@ pub fn count_instructions(
         let per_op = row
             .instructions_per_op
             .map_or("-".to_string(), |count| format!("{count:.0}"));
-        eprintln!("{}: {per_op} instructions/op {}", arm.id, row.note);
+        let line = format!("{}: {per_op} instructions/op {}", arm.id, row.note);
+        eprintln!("{}", crate::escape::terminal(&line));
         rows.push(row);
     }
     std::fs::remove_dir_all(&scratch).ok();
@@ -469,7 +470,10 @@ pub fn selfcheck(
             layouts: Vec::new(),
             stall_limit: crate::run::watchdog::DEFAULT_STALL_LIMIT,
         };
-        eprintln!("selfcheck: run {run_name} into {}", options.out.display());
+        eprintln!(
+            "selfcheck: run {run_name} into {}",
+            crate::escape::terminal(&options.out.display().to_string())
+        );
         run_and_report(registry, selection, &options)?;
     }
     Ok(compare::compare(&out.join("a"), &out.join("b"))?.to_string())

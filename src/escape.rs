@@ -52,9 +52,9 @@ pub fn liquid(text: &str) -> Cow<'_, str> {
 /// on one line, with no markup, link, HTML or Liquid: `&`, `<`, `>` and the braces become
 /// character references, as are `^ ~` (kramdown has no backslash escape for them), every other
 /// ASCII punctuation that Markdown reads is backslash-escaped (dashes and dots in runs, which
-/// kramdown would turn into typographic ones), a first character that could open a block and
-/// leading or trailing spaces are references, and line breaks and control characters become
-/// U+FFFD. Also safe inside a table cell.
+/// kramdown would turn into typographic ones, and the dot after leading digits), a first
+/// character that could open a block and leading or trailing spaces are references, and line
+/// breaks and control characters become U+FFFD. Also safe inside a table cell.
 pub fn markdown(text: &str) -> String {
     let chars: Vec<char> = text.chars().collect();
     let mut out = String::with_capacity(text.len() + 8);
@@ -75,13 +75,18 @@ pub fn markdown(text: &str) -> String {
             ' ' if edge => out.push_str("&#32;"),
             // A list marker, a heading, a quote, a definition or an ordered list's number; and
             // what kramdown cannot backslash-escape (braces also end Liquid's `raw`).
-            c if (index == 0 && !c.is_alphabetic() && c.is_ascii() && c != ' ')
+            c if (index == 0 && !c.is_alphanumeric() && c.is_ascii() && c != ' ')
                 || matches!(c, '{' | '}' | '^' | '~') =>
             {
                 out.push_str(&format!("&#{};", u32::from(c)));
             }
-            // Runs of dashes and dots become typographic dashes and ellipses.
-            '-' | '.' if neighbour(-1) == Some(c) || neighbour(1) == Some(c) => {
+            // Runs of dashes and dots become typographic dashes and ellipses; digits and a dot
+            // open an ordered list.
+            '-' | '.'
+                if neighbour(-1) == Some(c)
+                    || neighbour(1) == Some(c)
+                    || (c == '.' && index > 0 && chars[..index].iter().all(char::is_ascii_digit)) =>
+            {
                 out.push('\\');
                 out.push(c);
             }
@@ -114,12 +119,30 @@ pub fn xml(text: &str) -> String {
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&#39;"),
-            '\u{fffe}' | '\u{ffff}' => out.push('\u{fffd}'),
-            c if is_unsafe_char(c) => out.push('\u{fffd}'),
+            c if xml_forbids(c) => out.push('\u{fffd}'),
             c => out.push(c),
         }
     }
     out
+}
+
+/// What [`xml`] replaces by U+FFFD: controls and the other unsafe characters, and the
+/// noncharacters XML 1.0 forbids.
+fn xml_forbids(c: char) -> bool {
+    is_unsafe_char(c) || matches!(c, '\u{fffe}' | '\u{ffff}')
+}
+
+/// [`xml`] for a writer that escapes `& < > " '` itself (plotters' SVG backend): only the
+/// characters XML cannot hold become U+FFFD, so the writer's escapes are not doubled.
+pub fn xml_chars(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(xml_forbids) {
+        return Cow::Borrowed(text);
+    }
+    Cow::Owned(
+        text.chars()
+            .map(|c| if xml_forbids(c) { '\u{fffd}' } else { c })
+            .collect(),
+    )
 }
 
 /// JSON text made safe inside an HTML `<script>` element: `<`, `>` and `&` as `\u003c`,
@@ -229,12 +252,16 @@ mod tests {
             for bad in ["<", "{%", "{{", "\n", "\r", "](", "\u{1b}", "\u{0}"] {
                 assert!(!out.contains(bad), "{bad:?} in {out:?}");
             }
-            assert!(!out.starts_with(['#', '1', '-', '|', '$', '*']), "{out:?}");
+            assert!(!out.starts_with(['#', '-', '|', '$', '*']), "{out:?}");
+            assert!(!out.starts_with("1."), "{out:?}");
         }
         assert_eq!(markdown("serde_json|x"), "serde\\_json\\|x");
         assert_eq!(markdown("data:orders"), "data\\:orders");
         assert_eq!(markdown("x86_64-linux a--b"), "x86\\_64-linux a\\-\\-b");
         assert_eq!(markdown(" x ~ "), "&#32;x &#126;&#32;");
+        assert_eq!(markdown("a<!--b...c-d"), "a&lt;\\!\\-\\-b\\.\\.\\.c-d");
+        assert_eq!(markdown("2026-12-06 12. x"), "2026-12-06 12. x");
+        assert_eq!(markdown("12. x"), "12\\. x");
     }
 
     #[test]

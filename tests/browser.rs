@@ -5,38 +5,10 @@
 //! SERBENCH_SCREENSHOTS (default: target/screenshots).
 
 mod common;
-use common::serbench;
+use common::{browser_ready, serbench};
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-fn browser_missing() -> Option<String> {
-    let chromium = std::env::var("SERBENCH_CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
-    let driver = std::env::var("SERBENCH_CHROMEDRIVER").unwrap_or_else(|_| "/usr/bin/chromedriver".into());
-    for path in [&chromium, &driver] {
-        if !Path::new(path).exists() {
-            return Some(format!(
-                "{path} is missing (apt-get install chromium chromium-driver)"
-            ));
-        }
-    }
-    let selenium = Command::new("python3").args(["-c", "import selenium"]).status();
-    (!selenium.is_ok_and(|status| status.success()))
-        .then(|| "python3 has no selenium (pip install selenium)".to_string())
-}
-
-/// Whether the browser is here; where it is not and not required, says so and the test passes.
-fn browser_ready() -> bool {
-    let Some(missing) = browser_missing() else {
-        return true;
-    };
-    assert!(
-        std::env::var("SERBENCH_REQUIRE_BROWSER").as_deref() != Ok("1"),
-        "SERBENCH_REQUIRE_BROWSER=1 but {missing}"
-    );
-    eprintln!("skipped: {missing}");
-    false
-}
 
 #[test]
 fn the_page_of_two_hosts_agrees_with_their_csvs_in_a_real_browser() {

@@ -6,7 +6,8 @@
 //! better". Timing charts put one panel per host side by side on a shared x scale, with the
 //! arms in the same rows, so a reader can compare hosts row by row. Text is plain SVG `<text>`:
 //! plotters is built without its font feature and estimates text widths itself, so no font
-//! files are read.
+//! files are read. plotters escapes `& < > " '` in text; every string of a chart first passes
+//! [`crate::escape::xml_chars`], so no control character makes the SVG ill-formed.
 //!
 //! Every data bar, and nothing else, is a filled rectangle with opacity [`BAR_OPACITY`]: tests
 //! count bars by it.
@@ -71,6 +72,31 @@ pub struct BarChart {
     /// "fastest".
     pub baselines: Vec<bool>,
     pub panels: Vec<Panel>,
+}
+
+impl BarChart {
+    /// The chart with every text it shows through [`svg_text`].
+    fn for_svg(&self) -> BarChart {
+        BarChart {
+            title: svg_text(&self.title),
+            axis: svg_text(&self.axis),
+            labels: self.labels.iter().map(|label| svg_text(label)).collect(),
+            panels: self
+                .panels
+                .iter()
+                .map(|panel| Panel {
+                    title: svg_text(&panel.title),
+                    ..panel.clone()
+                })
+                .collect(),
+            ..self.clone()
+        }
+    }
+}
+
+/// A string a chart shows, as plotters may write it ([`crate::escape::xml_chars`]).
+fn svg_text(text: &str) -> String {
+    crate::escape::xml_chars(text).into_owned()
 }
 
 /// The colour of baseline bars.
@@ -313,6 +339,7 @@ fn value_label(bar: &Bar, is_fastest: bool) -> String {
 /// Renders a timing chart: one panel per host side by side, the fastest bar of each panel
 /// outlined and labelled.
 pub fn bar_chart(chart: &BarChart) -> Result<String> {
+    let chart = &chart.for_svg();
     let rows = chart.labels.len();
     let label_width = label_area_width(&chart.labels);
     let panels = chart.panels.len().max(1) as u32;
@@ -540,6 +567,12 @@ pub struct SizeChart {
 }
 
 pub fn size_chart(chart: &SizeChart) -> Result<String> {
+    let chart = &SizeChart {
+        title: svg_text(&chart.title),
+        labels: chart.labels.iter().map(|label| svg_text(label)).collect(),
+        compressed_label: svg_text(&chart.compressed_label),
+        ..chart.clone()
+    };
     let rows = chart.labels.len();
     let label_width = label_area_width(&chart.labels);
     let width = label_width + PANEL_PLOT_WIDTH + 40;
@@ -852,5 +885,49 @@ mod tests {
             .count();
         assert_eq!(bars, 3, "{svg}");
         assert!(svg.contains("fastest") && svg.contains("n/a"));
+    }
+
+    /// Every text a chart shows may come from a file: controls (ESC, NUL) are ill-formed XML,
+    /// markup is plotters' to escape, and neither may be doubled or dropped.
+    #[test]
+    fn hostile_text_keeps_the_svg_well_formed() {
+        let hostile = "<img src=x onerror=alert(1)>\u{1b}]52;c;aGk=\u{7}\u{0}&amp;";
+        let bar = Some(Bar {
+            value: 10.0,
+            interval: Some((9.0, 11.0)),
+        });
+        let svg = bar_chart(&BarChart {
+            title: hostile.into(),
+            axis: hostile.into(),
+            labels: vec![hostile.into()],
+            formats: vec![hostile.into()],
+            baselines: vec![false],
+            panels: vec![Panel {
+                title: hostile.into(),
+                bars: vec![bar],
+                failed: Vec::new(),
+            }],
+        })
+        .unwrap();
+        let sizes = size_chart(&SizeChart {
+            title: hostile.into(),
+            labels: vec![hostile.into()],
+            formats: vec![hostile.into()],
+            encoded: vec![10.0],
+            compressed: vec![Some(5.0)],
+            compressed_label: hostile.into(),
+        })
+        .unwrap();
+        let shown = "<img src=x onerror=alert(1)>\u{fffd}]52;c;aGk=\u{fffd}\u{fffd}&amp;";
+        for svg in [svg, sizes] {
+            let document = roxmltree::Document::parse(&svg).unwrap_or_else(|error| panic!("{error}: {svg}"));
+            assert!(
+                document
+                    .descendants()
+                    .any(|node| node.text().map(str::trim) == Some(shown)),
+                "{svg}"
+            );
+            assert!(!document.descendants().any(|node| node.has_tag_name("img")));
+        }
     }
 }

@@ -14,9 +14,10 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-use super::markdown::ns;
+use super::markdown::{code, ns};
 use super::table;
 use crate::arm::ArmId;
+use crate::escape;
 use crate::schema::SCHEMA_VERSION;
 use crate::schema::load::{self, ResultsDir};
 use crate::schema::ratios::ratio_of;
@@ -619,16 +620,17 @@ impl Comparison {
         text
     }
 
+    /// `--markdown`: every string from the folders (paths, host columns, names, notes) through
+    /// [`escape::markdown`], names in code font where they need no escape ([`code`]).
     pub fn markdown(&self) -> String {
-        let escape = |text: &str| text.replace('|', "\\|");
         let mut text = String::from("# serbench compare\n\n");
         for side in [&self.a, &self.b] {
-            text += &format!("- {}\n", escape(&side.line()));
+            text += &format!("- {}\n", escape::markdown(&side.line()));
         }
         text += "\nTime per record; B/A below 1 means B is faster. In brackets an approximate 95% \
                  interval of the ratio.\n\n";
         if let Some(sentence) = self.shift_sentence() {
-            text += &format!("{sentence}\n\n");
+            text += &format!("{}\n\n", escape::markdown(&sentence));
         }
         if let Some(agreement) = &self.agreement {
             text += "## Agreement\n\n";
@@ -638,7 +640,11 @@ impl Comparison {
             text += "\n";
             if self.per_payload.len() > 1 {
                 let header: Vec<String> = PER_PAYLOAD_HEADERS.iter().map(|name| name.to_string()).collect();
-                text += &super::markdown::table(&header, &self.per_payload_cells());
+                let mut cells = self.per_payload_cells();
+                for row in &mut cells {
+                    row[0] = escape::markdown(&row[0]);
+                }
+                text += &super::markdown::table(&header, &cells);
             }
         }
         if !self.arms.is_empty() {
@@ -651,7 +657,8 @@ impl Comparison {
             text += &format!("| {} |\n| {} |\n", names.join(" | "), rules.join(" | "));
             for arm in &self.arms {
                 let mut cells = arm.cells(self.shift());
-                cells[2] = format!("`{}`", cells[2]);
+                cells[0] = escape::markdown(&cells[0]);
+                cells[2] = code(&cells[2]);
                 text += &format!("| {} |\n", cells.join(" | "));
             }
             text += "\n";
@@ -661,10 +668,10 @@ impl Comparison {
                 text += &format!("## {title}\n\n");
                 for key in keys {
                     text += &format!(
-                        "- {} {} `{}`\n",
-                        key.codec.payload,
+                        "- {} {} {}\n",
+                        escape::markdown(&key.codec.payload),
                         key.operation.name(),
-                        key.label()
+                        code(&key.label())
                     );
                 }
                 text += "\n";
@@ -674,11 +681,11 @@ impl Comparison {
             text += "## Not measured on both sides\n\n";
             for (key, reason) in &self.failed {
                 text += &format!(
-                    "- {} {} `{}`: {}\n",
-                    key.codec.payload,
+                    "- {} {} {}: {}\n",
+                    escape::markdown(&key.codec.payload),
                     key.operation.name(),
-                    key.label(),
-                    escape(reason)
+                    code(&key.label()),
+                    escape::markdown(reason)
                 );
             }
             text += "\n";

@@ -10,8 +10,9 @@ use std::fmt::Write;
 
 use anyhow::Result;
 
-use super::markdown::table;
+use super::markdown::{code, table};
 use crate::arm::{ArmId, Operation};
+use crate::escape;
 use crate::schema::instructions::InstructionRow;
 use crate::schema::ratios::ratio_of;
 use crate::schema::results::{ResultRow, STATUS_OK};
@@ -119,7 +120,11 @@ pub fn write_section(
         .sum();
     let flagged = all.iter().filter(|(_, pairs)| !pairs.is_empty()).count();
 
-    writeln!(markdown, "## Deterministic cost against wall time: {label}\n")?;
+    writeln!(
+        markdown,
+        "## Deterministic cost against wall time: {}\n",
+        escape::markdown(label)
+    )?;
     writeln!(
         markdown,
         "Estimated cycles per record under callgrind's cache simulation (instructions.csv; an L1 \
@@ -132,7 +137,12 @@ pub fn write_section(
     for ((payload, operation), arms) in &sections {
         let cheapest = arms[0].cycles();
         let fastest = arms.iter().map(Costed::ns).fold(f64::INFINITY, f64::min);
-        writeln!(markdown, "### {payload} {}\n", operation.name())?;
+        writeln!(
+            markdown,
+            "### {} {}\n",
+            escape::markdown(payload),
+            operation.name()
+        )?;
         let header: Vec<String> = [
             "arm",
             ">est. cycles/record",
@@ -149,7 +159,7 @@ pub fn write_section(
             .iter()
             .map(|arm| {
                 vec![
-                    format!("`{}`", arm.arm.label()),
+                    code(&arm.arm.label()),
                     format!("{:.1}", arm.cycles()),
                     format!("{:.2}x", arm.cycles() / cheapest),
                     format!("{:.1}", arm.ns()),
@@ -177,10 +187,10 @@ pub fn write_section(
             for pair in pairs.iter().take(LISTED_PAIRS) {
                 writeln!(
                     markdown,
-                    "- `{}` costs {:.2}x the cycles of `{}` but runs {:.2}x [{:.2}, {:.2}] its time{}",
-                    pair.cheaper.arm.label(),
+                    "- {} costs {:.2}x the cycles of {} but runs {:.2}x [{:.2}, {:.2}] its time{}",
+                    code(&pair.cheaper.arm.label()),
                     pair.cheaper.cycles() / pair.faster.cycles(),
-                    pair.faster.arm.label(),
+                    code(&pair.faster.arm.label()),
                     pair.ratio.0,
                     pair.ratio.1,
                     pair.ratio.2,

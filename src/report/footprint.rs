@@ -6,7 +6,8 @@ use std::fmt::Write as _;
 use anyhow::Result;
 
 use super::charts::{self, Bar, BarChart, Panel};
-use super::markdown::{RenderedChart, table};
+use super::markdown::{RenderedChart, code, table};
+use crate::escape;
 use crate::schema::footprint::{BASELINE, FootprintRow};
 use crate::schema::results::STATUS_OK;
 
@@ -41,7 +42,7 @@ pub fn markdown_table(rows: &[FootprintRow]) -> String {
         .map(|row| {
             let seconds = |value: Option<f64>| value.map_or("-".to_string(), |value| format!("{value:.1}"));
             vec![
-                format!("`{}`", row.format),
+                code(&row.format),
                 row.binary_bytes
                     .map_or("-".to_string(), |bytes| kib(bytes as f64)),
                 signed_kib(row.binary_bytes_over_baseline),
@@ -63,7 +64,11 @@ pub fn markdown_table(rows: &[FootprintRow]) -> String {
         table(&header, &cells)
     };
     for row in rows.iter().filter(|row| row.status != STATUS_OK) {
-        text += &format!("- `{}` failed: {}\n", row.format, row.note.replace('|', "\\|"));
+        text += &format!(
+            "- {} failed: {}\n",
+            code(&row.format),
+            escape::markdown(&row.note)
+        );
     }
     if rows.iter().any(|row| row.status != STATUS_OK) {
         text.push('\n');
@@ -71,14 +76,15 @@ pub fn markdown_table(rows: &[FootprintRow]) -> String {
     text
 }
 
-/// The footprint section of one folder (`label` names it, and its chart files).
+/// The footprint section of one folder (`label` names it, and its chart files; it is escaped
+/// here).
 pub fn write_section(
     markdown: &mut String,
     charts: &mut Vec<RenderedChart>,
     label: &str,
     rows: &[FootprintRow],
 ) -> Result<()> {
-    writeln!(markdown, "## Footprint: {label}\n")?;
+    writeln!(markdown, "## Footprint: {}\n", escape::markdown(label))?;
     let runs = rows.iter().map(|row| row.runs).max().unwrap_or(0);
     let cores = rows.first().map_or(0, |row| row.host.cores);
     writeln!(
@@ -180,7 +186,7 @@ fn push_chart(
     writeln!(
         markdown,
         "![{}, lower is better]({}/{file_name})\n",
-        chart.title,
+        escape::markdown(&chart.title),
         super::markdown::CHARTS_DIR
     )?;
     charts.push(RenderedChart {
@@ -285,12 +291,12 @@ mod tests {
         let rows = [row(BASELINE, 1_200_000, [55.0, 58.0, 59.0]), postcard, failed];
         let (mut markdown, mut charts) = (String::new(), Vec::new());
         write_section(&mut markdown, &mut charts, "x86_64-linux", &rows).unwrap();
-        assert!(markdown.contains("## Footprint: x86_64-linux"));
+        assert!(markdown.contains(r"## Footprint: x86\_64-linux"));
         assert!(
             markdown.contains("| `postcard` |     1269.5 |        +100.0 |     634.8 |         +50.0 |"),
             "{markdown}"
         );
-        assert!(markdown.contains("- `csv` failed: cargo build failed: error[E0425]"));
+        assert!(markdown.contains(r"- `csv` failed: cargo build failed\: error\[E0425\]"));
         let names: Vec<&str> = charts.iter().map(|chart| chart.file_name.as_str()).collect();
         assert_eq!(
             names,

@@ -92,10 +92,11 @@ const TEMPLATE: &str = include_str!("page/page.html");
 const STYLE: &str = include_str!("page/page.css");
 const SCRIPT: &str = include_str!("page/page.js");
 
-/// The page: the template with its style, script and the model inlined. `</` in the data is
-/// written `<\/` so no string in it can close the script element.
+/// The page: the template with its style, script and the model inlined. The model is
+/// [`crate::escape::script_json`]: no `<` in it, so no string can close the script element or
+/// open a comment that swallows the page's own script.
 pub fn html(model: &Model) -> String {
-    let data = json(model).replace("</", "<\\/");
+    let data = crate::escape::script_json(&json(model));
     TEMPLATE
         .replace("/*STYLE*/", STYLE)
         .replace("/*SCRIPT*/", SCRIPT)
@@ -118,7 +119,7 @@ mod tests {
             hosts: Vec::new(),
             arms: Vec::new(),
             sizes: vec![SizeModel {
-                payload: "data:</script><script>alert(1)</script>".into(),
+                payload: "data:</script><script>alert(1)</script><!--<script>".into(),
                 format: "f".into(),
                 backend: "b".into(),
                 label: "f/b".into(),
@@ -137,6 +138,8 @@ mod tests {
             2,
             "the script and the data end once each"
         );
+        // `<!--<script>` in a script element would swallow the page's own script.
+        assert!(!page.contains("<!--"), "a comment opens in the data");
         // What would fetch: the only URL the page holds is the SVG namespace, an identifier.
         for remote in [
             "src=\"http",

@@ -2,6 +2,7 @@
 
 use std::fmt::Write as _;
 
+use crate::escape;
 use crate::schema::robustness::{CaseKind, Outcome, RobustnessRow, WorstCase};
 
 /// The report's robustness section: one table line per decoder (every payload and case kind
@@ -61,12 +62,18 @@ pub fn markdown_table(rows: &[RobustnessRow]) -> String {
                     "{} on {} ({})",
                     worst.outcome.name(),
                     row.case_kind.name(),
-                    row.id.codec.payload
+                    escape::markdown(&row.id.codec.payload)
                 )
             }
             _ => "-".to_string(),
         };
-        let _ = write!(text, "| {label} | {} | {} |", decoder.payloads, decoder.cases);
+        let _ = write!(
+            text,
+            "| {} | {} | {} |",
+            escape::markdown(label),
+            decoder.payloads,
+            decoder.cases
+        );
         for (total, outcome) in decoder.totals.iter().zip(Outcome::ALL) {
             if outcome.is_failure() && *total > 0 {
                 let _ = write!(text, " **{total}** |");
@@ -84,15 +91,16 @@ pub fn markdown_table(rows: &[RobustnessRow]) -> String {
                 let detail = if worst.detail.is_empty() {
                     String::new()
                 } else {
-                    format!(": {}", worst.detail)
+                    format!(": {}", escape::markdown(&worst.detail))
                 };
                 format!(
-                    "- {label}: {} on {} (payload {}, case #{}: {}){detail}",
+                    "- {}: {} on {} (payload {}, case #{}: {}){detail}",
+                    escape::markdown(label),
                     worst.outcome.name(),
                     row.case_kind.name(),
-                    row.id.codec.payload,
+                    escape::markdown(&row.id.codec.payload),
                     worst.case,
-                    worst.input,
+                    escape::markdown(&worst.input),
                 )
             })
         })

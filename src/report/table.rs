@@ -8,8 +8,19 @@ use crate::schema::ratios::Ratio;
 use crate::schema::results::ResultRow;
 
 /// Left-aligned text columns; numbers are right-aligned when a column header says so with a
-/// leading `>`.
+/// leading `>`. Cells are shown through [`crate::escape::terminal`], so the columns line up
+/// with the escapes a control character becomes (stdout escapes them too; escaping is
+/// idempotent).
 pub fn render(headers: &[&str], rows: &[Vec<String>]) -> String {
+    let rows: Vec<Vec<String>> = rows
+        .iter()
+        .map(|row| {
+            row.iter()
+                .map(|cell| crate::escape::terminal(cell).into_owned())
+                .collect()
+        })
+        .collect();
+    let rows = &rows;
     let mut widths: Vec<usize> = headers
         .iter()
         .map(|header| header.trim_start_matches('>').len())

@@ -16,6 +16,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::UsageError;
 use crate::arm::{Arm, ArmId, CodecId, Encoder, Operation};
+use crate::escape;
 use crate::files::{self, OutDir, Record, ResultSet};
 use crate::format::Registry;
 use crate::host::{Host, utc_timestamp};
@@ -242,7 +243,7 @@ fn run_here(
     if resume {
         eprintln!(
             "resuming {}: {} arms kept; {} arms to run, {} of them failed before (resume retries failed arms)",
-            out.path().display(),
+            escape::terminal(&out.path().display().to_string()),
             kept.rows.len(),
             arms.len(),
             kept.retried
@@ -337,7 +338,7 @@ fn resumed_samples(
         .collect();
     eprintln!(
         "resuming {}: {} worker samples kept, {} failed arms measured again; the passes continue",
-        out.path().display(),
+        escape::terminal(&out.path().display().to_string()),
         kept_samples.len(),
         failed.len()
     );
@@ -373,7 +374,10 @@ impl Default for Kept {
 fn resumed(out: &OutDir, this_run: &ResultRow, selected: &[&Arm]) -> Result<Kept> {
     if !out.holds(results::FILE_NAME) {
         out.claim(SetKind::Run, false)?;
-        eprintln!("nothing to resume in {}: a new result set", out.path().display());
+        eprintln!(
+            "nothing to resume in {}: a new result set",
+            escape::terminal(&out.path().display().to_string())
+        );
         return Ok(Kept::default());
     }
     let table = files::read::<ResultRow>(&out.file(results::FILE_NAME))?;
@@ -397,7 +401,7 @@ fn resumed(out: &OutDir, this_run: &ResultRow, selected: &[&Arm]) -> Result<Kept
         eprintln!(
             "{}:{line}: a torn last row (an interrupted write) is dropped; its arm is measured again \
              if this run selects it",
-            table.path.display()
+            escape::terminal(&table.path.display().to_string())
         );
     }
     Ok(Kept {
@@ -475,7 +479,7 @@ impl Progress {
 
     fn block(&self, payload: &str) {
         if let Some(bar) = &self.bar {
-            bar.set_message(payload.to_string());
+            bar.set_message(escape::terminal(payload).into_owned());
         }
     }
 
@@ -486,10 +490,12 @@ impl Progress {
     }
 
     fn finished(&self, id: &ArmId, row: &ResultRow) {
+        // The arm's name and its note may hold anything a data file's name or an error held.
         let line = match (row.ns_per_record, row.relative_half_width()) {
             (Some(ns), Some(half)) => format!("{id}: {ns:.1} ns/record ±{:.1}%", half * 100.0),
             _ => format!("{id}: {} {}", row.status, row.note),
         };
+        let line = escape::terminal(&line).into_owned();
         match &self.bar {
             Some(bar) => {
                 // Arms may stop before their maximum reps: the position follows finished arms.

@@ -32,6 +32,7 @@ pub struct Watchdog {
 impl Watchdog {
     /// Ends the process with one line naming `out` once nothing has progressed for `limit`.
     pub fn start(limit: Duration, out: String) -> Watchdog {
+        let out = crate::escape::terminal(&out).into_owned();
         beat();
         let done = Arc::new(AtomicBool::new(false));
         let watching = Arc::clone(&done);

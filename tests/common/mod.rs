@@ -76,3 +76,34 @@ pub fn require_every_format(what: &str) {
          no --features subset); nothing was compared or rewritten"
     );
 }
+
+/// Why headless Chromium cannot run here (Debian's chromium and chromium-driver, python3's
+/// selenium), or `None` when it can.
+pub fn browser_missing() -> Option<String> {
+    let chromium = std::env::var("SERBENCH_CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
+    let driver = std::env::var("SERBENCH_CHROMEDRIVER").unwrap_or_else(|_| "/usr/bin/chromedriver".into());
+    for path in [&chromium, &driver] {
+        if !std::path::Path::new(path).exists() {
+            return Some(format!(
+                "{path} is missing (apt-get install chromium chromium-driver)"
+            ));
+        }
+    }
+    let selenium = Command::new("python3").args(["-c", "import selenium"]).status();
+    (!selenium.is_ok_and(|status| status.success()))
+        .then(|| "python3 has no selenium (pip install selenium)".to_string())
+}
+
+/// Whether the browser is here; where it is not and SERBENCH_REQUIRE_BROWSER is not 1, says so
+/// and the caller skips its browser check.
+pub fn browser_ready() -> bool {
+    let Some(missing) = browser_missing() else {
+        return true;
+    };
+    assert!(
+        std::env::var("SERBENCH_REQUIRE_BROWSER").as_deref() != Ok("1"),
+        "SERBENCH_REQUIRE_BROWSER=1 but {missing}"
+    );
+    eprintln!("skipped: {missing}");
+    false
+}
