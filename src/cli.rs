@@ -702,7 +702,8 @@ pub fn main() -> ExitCode {
         // As standard tools do: the reader of our output has what it wanted.
         Err(error) if is_broken_pipe(&error) => ExitCode::SUCCESS,
         Err(error) => {
-            eprintln!("serbench: {}", terminal_lines(&format!("{error:#}")));
+            // One line, whatever a name in it holds: a line break shows as `\n`.
+            eprintln!("serbench: {}", crate::escape::terminal(&format!("{error:#}")));
             if error.downcast_ref::<UsageError>().is_some() {
                 ExitCode::from(2)
             } else {

@@ -80,7 +80,7 @@ fn report_on_two_hosts_writes_the_tables_headline_and_one_bar_per_arm() {
         "| commit | c0995a09a257 | c0995a09a257 |",
         "| profile | full | full |",
         // Strings from the files are Markdown-escaped text (they render as written).
-        r"| run started | &#50;026-11-20T10\:00\:00Z | &#50;026-11-20T11\:00\:00Z |",
+        r"| run started | 2026-11-20T10\:00\:00Z | 2026-11-20T11\:00\:00Z |",
         "| arms | 12 measured, 1 failed | 13 measured, 0 failed |",
     ] {
         assert!(markdown.contains(expected), "missing {expected:?} in\n{markdown}");
