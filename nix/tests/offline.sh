@@ -431,11 +431,11 @@ echo "its rows: environment direct, build portable"
 
 step "nix run .#bench-postcard -- run --typed: the app builds the data's types with the flake's toolchain"
 # The binary sits in the store, not in a target folder, so the typed crate builds in the cache's
-# shared target folder: linked to the stub build's, so the dependencies cargo test compiled serve.
-mkdir -p "$work/typed-cache/typed"
-ln -s "${SERBENCH_NIX_TARGET_DIR:-$repo/target}" "$work/typed-cache/typed/target"
+# own target folder (private, made by serbench: a link there is refused), with cargo's build-dir
+# the stub build's target, so the dependencies cargo test compiled serve.
 printf '{"id": 1, "name": "a"}\n{"id": 2, "name": "b"}\n' >"$work/typed.ndjson"
-SERBENCH_CACHE="$work/typed-cache" nixq run "${build[@]}" .#bench-postcard -- \
+CARGO_BUILD_BUILD_DIR="${SERBENCH_NIX_TARGET_DIR:-$repo/target}" SERBENCH_CACHE="$work/typed-cache" \
+  nixq run "${build[@]}" .#bench-postcard -- \
   --profile smoke --typed --data "$work/typed.ndjson" --out "$work/bench-typed" \
   >"$work/bench-typed.log" 2>&1 || fail "bench-postcard --typed: $(tail -n 5 "$work/bench-typed.log")"
 grep -q 'building the typed crate' "$work/bench-typed.log" || fail "no typed build in $work/bench-typed.log"
