@@ -84,9 +84,40 @@ fn main() {
 
     crate_versions();
     format_list();
+    keep_link(&rustc);
 
     #[cfg(feature = "protobuf")]
     protobuf::generate();
+}
+
+/// Keeps the release link of the serbench binary, so `serbench layouts` can relink its
+/// optimized program (after fat LTO) with lld's `--shuffle-sections` in seconds: lld's
+/// `--reproduce` writes every input and the command line into `$OUT_DIR/link.tar`, whose path
+/// and that of rustc's bundled lld are compiled in. Only where rustc links with that lld by
+/// default (x86_64 Linux, no linker of the user's: cargo then sets RUSTC_LINKER) and
+/// SERBENCH_KEEP_LINK is not `0`; elsewhere serbench has no layouts (docs/measurement.md).
+fn keep_link(rustc: &str) {
+    println!("cargo:rerun-if-env-changed=SERBENCH_KEEP_LINK");
+    let var = |name: &str| std::env::var(name).unwrap_or_default();
+    let applies = var("PROFILE") == "release"
+        && var("TARGET") == "x86_64-unknown-linux-gnu"
+        && var("HOST") == var("TARGET")
+        && std::env::var_os("RUSTC_LINKER").is_none()
+        && var("SERBENCH_KEEP_LINK") != "0";
+    let Some(sysroot) = applies.then(|| output(rustc, &["--print", "sysroot"])).flatten() else {
+        return;
+    };
+    let bin = std::path::Path::new(&sysroot).join("lib/rustlib/x86_64-unknown-linux-gnu/bin");
+    if !bin.join("gcc-ld/ld.lld").exists() || !bin.join("rust-lld").exists() {
+        return;
+    }
+    let tar = std::path::Path::new(&var("OUT_DIR")).join("link.tar");
+    println!(
+        "cargo:rustc-link-arg-bin=serbench=-Wl,--reproduce={}",
+        tar.display()
+    );
+    println!("cargo:rustc-env=SERBENCH_LINK_TAR={}", tar.display());
+    println!("cargo:rustc-env=SERBENCH_LLD={}", bin.join("rust-lld").display());
 }
 
 /// Writes `all()`, the enabled formats in the order of Cargo.toml's `default` feature list:

@@ -23,6 +23,10 @@ rustPlatform.buildRustPackage (
     # The tests run in checks.test (debug profile); repeating them here in release would
     # double the build of every benchmark.
     doCheck = false;
+    # build.rs keeps the release link for `serbench layouts` (lld's --reproduce tar) where rustc
+    # links with its bundled lld; a store path outlives the build folder that tar is in, so a Nix
+    # build keeps none and its runs say they have process-level randomization only.
+    SERBENCH_KEEP_LINK = "0";
     meta = {
       description = "A fair, reproducible benchmark of Rust serialization formats";
       mainProgram = "serbench";

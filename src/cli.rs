@@ -108,15 +108,25 @@ enum Command {
     /// as the run wrote them; `--headline --markdown` prints README's table (tests/readme.rs
     /// checks README against it for results/x86_64-linux).
     Ratio(RatioArgs),
-    /// Two arms of one payload and operation measured against each other in turns of about 1 ms
-    /// (paired slices), until their ratio is known to ±1% or the budget is spent: one sentence.
+    /// Two arms of one payload and operation measured against each other over fresh processes
+    /// and code layouts for the whole budget: one sentence.
     ///
-    /// The arms labelled A and B take turns of about 1 ms in a random order per round (tango's
-    /// paired method) until the ratio's 95% interval (t over batches of 25 rounds) is within
-    /// ±1% or the budget is spent; then one sentence, as `ratio` words it: "`A` decodes `P` R ±
-    /// h times faster than `B` (95%, N paired slices, T s)". `vs A A` is the A/A check
-    /// (docs/measurement.md#measurement).
+    /// Each worker process is a fresh draw (a code layout from `serbench layouts`, an
+    /// environment size, stack and heap offsets, a preparation order) in which the arms labelled
+    /// A and B take turns of about 1 ms in a random order per round (tango's paired method). The
+    /// ratio's 95% interval is Student t over 8 blocks of consecutive processes, so it spans
+    /// process, layout and the machine's drift during the run, widened by the spread between
+    /// sessions that this build's earlier `vs` runs on this host show (its session log in the
+    /// cache), so it says what a rerun would find: "`A` decodes `P` R ± h times faster than `B`
+    /// (95%, N processes over L layouts, T s, and the spread between sessions: S% (K sessions of
+    /// this pair and the prior))". `vs A A` is the A/A check (docs/measurement.md#levels).
     Vs(VsArgs),
+    /// Make this build's code layouts: its optimized program relinked with lld's
+    /// `--shuffle-sections`, seconds each, for `run --profile full` and `vs` to draw from.
+    ///
+    /// Only a release build on x86_64 Linux keeps its link (docs/measurement.md#code-layout);
+    /// the layouts live in the private cache under the binary's hash, and replace earlier ones.
+    Layouts(LayoutsArgs),
     /// Run the same selection twice back to back (into OUT/a and OUT/b) and print how well the
     /// first run's intervals cover the second run's means.
     ///
@@ -228,15 +238,20 @@ struct RunArgs {
     /// payload's arms). Kept to measure what interleaving buys.
     #[arg(long)]
     burst: bool,
-    /// Full profile: other builds of this serbench (code layouts, e.g. from
-    /// scripts/build-layouts.sh) whose worker processes take turns pass by pass (repeatable;
-    /// docs/measurement.md#code-layout).
+    /// Full profile: the builds of this serbench whose worker processes take turns pass by pass
+    /// (repeatable), instead of this build's code layouts from `serbench layouts`, which the
+    /// workers draw from by default (docs/measurement.md#code-layout).
     #[arg(long = "layout", value_name = "BIN")]
     layouts: Vec<PathBuf>,
     /// Stop, keeping every finished block's rows, when no arm has made progress (a proof, a rep,
     /// a worker's answer) for this many seconds: a decoder stuck on its data.
     #[arg(long, value_name = "SECONDS", default_value_t = 600.0, value_parser = parse_timeout)]
     stall_limit: f64,
+    /// Earlier result sets of this host, commit and build (at least two): after the run, the
+    /// session spread they show and each headline ratio's 95% prediction interval for a rerun
+    /// (docs/measurement.md#later-runs).
+    #[arg(long, value_name = "DIR", num_args = 1..)]
+    history: Vec<PathBuf>,
 }
 
 #[derive(Args)]
@@ -265,6 +280,11 @@ struct ReportArgs {
     /// `OUT/replaced/<time>/` first, with the rest of that report.
     #[arg(long)]
     replace: bool,
+    /// Earlier result sets of the reported DIR's host, commit and build (at least two; after
+    /// the DIR): report.md gains each headline ratio's 95% prediction interval for a rerun,
+    /// from the session spread they show (docs/measurement.md#later-runs).
+    #[arg(long, value_name = "H", num_args = 1..)]
+    history: Vec<PathBuf>,
 }
 
 #[derive(Args)]
@@ -277,7 +297,8 @@ struct CompareArgs {
     #[arg(long)]
     markdown: bool,
     /// List the arms only one side has, or that one side could not measure (by default, their
-    /// counts).
+    /// counts), and every headline ratio both sides hold (by default, the at most 20 whose two
+    /// intervals disagree; docs/measurement.md#later-runs).
     #[arg(short, long)]
     verbose: bool,
 }
@@ -320,11 +341,22 @@ struct VsArgs {
     /// The operation both arms time.
     #[arg(long = "op", value_name = "OP")]
     operation: Operation,
-    /// Stop after this many seconds even if the ratio is not yet known to ±1%.
-    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    /// Seconds to spend over processes (with --one-process: at most, stopping at ±1%).
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..=3600))]
     budget: u64,
+    /// Measure in this process only: its interval leaves out what differs between processes
+    /// and code layouts (placement, environment, layout), so a rerun may fall outside it.
+    #[arg(long)]
+    one_process: bool,
     #[command(flatten)]
     data: DataArgs,
+}
+
+#[derive(Args)]
+struct LayoutsArgs {
+    /// How many layouts to make (seeds 1 to K).
+    #[arg(default_value_t = crate::run::layouts::DEFAULT_COUNT as u64, value_parser = clap::value_parser!(u64).range(1..=256))]
+    count: u64,
 }
 
 #[derive(Args)]
@@ -724,10 +756,16 @@ fn execute(command: Command) -> Result<()> {
         Command::List(args) => args.execute(&registry()?),
         Command::Run(args) => args.execute(&registry()?),
         Command::Sizes(args) => args.execute(&registry()?),
-        Command::Report(args) => print(commands::report(&args.dirs, args.out, args.replace)?),
+        Command::Report(args) => print(commands::report(
+            &args.dirs,
+            args.out,
+            args.replace,
+            &args.history,
+        )?),
         Command::Compare(args) => print(commands::compare(&args.a, &args.b, args.markdown, args.verbose)?),
         Command::Ratio(args) => args.execute(),
         Command::Vs(args) => args.execute(&registry()?),
+        Command::Layouts(args) => print(crate::run::layouts::make(args.count as usize)?),
         Command::Selfcheck(args) => args.execute(&registry()?),
         Command::Overhead(args) => print(commands::overhead(&args.profile)?),
         Command::Fidelity(args) => args.execute(),
@@ -763,6 +801,9 @@ impl RunArgs {
             Measure::Instructions if !self.layouts.is_empty() => Err(UsageError::error(
                 "--layout spreads timing workers over builds; instruction counts are taken in this build only",
             )),
+            Measure::Instructions if !self.history.is_empty() => Err(UsageError::error(
+                "--history predicts reruns of timed ratios; instruction counts do not move between sessions",
+            )),
             Measure::Instructions => print(commands::count_instructions(
                 registry,
                 &selection,
@@ -779,7 +820,7 @@ impl RunArgs {
                     layouts: self.layouts,
                     stall_limit: Duration::from_secs_f64(self.stall_limit),
                 };
-                print(commands::run(registry, &selection, &options)?)
+                print(commands::run(registry, &selection, &options, &self.history)?)
             }
         }
     }
@@ -823,6 +864,7 @@ impl VsArgs {
             &self.a,
             &self.b,
             budget,
+            self.one_process,
         )?)
     }
 }

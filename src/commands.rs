@@ -15,7 +15,7 @@ use crate::footprint::FootprintOptions;
 use crate::format::{Registry, Unsupported};
 use crate::host;
 use crate::measure::{Profile, Schedule};
-use crate::report::{compare, fidelity, formats, markdown, table, verdict};
+use crate::report::{compare, fidelity, formats, history, markdown, table, verdict};
 use crate::robustness::RobustnessOptions;
 use crate::run::{RunOptions, Selection};
 use crate::schema::footprint::{self as footprint_csv, FootprintRow};
@@ -109,12 +109,22 @@ pub fn list_formats(markdown: bool) -> String {
 }
 
 /// `serbench run` (timing): the run, then its summary table, headline ratios and where the
-/// files are.
-pub fn run(registry: &Registry, selection: &Selection, options: &RunOptions) -> Result<String> {
+/// files are; with `history` (earlier result sets of this host, commit and build, checked
+/// before anything is measured), the session spread and the headline ratios' prediction
+/// intervals for a rerun.
+pub fn run(
+    registry: &Registry,
+    selection: &Selection,
+    options: &RunOptions,
+    history: &[PathBuf],
+) -> Result<String> {
+    let history = (!history.is_empty())
+        .then(|| history::load(history, &history::Identity::of_this_run()))
+        .transpose()?;
     let started = Instant::now();
-    let (summary, report) = run_and_report(registry, selection, options)?;
+    let (summary, samples, report) = run_and_report(registry, selection, options)?;
     let rows = &summary.rows;
-    let mut text = table::summary(rows);
+    let mut text = table::summary(rows, samples.as_deref());
     let smoke = options.profile.name == Profile::SMOKE.name;
     if !summary.ratios.is_empty() && !smoke {
         text += "\nheadline ratios (time per record; below 1 means the first arm is faster):\n";
@@ -131,18 +141,32 @@ pub fn run(registry: &Registry, selection: &Selection, options: &RunOptions) -> 
     );
     text += &profile_caveat(&options.profile);
     text += &busy_warning(rows);
+    if let Some(history) = history {
+        text += &format!("\n{}\n", history.line());
+        if !summary.ratios.is_empty() && !smoke {
+            text +=
+                "\nheadline ratios, each with the 95% prediction interval of a rerun (* an unpaired CI):\n";
+            text += &history.text(&summary.ratios);
+        }
+    }
     Ok(text)
 }
 
-/// A run, then the report of its whole folder (written while the run still holds the folder).
+/// A run, then the report of its whole folder (written while the run still holds the folder),
+/// with the folder's workers (samples.csv, full profile) for the summary's paired ranks.
 fn run_and_report(
     registry: &Registry,
     selection: &Selection,
     options: &RunOptions,
-) -> Result<(crate::run::RunSummary, PathBuf)> {
+) -> Result<(
+    crate::run::RunSummary,
+    Option<Vec<crate::schema::samples::SampleRow>>,
+    PathBuf,
+)> {
     let summary = crate::run::run(registry, selection, options)?;
-    let report = markdown::write(&[load::load(summary.out.path())?], &summary.out)?.report;
-    Ok((summary, report))
+    let loaded = load::load(summary.out.path())?;
+    let report = markdown::write(std::slice::from_ref(&loaded), &summary.out)?.report;
+    Ok((summary, loaded.samples, report))
 }
 
 /// What a profile's intervals are, for the profiles whose intervals are not rerun intervals.
@@ -303,8 +327,16 @@ pub fn footprint(options: &FootprintOptions, out: &Path, replace: bool) -> Resul
 
 /// `serbench report`: report.md and charts/ from `dirs`, into `out` (default: the first folder,
 /// also when it is given as its results.csv). Report files there that serbench did not write
-/// are refused, or with `replace` moved into `replaced/<time>/`.
-pub fn report(dirs: &[PathBuf], out: Option<PathBuf>, replace: bool) -> Result<String> {
+/// are refused, or with `replace` moved into `replaced/<time>/`. With `history` (earlier result
+/// sets of one DIR's host, commit and build), report.md gains the headline ratios' prediction
+/// intervals, and the session spread is printed.
+pub fn report(dirs: &[PathBuf], out: Option<PathBuf>, replace: bool, history: &[PathBuf]) -> Result<String> {
+    if !history.is_empty() && dirs.len() != 1 {
+        return Err(UsageError::error(format!(
+            "--history predicts reruns of one result set: report one DIR with it (not {})",
+            dirs.len()
+        )));
+    }
     let first = &dirs[0];
     let out = out.unwrap_or_else(|| {
         if first.is_file() {
@@ -313,14 +345,23 @@ pub fn report(dirs: &[PathBuf], out: Option<PathBuf>, replace: bool) -> Result<S
             first.clone()
         }
     });
-    Ok(markdown::report_replacing(dirs, &out, replace)?.to_string())
+    if history.is_empty() {
+        return Ok(markdown::report_replacing(dirs, &out, replace)?.to_string());
+    }
+    let mut line = String::new();
+    let summary = markdown::report_with(dirs, &out, replace, |loaded| {
+        let (section, sentence) = history::report_section(history, &loaded[0])?;
+        line = sentence;
+        Ok(section)
+    })?;
+    Ok(format!("{line}\n{summary}"))
 }
 
 /// `serbench compare`: two results folders arm by arm.
 pub fn compare(a: &Path, b: &Path, as_markdown: bool, verbose: bool) -> Result<String> {
     let comparison = compare::compare(a, b)?;
     Ok(if as_markdown {
-        comparison.markdown()
+        comparison.markdown_with(verbose)
     } else {
         comparison.text(verbose)
     })
@@ -523,8 +564,10 @@ pub fn fidelity(results_dir: &Path, criterion: &Path, bench_binary: Option<&Path
 }
 
 /// `serbench vs A B`: the two arms labelled `a` and `b` (as the report labels them) of `payload`
-/// and `operation`, each proven (before each batch, see [`crate::measure::versus`]), then measured slice by slice against each other until
-/// their ratio is known to ±1% or `budget` is spent: one sentence, as `ratio` words it.
+/// and `operation`, each proven in every process before it is timed, measured over fresh
+/// processes drawn from this build's code layouts for the whole `budget`
+/// ([`crate::run::versus::over_processes`]), or with `one_process` in this process alone until
+/// the ratio is known to ±1% ([`crate::measure::versus`]): one sentence, as `ratio` words it.
 pub fn vs(
     registry: &Registry,
     payload: &str,
@@ -532,6 +575,7 @@ pub fn vs(
     a: &str,
     b: &str,
     budget: std::time::Duration,
+    one_process: bool,
 ) -> Result<String> {
     let arms: Vec<&crate::arm::Arm> = registry
         .arms
@@ -550,24 +594,63 @@ pub fn vs(
             .expect("a checked label names an arm"))
     };
     let (first, second) = (find(a)?, find(b)?);
-    let measured = crate::measure::versus(
-        &mut || Ok(first.prepare()?.runner),
-        &mut || Ok(second.prepare()?.runner),
-        VS_PRECISION,
-        budget,
-    )?;
-    let basis = format!(
-        "95%, {} paired slices, {:.1} s",
-        crate::report::charts::grouped(measured.rounds as i64),
-        measured.elapsed.as_secs_f64()
-    );
+    let seconds = |elapsed: std::time::Duration| format!("{:.1} s", elapsed.as_secs_f64());
+    let (interval, basis) = if one_process {
+        let measured = crate::measure::versus(
+            &mut || Ok(first.prepare()?.runner),
+            &mut || Ok(second.prepare()?.runner),
+            VS_PRECISION,
+            budget,
+        )?;
+        let basis = format!(
+            "95%, one process: {} paired slices, {}; leaves out the spread between processes and code layouts",
+            crate::report::charts::grouped(measured.rounds as i64),
+            seconds(measured.elapsed)
+        );
+        (measured.interval, basis)
+    } else {
+        let pool = crate::run::layouts::Pool::of_this_build()?;
+        let measured = crate::run::versus::over_processes(registry, &pool, first, second, budget)?;
+        let layouts = match (measured.layouts, &pool.none_because) {
+            (1, Some(_)) => "of one layout (no layouts made: `serbench layouts`)".to_string(),
+            (1, None) => "of one layout".to_string(),
+            (count, _) => format!("over {count} layouts"),
+        };
+        let across = crate::run::sessions::across(payload, operation, a, b, &measured);
+        let basis = format!(
+            "95%, {} processes {layouts}, {}{}",
+            measured.processes,
+            seconds(measured.elapsed),
+            across.words
+        );
+        if let Some(levels) = measured.levels {
+            eprintln!(
+                "levels: a round's log-ratio sd {:.2}%, a process's (layout's) {:.2}%, a session's {:.2}%; a round \
+                 {:.2} ms, a process {:.2} s beyond its rounds: {} rounds per process (Kalibera & Jones); this \
+                 session alone {:.5} [{:.5}, {:.5}]; time ratio {:.5} [{:.5}, {:.5}]",
+                levels.round_sd * 100.0,
+                levels.process_sd * 100.0,
+                across.sigma * 100.0,
+                levels.round_s * 1e3,
+                levels.process_s,
+                measured.rounds_per_process,
+                measured.interval.ratio,
+                measured.interval.low,
+                measured.interval.high,
+                across.interval.ratio,
+                across.interval.low,
+                across.interval.high
+            );
+        }
+        (across.interval, basis)
+    };
     Ok(format!(
         "{}\n",
-        verdict::sentence(a, b, first.id.operation, payload, measured.interval, &basis)
+        verdict::sentence(a, b, first.id.operation, payload, interval, &basis)
     ))
 }
 
-/// How precisely `vs` wants the ratio: ±1%.
+/// How precisely `vs --one-process` wants the ratio: ±1%.
 pub const VS_PRECISION: f64 = 0.01;
 
 /// `serbench dump`: the encoded bytes of the codec `query` names (of `payload`), or (`logical`)
@@ -658,8 +741,16 @@ pub fn worker(data: &crate::payload::data::Request) -> Result<String> {
                     format!("a block worker's profile {profile:?} is not one of this build's that samples in workers")
                 })?;
             let registry = crate::typed::hook::registry(data)?;
-            let reports = crate::run::block_worker(&registry, &arms, profile, schedule(burst))?;
+            let reports = crate::worker::with_random_offsets(|| {
+                crate::run::block_worker(&registry, &arms, profile, schedule(burst))
+            })?;
             Ok(format!("{}\n", serde_json::to_string(&reports)?))
+        }
+        Request::Versus { a, b, rounds } => {
+            let registry = crate::typed::hook::registry(data)?;
+            let report =
+                crate::worker::with_random_offsets(|| crate::run::versus::worker(&registry, &a, &b, rounds))?;
+            Ok(format!("{}\n", serde_json::to_string(&report)?))
         }
         Request::Robustness(request) => crate::robustness::worker(&request).map(|()| String::new()),
         Request::Instructions { arm } => crate::instructions::worker(&arm).map(|()| String::new()),

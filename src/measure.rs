@@ -465,10 +465,7 @@ pub type MakeRunner<'a> = &'a mut dyn FnMut() -> Result<Box<dyn Runner>>;
 /// both sides, after at least [`MIN_BATCHES`] batches, or when `budget` is spent.
 pub fn versus(make_a: MakeRunner, make_b: MakeRunner, precision: f64, budget: Duration) -> Result<Versus> {
     let started = Instant::now();
-    let (a_slice, b_slice) = (
-        slice_iterations(make_a()?.as_mut())?,
-        slice_iterations(make_b()?.as_mut())?,
-    );
+    let slices = Slices::of(make_a()?.as_mut(), make_b()?.as_mut())?;
     let mut order = Order::seeded();
     let mut log_ratios: Vec<f64> = Vec::new();
     let mut interval = None;
@@ -481,20 +478,13 @@ pub fn versus(make_a: MakeRunner, make_b: MakeRunner, precision: f64, budget: Du
             let b = make_b()?;
             (make_a()?, b)
         };
-        for _ in 0..WARM_ROUNDS {
-            timed(a.as_mut(), a_slice)?;
-            timed(b.as_mut(), b_slice)?;
-        }
-        for _ in 0..BATCH_ROUNDS {
-            let (a_ns, b_ns) = if order.a_first() {
-                let a_ns = timed(a.as_mut(), a_slice)?;
-                (a_ns, timed(b.as_mut(), b_slice)?)
-            } else {
-                let b_ns = timed(b.as_mut(), b_slice)?;
-                (timed(a.as_mut(), a_slice)?, b_ns)
-            };
-            log_ratios.push((a_ns / b_ns).ln());
-        }
+        log_ratios.extend(paired_rounds(
+            a.as_mut(),
+            b.as_mut(),
+            slices,
+            BATCH_ROUNDS,
+            &mut order,
+        )?);
         drop(spacer);
         if log_ratios.len() >= MIN_BATCHES * BATCH_ROUNDS {
             interval = crate::stats::batched_ratio(&log_ratios, BATCH_ROUNDS);
@@ -514,6 +504,51 @@ pub fn versus(make_a: MakeRunner, make_b: MakeRunner, precision: f64, budget: Du
         rounds,
         elapsed: started.elapsed(),
     })
+}
+
+/// Iterations per slice of two arms taken in turns: each lasts about [`SLICE`].
+#[derive(Clone, Copy, Debug)]
+pub struct Slices {
+    a: u64,
+    b: u64,
+}
+
+impl Slices {
+    /// Warms each arm up (50 ms) and sizes its slice.
+    pub fn of(a: &mut dyn Runner, b: &mut dyn Runner) -> Result<Slices> {
+        Ok(Slices {
+            a: slice_iterations(a)?,
+            b: slice_iterations(b)?,
+        })
+    }
+}
+
+/// `rounds` paired rounds of arms `a` and `b` (after [`WARM_ROUNDS`] untimed ones), each a slice
+/// of each in a random order: the log-ratio `ln(a / b)` of every round, in order. The machine's
+/// state in those two milliseconds is shared by both slices and cancels in the round's ratio.
+pub fn paired_rounds(
+    a: &mut dyn Runner,
+    b: &mut dyn Runner,
+    slices: Slices,
+    rounds: usize,
+    order: &mut Order,
+) -> Result<Vec<f64>> {
+    for _ in 0..WARM_ROUNDS {
+        timed(a, slices.a)?;
+        timed(b, slices.b)?;
+    }
+    let mut log_ratios = Vec::with_capacity(rounds);
+    for _ in 0..rounds {
+        let (a_ns, b_ns) = if order.a_first() {
+            let a_ns = timed(a, slices.a)?;
+            (a_ns, timed(b, slices.b)?)
+        } else {
+            let b_ns = timed(b, slices.b)?;
+            (timed(a, slices.a)?, b_ns)
+        };
+        log_ratios.push((a_ns / b_ns).ln());
+    }
+    Ok(log_ratios)
 }
 
 /// How long one arm runs per turn: short enough that the two arms' turns see the same state of
@@ -572,13 +607,18 @@ impl Order {
         self.0
     }
 
+    /// A number below `bound` (at least 1).
+    pub fn below(&mut self, bound: u64) -> u64 {
+        self.next() % bound.max(1)
+    }
+
     /// An allocation of 1 to 8,192 bytes (anywhere within two pages) to hold while arms are
     /// prepared, so where their buffers land moves from one preparation to the next.
     pub fn spacer(&mut self) -> Vec<u8> {
         std::hint::black_box(vec![0u8; 1 + (self.next() % 8192) as usize])
     }
 
-    fn a_first(&mut self) -> bool {
+    pub fn a_first(&mut self) -> bool {
         self.next() & 1 == 0
     }
 

@@ -529,31 +529,97 @@ fn check_of_an_empty_file_with_prost_is_a_refusal_not_a_panic() {
     }
 }
 
-/// `serbench vs`: two arms in paired slices, one sentence on stdout; an arm that does not exist
-/// is a usage error listing those that do. What the sentence says of the two depends on the
-/// machine, so only its form is checked here (its calibration is in the closing note of issue 25).
+/// `serbench vs`: two arms over fresh worker processes, one sentence on stdout naming them; the
+/// first invocation in a cache holds the prior spread between sessions, the second the spread
+/// the two show with it; `--one-process` says what it leaves out; an arm that does not exist
+/// is a usage error listing those that do. What the sentence says of the two depends on the machine, so only its form is
+/// checked here (its calibration is in the closing note of issue 42).
 #[test]
-fn vs_prints_one_sentence_of_two_arms_measured_in_paired_slices() {
-    let output = serbench(&[
-        "vs",
-        "postcard/postcard",
-        "protobuf/prost",
-        "--payload",
-        "order",
-        "--op",
-        "decode",
-        "--budget",
-        "5",
-    ]);
-    assert!(output.status.success(), "{}", stderr(&output));
-    let sentence = String::from_utf8(output.stdout).unwrap();
-    assert_eq!(sentence.lines().count(), 1, "{sentence}");
-    assert!(sentence.starts_with("`postcard/postcard` "), "{sentence}");
+fn vs_prints_one_sentence_of_two_arms_measured_over_processes() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = std::cell::RefCell::new(dir.path().join("cache"));
+    let vs = |extra: &[&str]| {
+        let mut args = vec![
+            "vs",
+            "postcard/postcard",
+            "protobuf/prost",
+            "--payload",
+            "order",
+            "--op",
+            "decode",
+        ];
+        args.extend(extra);
+        let output = Command::new(env!("CARGO_BIN_EXE_serbench"))
+            .args(&args)
+            .env("SERBENCH_CACHE", &*cache.borrow())
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{}", stderr(&output));
+        let sentence = String::from_utf8(output.stdout.clone()).unwrap();
+        assert_eq!(sentence.lines().count(), 1, "{sentence}");
+        assert!(sentence.starts_with("`postcard/postcard` "), "{sentence}");
+        assert!(
+            sentence.contains("`order`") && sentence.contains("`protobuf/prost`"),
+            "{sentence}"
+        );
+        (sentence, stderr(&output))
+    };
+    // A debug build keeps no link, so its processes all run one layout, and the sentence says so.
+    let (sentence, levels) = vs(&["--budget", "20"]);
     assert!(
-        sentence.contains("`order`") && sentence.contains("`protobuf/prost`"),
+        sentence.contains(" processes of one layout (no layouts made"),
         "{sentence}"
     );
-    assert!(sentence.contains(" paired slices, "), "{sentence}");
+    let processes: usize = sentence
+        .split(" processes ")
+        .next()
+        .and_then(|head| head.rsplit(' ').next())
+        .and_then(|count| count.parse().ok())
+        .unwrap_or_else(|| panic!("no process count in {sentence}"));
+    assert!(processes >= 2, "{sentence}");
+    assert!(
+        levels.contains("rounds per process (Kalibera & Jones)"),
+        "{levels}"
+    );
+    assert!(
+        sentence.contains(
+            ", and the spread between sessions: 1.5% (serbench's prior: no pair measured twice here yet)"
+        ),
+        "{sentence}"
+    );
+    // The second invocation of this build in the cache: the spread of the two sessions.
+    let (again, levels) = vs(&["--budget", "10"]);
+    assert!(
+        again.contains(", and the spread between sessions: ")
+            && again.contains("% (2 sessions of 1 pair on this host and the prior)"),
+        "{again}"
+    );
+    assert!(
+        levels.contains("a session's ") && levels.contains("this session alone "),
+        "{levels}"
+    );
+    // A cache others can write is no place for the log: the measurement still stands, widened
+    // by the prior, and says so.
+    let shared = dir.path().join("shared");
+    std::fs::create_dir(&shared).unwrap();
+    std::fs::set_permissions(&shared, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
+    *cache.borrow_mut() = shared;
+    let (unlogged, message) = vs(&["--budget", "6"]);
+    assert!(
+        unlogged.contains("(serbench's prior: no session log, see standard error)"),
+        "{unlogged}"
+    );
+    assert!(
+        message.contains("serbench: the session log is not used: "),
+        "{message}"
+    );
+    let (sentence, _) = vs(&["--budget", "3", "--one-process"]);
+    assert!(
+        sentence.contains("one process: ")
+            && sentence.contains(" paired slices, ")
+            && sentence.contains("leaves out the spread between processes and code layouts"),
+        "{sentence}"
+    );
     let unknown = serbench(&[
         "vs",
         "postcard/postcard",
@@ -569,6 +635,16 @@ fn vs_prints_one_sentence_of_two_arms_measured_in_paired_slices() {
         message.contains("unknown arm of order decode 'nosuch'") && message.contains("protobuf/prost"),
         "{message}"
     );
+}
+
+/// A build that kept no link (every debug build) makes no layouts: one line, exit 2.
+#[test]
+fn layouts_of_a_build_without_its_link_are_refused_in_one_line() {
+    let output = serbench(&["layouts", "2"]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    let message = stderr(&output);
+    assert_eq!(message.trim().lines().count(), 1, "{message}");
+    assert!(message.contains("kept no link"), "{message}");
 }
 
 /// `serbench worker` on `request` (bytes on its standard input).
@@ -612,6 +688,18 @@ fn the_worker_subcommand_serves_a_block_and_refuses_what_is_not_a_request() {
     let answered: Vec<_> = reports.iter().map(|report| report.arm.clone()).collect();
     assert_eq!(answered, arms);
     assert!(reports.iter().all(|report| report.result.is_ok()), "{reports:?}");
+
+    // A versus request: the rounds asked, each a finite log-ratio, and the time they took.
+    let versus = Request::Versus {
+        a: arms[0].clone(),
+        b: arms[1].clone(),
+        rounds: 30,
+    };
+    let output = worker_on(&serde_json::to_vec(&versus).unwrap());
+    assert!(output.status.success(), "{}", stderr(&output));
+    let report: serbench::worker::VersusReport = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report.log_ratios.len(), 30);
+    assert!(report.log_ratios.iter().all(|log| log.is_finite()) && report.timed_s > 0.0);
 
     let mut missing = arms[0].clone();
     missing.codec.backend = "no-such-backend".into();

@@ -36,9 +36,11 @@ use serde::de::DeserializeOwned;
 
 use crate::UsageError;
 
+mod cache;
 pub mod columns;
 mod private;
 
+pub use cache::{HINT as CACHE_HINT, cache_root};
 pub use private::PrivateDir;
 
 /// The lock file inside an output folder; it holds the writer's process id.

@@ -7,6 +7,13 @@
 //! "Measurement"): coverage (the fraction of arms whose B mean lies
 //! inside A's interval), the fraction whose intervals overlap, the median and 95th-percentile
 //! drift |B/A - 1|, and the median interval half-width of each side.
+//!
+//! It also compares the two runs' *ratios*: the headline ratios of ratios.csv (recomputed from
+//! each side's results.csv and samples.csv, as the report does, so they are the file's exactly)
+//! that both sides hold, matched by payload, operation, numerator and denominator. Each side's
+//! quoted 95% interval (paired over workers where it kept them), and whether the two agree by
+//! the difference test on the log scale ([`stats::RatioInterval::agrees_with`]); over all of
+//! them the share that agrees, which calibrated intervals put at about 95%.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -16,13 +23,13 @@ use anyhow::Result;
 
 use super::markdown::{code, ns};
 use super::table;
-use crate::arm::ArmId;
+use crate::arm::{ArmId, Operation};
 use crate::escape;
 use crate::schema::SCHEMA_VERSION;
 use crate::schema::load::{self, ResultsDir};
-use crate::schema::ratios::ratio_of;
+use crate::schema::ratios::{self, Ratio, ratio_of};
 use crate::schema::results::{ResultRow, STATUS_OK};
-use crate::stats::{self, percentile};
+use crate::stats::{self, RatioInterval, percentile};
 
 /// One arm both sides measured. Times are per record.
 #[derive(Clone, Debug, PartialEq)]
@@ -104,6 +111,168 @@ pub struct Agreement {
     pub p95_drift_without_shift: f64,
 }
 
+/// One ratio both sides hold (a headline ratio of ratios.csv: one arm's time per record over
+/// another's), with each side's quoted 95% interval ([`Ratio::quoted`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RatioComparison {
+    pub comparison: String,
+    pub payload: String,
+    pub operation: Operation,
+    pub numerator: String,
+    pub denominator: String,
+    pub a: RatioInterval,
+    pub b: RatioInterval,
+    /// Whether each side's interval is paired over its workers (else from the two arms' own).
+    pub a_paired: bool,
+    pub b_paired: bool,
+    /// The difference test on the log scale ([`RatioInterval::agrees_with`]).
+    pub agrees: bool,
+}
+
+/// How well the two runs' ratios agree, over the ratios both hold.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RatioAgreement {
+    pub shared: usize,
+    pub agreeing: usize,
+    /// The median relative half-width (the wider side) of each side's quoted intervals.
+    pub median_half_width_a: f64,
+    pub median_half_width_b: f64,
+}
+
+/// The most disagreeing ratios the default listing shows (`--verbose` shows every ratio).
+pub const DISAGREEING_SHOWN: usize = 20;
+
+/// The ratios both `a` and `b` hold, matched by payload, operation, numerator and denominator
+/// (the first of a side's ratios where it has two of one key), in `a`'s order.
+pub fn compare_ratios(a: &[Ratio], b: &[Ratio]) -> Vec<RatioComparison> {
+    let key = |ratio: &Ratio| {
+        (
+            ratio.payload.clone(),
+            ratio.operation,
+            ratio.numerator.clone(),
+            ratio.denominator.clone(),
+        )
+    };
+    let mut b_by_key = BTreeMap::new();
+    for ratio in b {
+        b_by_key.entry(key(ratio)).or_insert(ratio);
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    a.iter()
+        .filter(|ratio| seen.insert(key(ratio)))
+        .filter_map(|ratio_a| {
+            let ratio_b = b_by_key.get(&key(ratio_a))?;
+            let ((a, a_paired), (b, b_paired)) = (ratio_a.quoted(), ratio_b.quoted());
+            Some(RatioComparison {
+                comparison: ratio_a.comparison.clone(),
+                payload: ratio_a.payload.clone(),
+                operation: ratio_a.operation,
+                numerator: ratio_a.numerator.clone(),
+                denominator: ratio_a.denominator.clone(),
+                a,
+                b,
+                a_paired,
+                b_paired,
+                agrees: a.agrees_with(&b),
+            })
+        })
+        .collect()
+}
+
+/// The share of `ratios` that agree and each side's median half-width; `None` for no ratio.
+pub fn ratio_agreement(ratios: &[RatioComparison]) -> Option<RatioAgreement> {
+    if ratios.is_empty() {
+        return None;
+    }
+    let half_widths = |side: fn(&RatioComparison) -> &RatioInterval| -> Vec<f64> {
+        ratios
+            .iter()
+            .map(|ratio| side(ratio).relative_half_width())
+            .collect()
+    };
+    Some(RatioAgreement {
+        shared: ratios.len(),
+        agreeing: ratios.iter().filter(|ratio| ratio.agrees).count(),
+        median_half_width_a: percentile(&half_widths(|ratio| &ratio.a), 0.5),
+        median_half_width_b: percentile(&half_widths(|ratio| &ratio.b), 0.5),
+    })
+}
+
+impl RatioAgreement {
+    /// "ratios: 412 of 430 agree (95.8%, calibrated intervals give about 95%); median
+    /// half-width A ±1.9%, B ±2.0%".
+    pub fn line(&self) -> String {
+        format!(
+            "ratios: {} of {} agree ({}, calibrated intervals give about 95%); median half-width A ±{}, B ±{}",
+            self.agreeing,
+            self.shared,
+            percent(self.agreeing as f64 / self.shared as f64),
+            percent(self.median_half_width_a),
+            percent(self.median_half_width_b)
+        )
+    }
+}
+
+/// A ratio with three significant digits at least (a copy-only share of 0.0004 must not read
+/// 0.000).
+fn ratio_figure(value: f64) -> String {
+    if value >= 0.1 || value <= 0.0 || !value.is_finite() {
+        format!("{value:.3}")
+    } else {
+        let decimals = (-value.log10()).ceil() as usize + 2;
+        format!("{value:.decimals$}")
+    }
+}
+
+impl RatioComparison {
+    /// The table cells: payload, op, arms, A, its interval, B, its interval (`*` where
+    /// unpaired), B over A, and whether the two agree. The arms as `numerator / denominator`
+    /// (the Markdown rendering puts each in code font).
+    fn cells(&self) -> Vec<String> {
+        let interval = |interval: &RatioInterval, paired: bool| {
+            format!(
+                "[{}, {}]{}",
+                ratio_figure(interval.low),
+                ratio_figure(interval.high),
+                if paired { "" } else { "*" }
+            )
+        };
+        vec![
+            self.payload.clone(),
+            self.operation.name().to_string(),
+            format!("{} / {}", self.numerator, self.denominator),
+            ratio_figure(self.a.ratio),
+            interval(&self.a, self.a_paired),
+            ratio_figure(self.b.ratio),
+            interval(&self.b, self.b_paired),
+            format!("{:.3}", self.b.ratio / self.a.ratio),
+            if self.agrees { "yes" } else { "no" }.to_string(),
+        ]
+    }
+}
+
+const RATIO_HEADERS: [&str; 9] = [
+    "payload",
+    "op",
+    "arms",
+    ">A",
+    ">A 95% CI",
+    ">B",
+    ">B 95% CI",
+    ">B÷A",
+    "agree",
+];
+
+/// How to read the ratio table, said under its title.
+const RATIO_LEGEND: &str = "A, B: each side's ratio and quoted 95% interval, paired over its workers (* where \
+     unpaired: from the two arms' own intervals); agree: |ln B - ln A| within sqrt(h_A² + h_B²), \
+     h the log half-width";
+
+/// [`RATIO_LEGEND`] as Markdown (no text from a file in it).
+const RATIO_LEGEND_MARKDOWN: &str = "A, B: each side's ratio and quoted 95% interval, paired over its \
+     workers (\\* where unpaired: from the two arms' own intervals); agree: \\|ln B − ln A\\| within \
+     sqrt(h_A² + h_B²), h the log half-width.";
+
 /// Which run a side is: where it came from and what produced it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Side {
@@ -153,6 +322,9 @@ pub struct Comparison {
     pub agreement: Option<Agreement>,
     /// The same per payload, in payload order.
     pub per_payload: Vec<(String, Agreement)>,
+    /// The ratios of ratios.csv both sides hold ([`compare_ratios`]); empty from
+    /// [`compare_rows`], which has no samples to pair them.
+    pub ratios: Vec<RatioComparison>,
 }
 
 /// Reads both folders (or results.csv files) in full and compares them.
@@ -164,6 +336,8 @@ pub fn compare(a: &Path, b: &Path) -> Result<Comparison> {
     let mut comparison = compare_rows(&a.rows, &b.rows);
     comparison.a = Side::of(&a, label_a);
     comparison.b = Side::of(&b, label_b);
+    let headline = |dir: &ResultsDir| ratios::headline(&dir.rows, dir.samples.as_deref());
+    comparison.ratios = compare_ratios(&headline(&a), &headline(&b));
     Ok(comparison)
 }
 
@@ -266,6 +440,7 @@ pub fn compare_rows(a: &[ResultRow], b: &[ResultRow]) -> Comparison {
         failed,
         agreement,
         per_payload,
+        ratios: Vec::new(),
     }
 }
 
@@ -493,6 +668,32 @@ const PER_PAYLOAD_HEADERS: [&str; 7] = [
 ];
 
 impl Comparison {
+    /// The ratio summary ([`RatioAgreement::line`]), or that no ratio is held by both sides.
+    fn ratio_line(&self) -> String {
+        match ratio_agreement(&self.ratios) {
+            Some(agreement) => agreement.line(),
+            None => "ratios: no ratio of ratios.csv is held by both sides".to_string(),
+        }
+    }
+
+    /// The ratios to list, under their title: every one with `verbose`; else those that
+    /// disagree, at most [`DISAGREEING_SHOWN`], and how many more disagree.
+    fn listed_ratios(&self, verbose: bool) -> (String, Vec<&RatioComparison>, usize) {
+        if verbose {
+            let title = format!("the {} ratios both sides hold", self.ratios.len());
+            return (title, self.ratios.iter().collect(), 0);
+        }
+        let disagreeing: Vec<&RatioComparison> = self.ratios.iter().filter(|ratio| !ratio.agrees).collect();
+        let title = format!(
+            "the ratios that disagree ({} of {}; --verbose lists every ratio)",
+            disagreeing.len(),
+            self.ratios.len()
+        );
+        let more = disagreeing.len().saturating_sub(DISAGREEING_SHOWN);
+        let shown = disagreeing.into_iter().take(DISAGREEING_SHOWN).collect();
+        (title, shown, more)
+    }
+
     /// The common shift (the median B/A over the shared arms), 1 when none is shared.
     fn shift(&self) -> f64 {
         self.agreement
@@ -579,9 +780,19 @@ impl Comparison {
             }
             None => text += "no arm was measured on both sides\n",
         }
+        text += &format!("{}\n", self.ratio_line());
         if self.per_payload.len() > 1 {
             text += "\nper payload:\n";
             text += &table::render(&PER_PAYLOAD_HEADERS, &self.per_payload_cells());
+        }
+        let (title, listed, more) = self.listed_ratios(verbose);
+        if !listed.is_empty() {
+            let rows: Vec<Vec<String>> = listed.iter().map(|ratio| ratio.cells()).collect();
+            text += &format!("\n{title}:\n({RATIO_LEGEND})\n");
+            text += &table::render(&RATIO_HEADERS, &rows);
+            if more > 0 {
+                text += &format!("and {more} more\n");
+            }
         }
         if !self.arms.is_empty() {
             let shift = self.shift();
@@ -620,9 +831,15 @@ impl Comparison {
         text
     }
 
-    /// `--markdown`: every string from the folders (paths, host columns, names, notes) through
-    /// [`escape::markdown`], names in code font where they need no escape ([`code`]).
+    /// `--markdown`, the ratios as the default text lists them ([`Comparison::markdown_with`]).
     pub fn markdown(&self) -> String {
+        self.markdown_with(false)
+    }
+
+    /// `--markdown`: every string from the folders (paths, host columns, names, notes) through
+    /// [`escape::markdown`], names in code font where they need no escape ([`code`]); every
+    /// ratio both sides hold with `verbose`, else those that disagree.
+    pub fn markdown_with(&self, verbose: bool) -> String {
         let mut text = String::from("# serbench compare\n\n");
         for side in [&self.a, &self.b] {
             text += &format!("- {}\n", escape::markdown(&side.line()));
@@ -645,6 +862,28 @@ impl Comparison {
                     row[0] = escape::markdown(&row[0]);
                 }
                 text += &super::markdown::table(&header, &cells);
+            }
+        }
+        text += &format!("## Ratios\n\n{}\n\n", self.ratio_line());
+        let (title, listed, more) = self.listed_ratios(verbose);
+        if !listed.is_empty() {
+            text += &format!("{}: {RATIO_LEGEND_MARKDOWN}\n\n", escape::markdown(&title));
+            let header: Vec<String> = RATIO_HEADERS.iter().map(|name| name.to_string()).collect();
+            let rows: Vec<Vec<String>> = listed
+                .iter()
+                .map(|ratio| {
+                    let mut cells = ratio.cells();
+                    cells[0] = escape::markdown(&cells[0]);
+                    cells[2] = format!("{} / {}", code(&ratio.numerator), code(&ratio.denominator));
+                    for interval in [4, 6] {
+                        cells[interval] = cells[interval].replace('*', "\\*");
+                    }
+                    cells
+                })
+                .collect();
+            text += &super::markdown::table(&header, &rows);
+            if more > 0 {
+                text += &format!("and {more} more\n\n");
             }
         }
         if !self.arms.is_empty() {
@@ -816,6 +1055,100 @@ mod tests {
         assert!((agreement.common_shift - 1.01).abs() < 1e-12);
         assert!((agreement.coverage_without_shift - 2.0 / 3.0).abs() < 1e-12);
         assert!((agreement.median_drift_without_shift - (1.03 / 1.01 - 1.0)).abs() < 1e-12);
+    }
+
+    fn ratio(numerator: &str, value: f64, log_half: f64, paired: bool) -> Ratio {
+        let (low, high) = (value / log_half.exp(), value * log_half.exp());
+        Ratio {
+            schema_version: SCHEMA_VERSION,
+            comparison: "the formats chosen, each against each".into(),
+            payload: "order".into(),
+            operation: Operation::Decode,
+            numerator: numerator.into(),
+            denominator: "json/serde_json".into(),
+            ratio: value,
+            ci95_low: low,
+            ci95_high: high,
+            holds_one: low <= 1.0 && 1.0 <= high,
+            paired_ratio: paired.then_some(value),
+            paired_low: paired.then_some(low),
+            paired_high: paired.then_some(high),
+            paired_workers: paired.then_some(8),
+        }
+    }
+
+    #[test]
+    fn ratios_agree_by_the_difference_test_on_the_log_scale() {
+        // Half-widths 0.03 and 0.04 on the log scale: the difference's is 0.05.
+        let a = [
+            ratio("near", 0.5, 0.03, true),
+            ratio("apart", 0.5, 0.03, true),
+            ratio("only-a", 0.5, 0.03, true),
+        ];
+        let b = [
+            ratio("apart", 0.5 * 0.0501f64.exp(), 0.04, false),
+            ratio("near", 0.5 * 0.0499f64.exp(), 0.04, true),
+            ratio("only-b", 0.5, 0.03, true),
+        ];
+        let compared = compare_ratios(&a, &b);
+        let found: Vec<(&str, bool, bool)> = compared
+            .iter()
+            .map(|ratio| (ratio.numerator.as_str(), ratio.agrees, ratio.b_paired))
+            .collect();
+        assert_eq!(found, [("near", true, true), ("apart", false, false)]);
+        let agreement = ratio_agreement(&compared).unwrap();
+        assert_eq!((agreement.agreeing, agreement.shared), (1, 2));
+        assert!((agreement.median_half_width_a - (0.03f64.exp() - 1.0)).abs() < 1e-12);
+        assert!((agreement.median_half_width_b - (0.04f64.exp() - 1.0)).abs() < 1e-12);
+        assert_eq!(
+            agreement.line(),
+            "ratios: 1 of 2 agree (50.0%, calibrated intervals give about 95%); median half-width A ±3.0%, B ±4.1%"
+        );
+        assert_eq!(ratio_agreement(&[]), None);
+
+        let mut comparison = compare_rows(
+            &[row("x", "decode", 100.0, 1.0, 1)],
+            &[row("x", "decode", 100.0, 1.0, 1)],
+        );
+        comparison.ratios = compared;
+        // By default: the summary and the one that disagrees, B's interval marked unpaired.
+        let text = comparison.text(false);
+        assert!(text.contains("ratios: 1 of 2 agree (50.0%"), "{text}");
+        assert!(
+            text.contains("the ratios that disagree (1 of 2; --verbose lists every ratio"),
+            "{text}"
+        );
+        let listed = |text: &str, numerator: &str| text.contains(&format!("{numerator} / json/serde_json"));
+        assert!(listed(&text, "apart") && !listed(&text, "near"), "{text}");
+        assert!(text.contains("]*"), "{text}");
+        let verbose = comparison.text(true);
+        assert!(listed(&verbose, "apart") && listed(&verbose, "near"), "{verbose}");
+        assert!(verbose.contains("the 2 ratios both sides hold"), "{verbose}");
+        let markdown = comparison.markdown();
+        assert!(
+            markdown.contains("## Ratios\n\nratios: 1 of 2 agree"),
+            "{markdown}"
+        );
+        assert!(markdown.contains("`apart` / `json/serde_json`"), "{markdown}");
+        assert!(markdown.contains("]\\*"), "{markdown}");
+        assert!(!markdown.contains("`near`"), "{markdown}");
+        assert!(comparison.markdown_with(true).contains("`near`"));
+    }
+
+    #[test]
+    fn at_most_twenty_disagreeing_ratios_are_listed_by_default() {
+        let names: Vec<String> = (0..DISAGREEING_SHOWN + 3)
+            .map(|index| format!("r{index:02}"))
+            .collect();
+        let a: Vec<Ratio> = names.iter().map(|name| ratio(name, 1.0, 0.01, true)).collect();
+        let b: Vec<Ratio> = names.iter().map(|name| ratio(name, 2.0, 0.01, true)).collect();
+        let mut comparison = compare_rows(&[], &[]);
+        comparison.ratios = compare_ratios(&a, &b);
+        let text = comparison.text(false);
+        assert!(text.contains("ratios: 0 of 23 agree (0.0%"), "{text}");
+        assert!(text.contains("r19 / ") && !text.contains("r20 / "), "{text}");
+        assert!(text.contains("\nand 3 more\n"), "{text}");
+        assert!(comparison.text(true).contains("r22 / "));
     }
 
     #[test]

@@ -21,6 +21,7 @@ use anyhow::Result;
 use super::charts::{self, Bar, BarChart, Panel, SizeChart};
 use super::compare::Interval;
 use super::hosts::{self, RankAgreement};
+use super::rank;
 use crate::UsageError;
 use crate::arm::{ArmId, CodecId, Mode, Operation};
 use crate::escape;
@@ -88,6 +89,19 @@ pub fn report(dirs: &[PathBuf], out: &Path) -> Result<ReportSummary> {
 /// [`report`], where a report OUT holds that serbench did not write (or that was changed since)
 /// is refused, or with `replace` moved into OUT's `replaced/<time>/` once all is rendered.
 pub fn report_replacing(dirs: &[PathBuf], out: &Path, replace: bool) -> Result<ReportSummary> {
+    report_with(dirs, out, replace, |_| Ok(String::new()))
+}
+
+/// [`report_replacing`] with a section of report.md the caller renders from the loaded folders
+/// (`report --history`'s prediction intervals), placed after the headline ratios. `section`
+/// runs after every folder is read and checked and before anything is written, so a refusal
+/// of its own writes nothing either.
+pub fn report_with(
+    dirs: &[PathBuf],
+    out: &Path,
+    replace: bool,
+    section: impl FnOnce(&[ResultsDir]) -> Result<String>,
+) -> Result<ReportSummary> {
     if dirs.is_empty() {
         return Err(UsageError::error("report needs at least one results folder"));
     }
@@ -104,7 +118,8 @@ pub fn report_replacing(dirs: &[PathBuf], out: &Path, replace: bool) -> Result<R
             out.display()
         )));
     }
-    let rendered = render(&loaded)?;
+    let section = section(&loaded)?;
+    let rendered = render_with(&loaded, &section)?;
     out_dir.claim_owned(crate::schema::REPORT, replace)?;
     write_rendered(rendered, &out_dir)
 }
@@ -162,6 +177,8 @@ struct Source<'a> {
     workers: Option<ratios::WorkerMeans<'a>>,
     /// The folder's rows were measured under emulation: shown, but in no ranking.
     emulated: bool,
+    /// Each ranked arm's rank in its section ([`rank::of_rows`]); none on an emulated host.
+    ranks: BTreeMap<ArmId, rank::Rank>,
 }
 
 impl Source<'_> {
@@ -237,6 +254,11 @@ struct VersusFastest<'a> {
 
 /// Renders report.md and the charts from loaded folders.
 pub fn render(dirs: &[ResultsDir]) -> Result<Rendered> {
+    render_with(dirs, "")
+}
+
+/// [`render`], with `section` (Markdown, a `## ` section or nothing) after the headline ratios.
+fn render_with(dirs: &[ResultsDir], section: &str) -> Result<Rendered> {
     let mut sources: Vec<Source> = load::labels(dirs)
         .into_iter()
         .zip(dirs)
@@ -247,13 +269,19 @@ pub fn render(dirs: &[ResultsDir]) -> Result<Rendered> {
             } else {
                 label
             };
+            let workers = dir.samples.as_deref().map(ratios::worker_means);
+            let ranks = match emulated {
+                true => BTreeMap::new(),
+                false => rank::of_rows(&dir.rows, workers.as_ref()),
+            };
             Source {
                 text: escape::markdown(&label),
                 label,
                 dir,
                 by_arm: dir.rows.iter().map(|row| (row.arm.clone(), row)).collect(),
-                workers: dir.samples.as_deref().map(ratios::worker_means),
+                workers,
                 emulated,
+                ranks,
             }
         })
         .collect();
@@ -301,6 +329,7 @@ pub fn render(dirs: &[ResultsDir]) -> Result<Rendered> {
     // Computed once: each payload's section shows its own rows.
     let headline = headline_cells(&sources);
     write_headline(&mut markdown, &headline)?;
+    markdown.push_str(section);
 
     let mut payloads: Vec<String> = dirs
         .iter()
@@ -366,7 +395,7 @@ pub fn render(dirs: &[ResultsDir]) -> Result<Rendered> {
 /// The page's model: every arm of every folder with its figures and its ratio to its section's
 /// fastest arm (the same ratios the Markdown tables show), every size, each format's colour.
 fn model(sources: &[Source], sizes: &BTreeMap<CodecId, SizeRow>) -> super::page::Model {
-    use super::page::{ArmModel, HostModel, Model, RatioModel, SizeModel};
+    use super::page::{ArmModel, HostModel, Model, RankModel, RatioModel, SizeModel};
     let hosts = sources
         .iter()
         .map(|source| {
@@ -412,13 +441,13 @@ fn model(sources: &[Source], sizes: &BTreeMap<CodecId, SizeRow>) -> super::page:
                 fastest: versus
                     .as_ref()
                     .is_some_and(|versus| versus.fastest.contains(&key)),
+                rank: source.ranks.get(key).copied().map(RankModel::from),
                 workers: {
                     let mut workers: Vec<[f64; 2]> = source
                         .workers
                         .iter()
-                        .flat_map(|means| means.iter())
-                        .filter(|((arm, _), _)| *arm == key)
-                        .map(|((_, pass), mean)| [*pass as f64, *mean])
+                        .flat_map(|means| means.of_arm(key))
+                        .map(|(pass, mean)| [pass as f64, mean])
                         .collect();
                     workers.sort_by(|a, b| a[0].total_cmp(&b[0]));
                     workers
@@ -470,6 +499,7 @@ fn model(sources: &[Source], sizes: &BTreeMap<CodecId, SizeRow>) -> super::page:
         arms,
         sizes,
         colours,
+        layout_spread: crate::stats::LAYOUT_SPREAD,
         t975: (1..=200).map(crate::stats::t_975).collect(),
     }
 }
@@ -774,6 +804,7 @@ fn write_precision(
         vec!["its ratio to the section's fastest arm, unpaired".to_string()],
         vec!["the same ratio, paired over workers".to_string()],
         vec!["A/A: sections whose reference against its twin held 1.00".to_string()],
+        vec!["A/A across code layouts: sections whose reference held 1.00".to_string()],
         vec!["arms measured while the machine was busy".to_string()],
     ];
     let mut failed_checks = Vec::new();
@@ -801,30 +832,35 @@ fn write_precision(
             None => "- (no samples.csv)".to_string(),
             Some(_) => median_and_p90(&paired),
         });
-        let checks = source
-            .dir
-            .samples
-            .as_deref()
-            .map(ratios::self_checks)
-            .unwrap_or_default();
-        rows[3].push(match ratios::SelfCheckSummary::of(&checks) {
-            None => "- (no twins in samples.csv)".to_string(),
-            Some(summary) => {
-                if !summary.passed() {
-                    failed_checks.push(format!("- **{}**: {}", source.text, summary.sentence()));
+        let samples = source.dir.samples.as_deref();
+        let mut check_cell = |checks: Vec<ratios::SelfCheck>, missing: &str, across_layouts: bool| {
+            match ratios::SelfCheckSummary::of(&checks) {
+                None => missing.to_string(),
+                Some(summary) => {
+                    if !summary.passed() {
+                        let sentence = match across_layouts {
+                            true => summary.layouts_sentence(),
+                            false => summary.sentence(),
+                        };
+                        failed_checks.push(format!("- **{}**: {sentence}", source.text));
+                    }
+                    format!(
+                        "{} of {} ({:.0}%), ±{:.1}%",
+                        summary.held,
+                        summary.sections,
+                        100.0 * summary.held as f64 / summary.sections as f64,
+                        100.0 * summary.median_half_width
+                    )
                 }
-                format!(
-                    "{} of {} ({:.0}%), ±{:.1}%",
-                    summary.held,
-                    summary.sections,
-                    100.0 * summary.held as f64 / summary.sections as f64,
-                    100.0 * summary.median_half_width
-                )
             }
-        });
+        };
+        let twins = samples.map(ratios::self_checks).unwrap_or_default();
+        rows[3].push(check_cell(twins, "- (no twins in samples.csv)", false));
+        let layouts = samples.map(ratios::layout_checks).unwrap_or_default();
+        rows[4].push(check_cell(layouts, "- (one code layout)", true));
         let recorded: Vec<crate::busy::Busy> = source.dir.rows.iter().filter_map(ResultRow::busy).collect();
         let busy = recorded.iter().filter(|busy| busy.was_busy()).count();
-        rows[4].push(match recorded.is_empty() {
+        rows[5].push(match recorded.is_empty() {
             true => "- (not recorded)".to_string(),
             false => format!("{busy} of {}", recorded.len()),
         });
@@ -840,6 +876,14 @@ fn write_precision(
          row: in every worker each section's reference arm took its turns beside a second copy of \
          itself; with right intervals about 95% of those ratios' intervals hold 1. Busy: a load \
          average more than half a task above serbench's own, or over 1% of CPU time stolen.\n"
+    )?;
+    writeln!(
+        markdown,
+        "The sections' `rank` column places the arms of one payload, operation and mode by \
+         time. An arm shares the rank of the arm that opened it (written `=1`) when their ratio, \
+         paired as `vs fastest` is, is a tie: its 95% interval holds 1 or lies inside ±{}%, the \
+         shift a code layout alone makes; the next rank counts every arm before it (=1, =1, 3).\n",
+        super::verdict::percent(crate::stats::LAYOUT_SPREAD)
     )?;
     let mut header = vec![String::new()];
     header.extend(sources.iter().map(|source| format!(">{}", source.text)));
@@ -1142,7 +1186,7 @@ fn write_timing_section(
     }
 
     let several = sources.len() > 1;
-    let mut header: Vec<String> = vec!["arm".into()];
+    let mut header: Vec<String> = vec![">rank".into(), "arm".into()];
     if several {
         header.push("host".into());
     }
@@ -1180,7 +1224,13 @@ fn write_timing_section(
             }
             let records = row.records as f64;
             let baseline = if key.is_baseline() { " (baseline)" } else { "" };
-            let mut cells = vec![format!("{}{baseline}", code(&key.label()))];
+            let mut cells = vec![
+                match source.emulated {
+                    true => "(emulated)".to_string(),
+                    false => optional(source.ranks.get(key), ToString::to_string),
+                },
+                format!("{}{baseline}", code(&key.label())),
+            ];
             if several {
                 cells.push(source.text.clone());
             }
@@ -1436,7 +1486,7 @@ pub(super) fn ns(value: f64) -> String {
 
 /// Two decimals, or two significant digits for a ratio below 0.1 (a copy-only share of
 /// 0.0004 must not read 0.00).
-fn ratio_text(value: f64) -> String {
+pub(super) fn ratio_text(value: f64) -> String {
     if value >= 0.1 || value <= 0.0 || !value.is_finite() {
         format!("{value:.2}")
     } else {
@@ -1760,14 +1810,14 @@ mod tests {
     #[test]
     fn vs_fastest_is_paired_over_workers_where_the_run_kept_them() {
         let paired = render(&[two_arms_four_workers(true)]).unwrap().markdown;
+        // A line by its start, its padding squeezed.
         let line = |markdown: &str, start: &str| -> String {
-            markdown
-                .lines()
+            squeezed_lines(markdown)
                 .find(|line| line.starts_with(start))
                 .unwrap_or_else(|| panic!("no line {start:?} in\n{markdown}"))
-                .to_string()
         };
-        let slow = line(&paired, "| `bincode/bincode`");
+        // Rank 2: paired, 1.99 [1.99, 2.00] is far from a tie.
+        let slow = line(&paired, "| 2 | `bincode/bincode`");
         // The per-worker ratios are 2.000, 1.996, 1.992 and 1.988: a t interval over four
         // workers of ±0.41% around 1.994, whatever speed each worker ran at.
         assert!(
@@ -1775,7 +1825,7 @@ mod tests {
             "{slow}"
         );
         assert!(
-            line(&paired, "| `postcard/postcard`").contains("fastest"),
+            line(&paired, "| 1 | `postcard/postcard`").contains("fastest"),
             "{paired}"
         );
         let precision = line(&paired, "| the same ratio, paired over workers");
@@ -1790,7 +1840,7 @@ mod tests {
 
         // Without samples.csv the same figures give only the unpaired ratio, marked and wide.
         let unpaired = render(&[two_arms_four_workers(false)]).unwrap().markdown;
-        let slow = line(&unpaired, "| `bincode/bincode`");
+        let slow = line(&unpaired, "| 2 | `bincode/bincode`");
         // The arms' own intervals (±42%) hold the workers' speeds, so the ratio's does too.
         assert!(slow.contains("1.99x [1.10, 3.62] *"), "{slow}");
         assert!(unpaired.contains("`vs fastest` marked * is unpaired, from the two arms' own intervals"));
@@ -1875,20 +1925,34 @@ mod tests {
             ),
             "{markdown}"
         );
-        // The emulated host's rows are shown, but ranked nowhere.
-        let emulated_rows: Vec<&str> = markdown
-            .lines()
-            .filter(|line| line.starts_with("| `") && line.contains(r"\(qemu\)"))
-            .collect();
+        // The emulated host's rows are shown, but ranked nowhere; the measured hosts' are.
+        let rows_of = |host: &str| -> Vec<Vec<String>> {
+            squeezed_lines(&markdown)
+                .filter(|line| line.contains("| `") && line.contains(host))
+                .map(|row| row.split('|').map(|cell| cell.trim().to_string()).collect())
+                .collect()
+        };
+        let emulated_rows = rows_of(r"\(qemu\)");
         assert_eq!(emulated_rows.len(), 4, "{markdown}");
-        for row in emulated_rows {
-            let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+        for cells in &emulated_rows {
+            assert_eq!(cells[1], "(emulated)", "{cells:?}");
             assert_eq!(
                 cells[cells.len() - 3..],
                 ["(emulated)", "(emulated)", ""],
-                "{row}"
+                "{cells:?}"
             );
         }
+        // x86: a 100, b 200, c 300, d 400, each ±1%: four ranks, in the table's order.
+        let ranks: Vec<(String, String)> = rows_of(r"x86\_64-linux |")
+            .into_iter()
+            .map(|cells| (cells[1].clone(), cells[2].clone()))
+            .collect();
+        assert_eq!(
+            ranks,
+            [("1", "`a/a`"), ("2", "`b/b`"), ("3", "`c/c`"), ("4", "`d/d`")]
+                .map(|(rank, arm)| (rank.to_string(), arm.to_string())),
+            "{markdown}"
+        );
         assert!(!markdown.contains("is faster than `c/c`"), "{markdown}");
 
         // Sizes of one commit must agree; of two commits they may differ, and the report says so.
@@ -1919,16 +1983,57 @@ mod tests {
         let mut dir = host("x86", "x86_64-linux", "direct", [100.0, 200.0, 300.0, 40.0], 40);
         dir.rows[3].arm.mode = Mode::Borrowed;
         let markdown = render(&[dir]).unwrap().markdown;
-        let row = |label: &str| {
-            let line = markdown
-                .lines()
-                .find(|line| line.starts_with(&format!("| `{label}`")))
+        let cell = |label: &str, column: usize| {
+            let line = squeezed_lines(&markdown)
+                .find(|line| line.contains(&format!("| `{label}` |")))
                 .unwrap_or_else(|| panic!("no {label} row in {markdown}"));
-            line.split('|').map(str::trim).nth(8).unwrap().to_string()
+            line.split('|').map(str::trim).nth(column).unwrap().to_string()
         };
+        let row = |label: &str| cell(label, 9);
         assert_eq!(row("a/a"), "fastest");
         assert_eq!(row("d/d borrowed"), "fastest");
         assert!(row("b/b").starts_with("2.00x"), "{}", row("b/b"));
+        // Ranks too are within the mode: the borrowed decode is first of its own.
+        let rank = |label: &str| cell(label, 1);
+        assert_eq!(
+            ["a/a", "b/b", "c/c", "d/d borrowed"].map(rank),
+            ["1", "2", "3", "1"]
+        );
+    }
+
+    /// The lines of `markdown` with their padding squeezed to single spaces.
+    fn squeezed_lines(markdown: &str) -> impl Iterator<Item = String> + '_ {
+        markdown
+            .lines()
+            .map(|line| line.split_whitespace().collect::<Vec<_>>().join(" "))
+    }
+
+    /// Ties share a rank in the section's table, and the Precision section says what a tie is.
+    #[test]
+    fn tied_arms_share_a_rank_written_with_an_equals_sign() {
+        // a 100 and b 101 (±1%: the ratio's interval holds 1), then c 300, d 400.
+        let dir = host("x86", "x86_64-linux", "direct", [100.0, 101.0, 300.0, 400.0], 40);
+        let markdown = render(&[dir]).unwrap().markdown;
+        let ranks: Vec<String> = squeezed_lines(&markdown)
+            .filter_map(|line| {
+                let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+                (cells.len() > 9 && cells[2].starts_with('`')).then(|| format!("{} {}", cells[1], cells[2]))
+            })
+            .collect();
+        assert_eq!(
+            ranks,
+            ["=1 `a/a`", "=1 `b/b`", "3 `c/c`", "4 `d/d`"],
+            "{markdown}"
+        );
+        assert!(squeezed_lines(&markdown).any(|line| line.starts_with("| rank | arm |")));
+        let said = markdown.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            said.contains(&format!(
+                "lies inside ±{}%, the shift a code layout alone makes",
+                super::super::verdict::percent(crate::stats::LAYOUT_SPREAD)
+            )),
+            "{said}"
+        );
     }
 
     #[test]

@@ -17,6 +17,10 @@ pub struct Model {
     pub sizes: Vec<SizeModel>,
     /// Each format's chart colour, `#rrggbb`.
     pub colours: std::collections::BTreeMap<String, String>,
+    /// The relative shift a code layout alone makes ([`crate::stats::LAYOUT_SPREAD`]): the page's
+    /// pair sentence calls a ratio whose interval lies inside it indistinguishable, as
+    /// `serbench ratio` does.
+    pub layout_spread: f64,
     /// Student's t 97.5% quantile for 1, 2, ... degrees of freedom ([`crate::stats::t_975`]):
     /// the page's paired intervals use serbench's own.
     pub t975: Vec<f64>,
@@ -60,6 +64,10 @@ pub struct ArmModel {
     /// workers; `None` for the fastest itself, an emulated host or an arm without figures.
     pub vs_fastest: Option<RatioModel>,
     pub fastest: bool,
+    /// Its rank in its payload, operation and mode on its host, ties sharing one
+    /// ([`crate::report::rank`]); `None` for a baseline, an emulated host or an arm without
+    /// figures. The page shows it as computed here.
+    pub rank: Option<RankModel>,
     /// Each worker's time per record, `[pass, ns]` (samples.csv of a full run; empty
     /// without): two arms of one host are paired over the workers that measured both.
     pub workers: Vec<[f64; 2]>,
@@ -71,6 +79,25 @@ pub struct RatioModel {
     pub low: f64,
     pub high: f64,
     pub paired: bool,
+}
+
+/// An arm's rank: its place, whether another arm shares it, and how every table writes it
+/// ("=1" shared, "1" alone).
+#[derive(Clone, Debug, Serialize)]
+pub struct RankModel {
+    pub place: usize,
+    pub shared: bool,
+    pub text: String,
+}
+
+impl From<super::rank::Rank> for RankModel {
+    fn from(rank: super::rank::Rank) -> RankModel {
+        RankModel {
+            place: rank.place,
+            shared: rank.shared,
+            text: rank.to_string(),
+        }
+    }
 }
 
 /// One codec's bytes for one payload (every record of it): encoded, and compressed by zstd and
@@ -130,6 +157,7 @@ mod tests {
                 zlib: None,
             }],
             colours: Default::default(),
+            layout_spread: crate::stats::LAYOUT_SPREAD,
             t975: Vec::new(),
         };
         let page = html(&model);

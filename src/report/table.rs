@@ -6,6 +6,7 @@ use crate::format::Unsupported;
 use crate::schema::instructions::InstructionRow;
 use crate::schema::ratios::Ratio;
 use crate::schema::results::ResultRow;
+use crate::schema::samples::SampleRow;
 
 /// Left-aligned text columns; numbers are right-aligned when a column header says so with a
 /// leading `>`. Cells are shown through [`crate::escape::terminal`], so the columns line up
@@ -61,20 +62,24 @@ pub fn render(headers: &[&str], rows: &[Vec<String>]) -> String {
 }
 
 /// The summary printed after `serbench run`: per payload, operation and mode (typed, borrowed
-/// and dynamic decodes are different jobs), fastest first, a blank line between groups. Time is
-/// per record; bytes and allocations per operation, and counts print as whole numbers where
-/// they are whole.
-pub fn summary(rows: &[ResultRow]) -> String {
+/// and dynamic decodes are different jobs), fastest first, a blank line between groups, each arm
+/// with its rank in the group ([`super::rank`]: ties share one, paired over the workers of
+/// `samples` where the run kept them). Time is per record; bytes and allocations per operation,
+/// and counts print as whole numbers where they are whole.
+pub fn summary(rows: &[ResultRow], samples: Option<&[SampleRow]>) -> String {
+    let workers = samples.map(crate::schema::ratios::worker_means);
+    let ranks = super::rank::of_rows(rows, workers.as_ref());
     let mut sorted: Vec<&ResultRow> = rows.iter().collect();
     let group = |row: &ResultRow| {
         let (rank, payload, operation, _) = row.arm.sort_key();
-        (rank, payload, operation, row.arm.mode, row.arm.codec.framing)
+        (rank, payload, operation, row.arm.mode)
     };
     sorted.sort_by(|a, b| {
         group(a).cmp(&group(b)).then(
             a.ns_per_record
                 .unwrap_or(f64::INFINITY)
-                .total_cmp(&b.ns_per_record.unwrap_or(f64::INFINITY)),
+                .total_cmp(&b.ns_per_record.unwrap_or(f64::INFINITY))
+                .then_with(|| a.arm.cmp(&b.arm)),
         )
     });
     let cells: Vec<Vec<String>> = sorted
@@ -89,6 +94,7 @@ pub fn summary(rows: &[ResultRow]) -> String {
                 row.arm.codec.payload.clone(),
                 row.arm.operation.name().to_string(),
                 format!("{} {}", row.arm.mode.name(), row.arm.codec.framing.name()),
+                ranks.get(&row.arm).map_or("-".to_string(), ToString::to_string),
                 row.arm.codec.backend_label(),
                 figure(row.ns_per_record, 1),
                 figure(row.relative_half_width().map(|fraction| fraction * 100.0), 1),
@@ -109,6 +115,7 @@ pub fn summary(rows: &[ResultRow]) -> String {
             "payload",
             "op",
             "mode",
+            ">rank",
             "arm",
             ">ns/record",
             ">±%",
@@ -243,6 +250,23 @@ pub fn instructions(rows: &[InstructionRow]) -> String {
     )
 }
 
+/// A ratio's verdict in one word, by its quoted interval: `≈` where it holds 1, `≈ within ±s%`
+/// where it lies inside the layout spread ([`crate::stats::LAYOUT_SPREAD`]: a tie all the same),
+/// else faster or slower.
+fn verdict(ratio: &Ratio) -> String {
+    let (interval, _) = ratio.quoted();
+    let spread = crate::stats::LAYOUT_SPREAD;
+    if interval.holds(1.0) {
+        "≈".to_string()
+    } else if interval.is_tie(spread) {
+        format!("≈ within ±{}%", super::verdict::percent(spread))
+    } else if interval.ratio < 1.0 {
+        "faster".to_string()
+    } else {
+        "slower".to_string()
+    }
+}
+
 /// The headline ratios, as printed after a run.
 pub fn ratios(ratios: &[Ratio]) -> String {
     let cells: Vec<Vec<String>> = ratios
@@ -259,11 +283,7 @@ pub fn ratios(ratios: &[Ratio]) -> String {
                     (Some(low), Some(high)) => format!("[{low:.2}, {high:.2}]"),
                     _ => "-".to_string(),
                 },
-                match (ratio.holds_one, ratio.ratio < 1.0) {
-                    (true, _) => "≈".to_string(),
-                    (false, true) => "faster".to_string(),
-                    (false, false) => "slower".to_string(),
-                },
+                verdict(ratio),
             ]
         })
         .collect();
@@ -293,5 +313,97 @@ mod tests {
             &[vec!["a".into(), "10".into()], vec!["long".into(), "2".into()]],
         );
         assert_eq!(text, "name   n\na     10\nlong   2\n");
+    }
+
+    fn decode(backend: &str, mode: crate::arm::Mode, framing: crate::arm::Framing, mean: f64) -> ResultRow {
+        let mut arm = crate::arm::ArmId::typed("f", backend, "", "order", crate::arm::Operation::Decode)
+            .framed(framing);
+        arm.mode = mode;
+        ResultRow {
+            arm,
+            records: 1,
+            mean_ns: Some(mean),
+            ci95_low_ns: Some(mean * 0.99),
+            ci95_high_ns: Some(mean * 1.01),
+            ns_per_record: Some(mean),
+            status: "ok".into(),
+            ..ResultRow::default()
+        }
+    }
+
+    /// Each line's (rank, arm) cells, blank lines as empty.
+    fn ranks(text: &str) -> Vec<(String, String)> {
+        text.lines()
+            .skip(1)
+            .map(|line| {
+                let cells: Vec<&str> = line.split_whitespace().collect();
+                match cells.len() {
+                    0 => (String::new(), String::new()),
+                    _ => (cells[4].to_string(), cells[5].to_string()),
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_summary_ranks_each_mode_of_a_section_with_ties_shared() {
+        use crate::arm::{Framing, Mode};
+        // Typed: a 100, b 101 (±1%: a tie), c 200 in NDJSON, which ranks with the other framings;
+        // borrowed: d alone. A failed arm has no rank.
+        let mut failed = decode("e", Mode::Typed, Framing::Document, 1.0);
+        failed.status = "failed".into();
+        failed.ns_per_record = None;
+        let rows = vec![
+            decode("c", Mode::Typed, Framing::Ndjson, 200.0),
+            decode("b", Mode::Typed, Framing::Document, 101.0),
+            decode("d", Mode::Borrowed, Framing::Document, 50.0),
+            decode("a", Mode::Typed, Framing::Document, 100.0),
+            failed,
+        ];
+        let text = summary(&rows, None);
+        let header: Vec<&str> = text.lines().next().unwrap().split_whitespace().collect();
+        assert_eq!(header[..5], ["payload", "op", "mode", "rank", "arm"], "{text}");
+        let pair = |rank: &str, arm: &str| (rank.to_string(), arm.to_string());
+        assert_eq!(
+            ranks(&text),
+            [
+                pair("=1", "f/a"),
+                pair("=1", "f/b"),
+                pair("3", "f/c"),
+                pair("-", "f/e"),
+                pair("", ""),
+                pair("1", "f/d"),
+            ],
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn the_verdict_column_says_a_tie_inside_the_layout_spread_apart_from_one_that_holds_one() {
+        let ratio = |low: f64, value: f64, high: f64| Ratio {
+            ratio: value,
+            ci95_low: low,
+            ci95_high: high,
+            holds_one: low <= 1.0 && 1.0 <= high,
+            ..Ratio::default()
+        };
+        let spread = crate::stats::LAYOUT_SPREAD;
+        let inside = 1.0 + spread / 2.0;
+        assert_eq!(verdict(&ratio(0.98, 1.0, 1.02)), "≈");
+        assert_eq!(
+            verdict(&ratio(1.0 + spread / 4.0, inside, 1.0 + spread * 0.75)),
+            format!("≈ within ±{}%", super::super::verdict::percent(spread))
+        );
+        assert_eq!(verdict(&ratio(1.5, 2.0, 2.5)), "slower");
+        assert_eq!(verdict(&ratio(0.4, 0.5, 0.6)), "faster");
+        // The quoted (paired) interval decides, as the sentence does.
+        let paired = Ratio {
+            paired_ratio: Some(2.0),
+            paired_low: Some(1.9),
+            paired_high: Some(2.1),
+            paired_workers: Some(4),
+            ..ratio(0.5, 2.0, 3.0)
+        };
+        assert_eq!(verdict(&paired), "slower");
     }
 }

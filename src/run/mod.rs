@@ -25,7 +25,10 @@ use crate::schema::results::{self, ResultRow, STATUS_OK};
 use crate::schema::samples::{self, SampleRow};
 use crate::schema::{self, SetKind, load, ratios, sizes, sources};
 
+pub mod layouts;
 mod passes;
+pub mod sessions;
+pub mod versus;
 pub mod watchdog;
 mod workers;
 
@@ -126,9 +129,18 @@ pub fn run(registry: &Registry, selection: &Selection, options: &RunOptions) -> 
                 profile.name
             )));
         }
-        passes::check_layouts(&options.layouts)?;
+        layouts::check_versions(&options.layouts)?;
     }
     let out = OutDir::lock(&options.out)?;
+    // The full profile's workers draw their programs from this build's layouts (or those given).
+    let pool = match (profile.passes, options.layouts.is_empty()) {
+        (None, _) => None,
+        (Some(_), true) => Some(layouts::Pool::of_this_build()?),
+        (Some(_), false) => Some(layouts::Pool {
+            programs: options.layouts.clone(),
+            none_because: None,
+        }),
+    };
     let _watchdog = watchdog::Watchdog::start(
         options.stall_limit,
         out.file(results::FILE_NAME).display().to_string(),
@@ -200,7 +212,7 @@ pub fn run(registry: &Registry, selection: &Selection, options: &RunOptions) -> 
                 profile,
                 passes,
                 *schedule,
-                &options.layouts,
+                pool.as_ref().expect("the full profile has a pool"),
                 &this_run,
                 &out,
             )?

@@ -5,17 +5,17 @@
 //! finished worker; `run --resume` reads samples.csv and continues with the next pass.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
 
+use super::layouts::Pool;
 use super::workers::start_worker;
 use crate::arm::{Arm, ArmId};
 use crate::files::{Appender, OutDir};
 use crate::format::Registry;
 use crate::measure::{Measurement, Passes, Profile, Schedule};
-use crate::schema::ratios::{SelfCheckSummary, paired, self_checks, worker_means};
+use crate::schema::ratios::{SelfCheckSummary, layout_checks, paired, self_checks, top_level, worker_means};
 use crate::schema::results::{self, ResultRow, STATUS_OK};
 use crate::schema::samples::{self, SampleRow};
 use crate::stats::{self, Summary, percentile};
@@ -131,8 +131,13 @@ impl<'a> Arms<'a> {
                 if let Some(failed) = samples.iter().find(|sample| sample.status != STATUS_OK) {
                     return Some(row.failed(&anyhow::anyhow!("{}", failed.note)));
                 }
-                let means: Vec<f64> = samples.iter().filter_map(|sample| sample.mean_ns).collect();
-                if means.len() < 2 {
+                let units: Vec<(usize, f64, f64)> = samples
+                    .iter()
+                    .filter_map(|sample| Some((sample.layout, sample.mean_ns?, 1.0)))
+                    .collect();
+                // The top level drawn: workers, or layouts where workers shared them.
+                let means: Vec<f64> = top_level(&units).into_iter().map(|(mean, _)| mean).collect();
+                if units.len() < 2 {
                     return finished.then(|| {
                         row.failed(&anyhow::anyhow!(
                             "{id}: one worker only, so no interval: the run ended before a second"
@@ -200,7 +205,7 @@ pub fn run(
     profile: &Profile,
     passes: Passes,
     schedule: Schedule,
-    layouts: &[PathBuf],
+    pool: &Pool,
     this_run: &ResultRow,
     out: &OutDir,
 ) -> Result<Vec<ResultRow>> {
@@ -222,12 +227,19 @@ pub fn run(
     for sample in resumed.samples {
         state.samples.entry(sample.arm.clone()).or_default().push(sample);
     }
-    // The layouts were checked before anything was written (`check_layouts`).
-    let programs: Vec<PathBuf> = if layouts.is_empty() {
-        vec![std::env::current_exe()?]
-    } else {
-        layouts.to_vec()
-    };
+    // Every layout once before any twice, in an order of this run's (samples.csv records the
+    // pool index of each worker's layout).
+    let draws = pool.draw_order();
+    eprintln!(
+        "workers draw their program from {} code layout{} ({})",
+        pool.layouts(),
+        if pool.layouts() == 1 { "" } else { "s" },
+        match (pool.layouts(), &pool.none_because) {
+            (1, Some(why)) => format!("the plain binary: {why}"),
+            (1, None) => "one program: process-level randomization only".to_string(),
+            _ => "an interval spans layouts".to_string(),
+        }
+    );
     let started = Instant::now();
     for pass in first_pass.. {
         if started.elapsed() >= passes.run_budget {
@@ -237,7 +249,7 @@ pub fn run(
             );
             break;
         }
-        let layout = pass % programs.len();
+        let layout = draws[pass % draws.len()];
         let mut sampled = 0;
         for block in state.wanted(&passes, profile) {
             let started_s = started.elapsed().as_secs_f64();
@@ -245,7 +257,7 @@ pub fn run(
             let new =
                 |arm: &Arm| SampleRow::new(this_run, &arm.id, arm.spec.records, pass, layout, started_s);
             let mark = crate::busy::mark();
-            let reports = start_worker(&programs[layout], &ids, profile, schedule, registry);
+            let reports = start_worker(&pool.programs[layout], &ids, profile, schedule, registry);
             super::watchdog::beat();
             let busy = mark.and_then(|mark| mark.since());
             let new = |arm: &Arm| new(arm).with_busy(busy);
@@ -286,31 +298,18 @@ pub fn run(
     if let Some(summary) = SelfCheckSummary::of(&self_checks(&samples)) {
         eprintln!("{}", summary.sentence());
     }
-    Ok(rows)
-}
-
-/// Refuses a layout that is not a build of this serbench for the same CPU: its `--version`
-/// (which names the commit and the build) must be this executable's. A usage error, so a
-/// mistyped path or a native build given to a portable run ends before anything is written.
-pub(super) fn check_layouts(layouts: &[PathBuf]) -> Result<()> {
-    let ours = crate::host::version();
-    for layout in layouts {
-        let output = std::process::Command::new(layout)
-            .arg("--version")
-            .output()
-            .map_err(|error| {
-                crate::UsageError::error(format!("cannot run the layout {}: {error}", layout.display()))
-            })?;
-        let theirs = String::from_utf8_lossy(&output.stdout);
-        let theirs = theirs.trim().trim_start_matches("serbench ");
-        if theirs != ours {
-            return Err(crate::UsageError::error(format!(
-                "{}: {theirs:?} is not a build of this serbench ({ours:?}): a layout must be the same commit built for the same CPU",
-                layout.display()
-            )));
+    match SelfCheckSummary::of(&layout_checks(&samples)) {
+        Some(summary) => eprintln!("{}", summary.layouts_sentence()),
+        None if pool.layouts() == 1 => {
+            eprintln!(
+                "A/A check across code layouts: not run, the workers ran one layout (`serbench layouts`)"
+            )
+        }
+        None => {
+            eprintln!("A/A check across code layouts: no section had two workers in each half of the layouts")
         }
     }
-    Ok(())
+    Ok(rows)
 }
 
 /// What a pass leaves, for the terminal: arms sampled, how many sections' ratios meet the

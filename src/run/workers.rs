@@ -115,7 +115,7 @@ pub fn start_worker(
     schedule: Schedule,
     registry: &Registry,
 ) -> Result<Vec<BlockReport>> {
-    let mut command = Launcher::serbench(program).command();
+    let mut command = Launcher::serbench(program).fresh_draw().command();
     // The worker reads the same data files to build the same registry.
     command.args(registry.data_request.to_args());
     let request = Request::Block {

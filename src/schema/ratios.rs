@@ -119,21 +119,37 @@ impl Record for Ratio {
     }
 }
 
-/// Each worker's time per record of each arm: `(arm, pass) -> ns per record`.
-pub type WorkerMeans<'a> = HashMap<(&'a ArmId, usize), f64>;
+/// Each worker's time per record of each arm, and which code layout each worker ran.
+#[derive(Clone, Debug, Default)]
+pub struct WorkerMeans<'a> {
+    /// `(arm, pass) -> ns per record`.
+    means: HashMap<(&'a ArmId, usize), f64>,
+    /// `pass -> layout` (0 for a run without layouts).
+    layouts: HashMap<usize, usize>,
+}
+
+impl WorkerMeans<'_> {
+    /// `(pass, ns per record)` of each worker of `arm`, in no order.
+    pub fn of_arm<'s>(&'s self, arm: &'s ArmId) -> impl Iterator<Item = (usize, f64)> + 's {
+        self.means
+            .iter()
+            .filter(move |((of, _), _)| *of == arm)
+            .map(|(&(_, pass), &mean)| (pass, mean))
+    }
+}
 
 /// The ok samples of samples.csv by arm and pass.
 pub fn worker_means<'a>(samples: impl IntoIterator<Item = &'a SampleRow>) -> WorkerMeans<'a> {
-    samples
-        .into_iter()
-        .filter(|sample| sample.status == STATUS_OK)
-        .filter_map(|sample| {
-            Some((
-                (&sample.arm, sample.pass),
-                sample.mean_ns? / sample.records as f64,
-            ))
-        })
-        .collect()
+    let mut workers = WorkerMeans::default();
+    for sample in samples.into_iter().filter(|sample| sample.status == STATUS_OK) {
+        if let Some(mean) = sample.mean_ns {
+            workers
+                .means
+                .insert((&sample.arm, sample.pass), mean / sample.records as f64);
+            workers.layouts.insert(sample.pass, sample.layout);
+        }
+    }
+    workers
 }
 
 /// One section's A/A check (full profile): its reference arm against a second copy of itself
@@ -167,6 +183,34 @@ pub fn self_checks(samples: &[SampleRow]) -> Vec<SelfCheck> {
                 arm: arm.clone(),
                 interval: stats::paired_ratio(&pairs)?,
                 workers: pairs.len(),
+            })
+        })
+        .collect()
+}
+
+/// One section's A/A check across code layouts (a run whose workers ran two or more layouts):
+/// its reference arm's time in the workers of even-numbered layouts against its time in those of
+/// odd-numbered ones, two independent groups ([`stats::welch_ratio`]). Layouts are drawn in a
+/// random order, so the two groups interleave in time; the true ratio is 1, and an interval that
+/// holds the layout level holds 1 in about 95% of sections.
+pub fn layout_checks(samples: &[SampleRow]) -> Vec<SelfCheck> {
+    let mut groups: std::collections::BTreeMap<&ArmId, (Vec<f64>, Vec<f64>)> = Default::default();
+    for sample in samples.iter().filter(|sample| sample.status == STATUS_OK) {
+        if let (Some(_), Some(mean)) = (sample.twin_mean_ns, sample.mean_ns) {
+            let (even, odd) = groups.entry(&sample.arm).or_default();
+            match sample.layout % 2 {
+                0 => even.push(mean),
+                _ => odd.push(mean),
+            }
+        }
+    }
+    groups
+        .into_iter()
+        .filter_map(|(arm, (even, odd))| {
+            Some(SelfCheck {
+                arm: arm.clone(),
+                interval: stats::welch_ratio(&even, &odd)?,
+                workers: even.len() + odd.len(),
             })
         })
         .collect()
@@ -210,6 +254,17 @@ impl SelfCheckSummary {
 
     /// One line for the terminal and the report.
     pub fn sentence(&self) -> String {
+        self.sentence_of("each section's reference arm against a copy of itself")
+    }
+
+    /// One line for the A/A check across code layouts ([`layout_checks`]).
+    pub fn layouts_sentence(&self) -> String {
+        self.sentence_of(
+            "each section's reference arm in even-numbered code layouts against itself in odd-numbered ones",
+        )
+    }
+
+    fn sentence_of(&self, what: &str) -> String {
         let verdict = match self.passed() {
             true => "the intervals are calibrated".to_string(),
             false => format!(
@@ -219,7 +274,7 @@ impl SelfCheckSummary {
             ),
         };
         format!(
-            "A/A check: each section's reference arm against a copy of itself held 1.00 in its 95% interval \
+            "A/A check: {what} held 1.00 in its 95% interval \
              in {} of {} sections ({:.0}%, expected 95%; median ±{:.2}%): {verdict}",
             self.held,
             self.sections,
@@ -229,15 +284,48 @@ impl SelfCheckSummary {
     }
 }
 
-/// The two arms' time per record in each worker that measured both, in pass order.
+/// The two arms' time per record in each unit of the interval that measured both: each worker
+/// (in pass order), or, where the workers ran fewer code layouts than there are workers and
+/// more than one, each layout (the geometric means of its workers, in layout order): the top
+/// level actually drawn (docs/measurement.md, "Levels").
 pub fn paired(workers: &WorkerMeans, numerator: &ArmId, denominator: &ArmId) -> Vec<(f64, f64)> {
     let mut pairs: Vec<(usize, f64, f64)> = workers
+        .means
         .iter()
         .filter(|((arm, _), _)| *arm == numerator)
-        .filter_map(|(&(_, pass), &a)| Some((pass, a, *workers.get(&(denominator, pass))?)))
+        .filter_map(|(&(_, pass), &a)| Some((pass, a, *workers.means.get(&(denominator, pass))?)))
         .collect();
     pairs.sort_by_key(|&(pass, _, _)| pass);
-    pairs.into_iter().map(|(_, a, b)| (a, b)).collect()
+    let layout = |pass: usize| workers.layouts.get(&pass).copied().unwrap_or(0);
+    let units: Vec<(usize, f64, f64)> = pairs.iter().map(|&(pass, a, b)| (layout(pass), a, b)).collect();
+    top_level(&units)
+}
+
+/// `(unit, a, b)` rows as the pairs of the top level: the rows themselves when every unit
+/// (layout) is distinct or there is only one, else one pair per unit, the geometric means of its
+/// rows.
+pub fn top_level(rows: &[(usize, f64, f64)]) -> Vec<(f64, f64)> {
+    let mut units: Vec<usize> = rows.iter().map(|&(unit, _, _)| unit).collect();
+    units.sort_unstable();
+    units.dedup();
+    if units.len() <= 1 || units.len() == rows.len() {
+        return rows.iter().map(|&(_, a, b)| (a, b)).collect();
+    }
+    units
+        .into_iter()
+        .map(|unit| {
+            let of_unit: Vec<(f64, f64)> = rows
+                .iter()
+                .filter(|row| row.0 == unit)
+                .map(|&(_, a, b)| (a.ln(), b.ln()))
+                .collect();
+            let count = of_unit.len() as f64;
+            let (a, b) = of_unit
+                .iter()
+                .fold((0.0, 0.0), |(sa, sb), (a, b)| (sa + a, sb + b));
+            ((a / count).exp(), (b / count).exp())
+        })
+        .collect()
 }
 
 /// The ratio `numerator / denominator` of two arms of `rows`, unpaired and (with `workers`)
@@ -804,5 +892,73 @@ mod tests {
                 ("dynamic vs typed encode", "data:events", 1.5)
             ]
         );
+    }
+
+    fn sample(arm: &ArmId, pass: usize, layout: usize, mean_ns: f64, twin: Option<f64>) -> SampleRow {
+        SampleRow {
+            status: STATUS_OK.to_string(),
+            mean_ns: Some(mean_ns),
+            twin_mean_ns: twin,
+            ..SampleRow::new(&ResultRow::default(), arm, 1, pass, layout, 0.0)
+        }
+    }
+
+    #[test]
+    fn the_units_of_a_paired_ratio_are_workers_or_the_layouts_they_shared() {
+        // Distinct layouts (or one): every worker is a unit.
+        assert_eq!(
+            top_level(&[(0, 2.0, 1.0), (1, 4.0, 1.0)]),
+            vec![(2.0, 1.0), (4.0, 1.0)]
+        );
+        assert_eq!(
+            top_level(&[(0, 2.0, 1.0), (0, 4.0, 1.0)]),
+            vec![(2.0, 1.0), (4.0, 1.0)]
+        );
+        // Two layouts over three workers: one unit per layout, the geometric means of its own.
+        let units = top_level(&[(1, 2.0, 1.0), (0, 3.0, 1.0), (1, 8.0, 4.0)]);
+        assert_eq!(units.len(), 2);
+        assert!((units[0].0 - 3.0).abs() < 1e-12 && (units[0].1 - 1.0).abs() < 1e-12);
+        assert!((units[1].0 - 4.0).abs() < 1e-12 && (units[1].1 - 2.0).abs() < 1e-12);
+        // Through samples: arm a twice b in each worker; workers 0 and 2 share layout 3.
+        let (a, b) = (
+            ArmId::typed("json", "serde_json", "", "order", Operation::Decode),
+            ArmId::typed("json", "simd-json", "", "order", Operation::Decode),
+        );
+        let samples = vec![
+            sample(&a, 0, 3, 20.0, None),
+            sample(&b, 0, 3, 10.0, None),
+            sample(&a, 1, 5, 22.0, None),
+            sample(&b, 1, 5, 11.0, None),
+            sample(&a, 2, 3, 18.0, None),
+            sample(&b, 2, 3, 9.0, None),
+        ];
+        assert_eq!(paired(&worker_means(&samples), &a, &b).len(), 2);
+    }
+
+    #[test]
+    fn the_layout_check_compares_even_and_odd_layouts_of_each_reference() {
+        let arm = ArmId::typed("json", "serde_json", "", "order", Operation::Decode);
+        let twin = Some(1.0);
+        // The same arm 10% slower in odd layouts, beyond the spread inside each group.
+        let samples: Vec<SampleRow> = (0..6)
+            .map(|pass| {
+                let slow = if pass % 2 == 1 { 1.1 } else { 1.0 };
+                sample(&arm, pass, pass, 100.0 * slow * (1.0 + 0.001 * pass as f64), twin)
+            })
+            .collect();
+        let checks = layout_checks(&samples);
+        assert_eq!(checks.len(), 1);
+        assert!(!checks[0].interval.holds(1.0), "{:?}", checks[0]);
+        assert_eq!(checks[0].workers, 6);
+        // Arms without a twin (not a section's reference) are not checked; one group too small.
+        let other = ArmId::typed("json", "simd-json", "", "order", Operation::Decode);
+        let few = vec![
+            sample(&other, 0, 0, 1.0, None),
+            sample(&arm, 0, 0, 1.0, twin),
+            sample(&arm, 1, 1, 1.0, twin),
+        ];
+        assert!(layout_checks(&few).is_empty());
+        let summary = SelfCheckSummary::of(&checks).unwrap();
+        assert!(summary.layouts_sentence().contains("code layouts") && summary.held == 0);
     }
 }

@@ -11,6 +11,10 @@
 //!   [`start_line`] to its (unbuffered) standard error, so the parent can name the case it
 //!   died in.
 //! - [`Request::Instructions`] (one arm under callgrind): nothing; callgrind writes the counts.
+//! - [`Request::Versus`] (`serbench vs`, one process of many): one JSON [`VersusReport`].
+//!
+//! A timing worker is a fresh draw of what a process fixes ([`Launcher::fresh_draw`],
+//! [`with_random_offsets`]): the size of its environment, where its stack and heap start.
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -41,6 +45,17 @@ pub enum Request {
     Robustness(CasesRequest),
     /// Prove, warm and count one arm (under callgrind, which the parent starts).
     Instructions { arm: ArmId },
+    /// Prove arms `a` and `b` (fresh, in the worker) and time `rounds` paired rounds of them.
+    Versus { a: ArmId, b: ArmId, rounds: usize },
+}
+
+/// A versus worker's answer: each paired round's log-ratio (`ln(a / b)`), in order, and the
+/// seconds those rounds took (the rest of the worker's life is its setup).
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VersusReport {
+    pub log_ratios: Vec<f64>,
+    pub timed_s: f64,
 }
 
 /// One decoder's hostile cases: the plan is fixed by the decoder's payload, `seed` and `cases`,
@@ -173,6 +188,15 @@ impl Launcher {
         Ok(Launcher::serbench(&program))
     }
 
+    /// The same launcher with an environment of a random size: a variable `SERBENCH_PAD` of 0 to
+    /// 4,095 bytes moves where the stack starts (the environment lies above it), one of the
+    /// setup biases of Mytkowicz et al. (ASPLOS 2009), drawn anew for each timing worker.
+    pub fn fresh_draw(mut self) -> Launcher {
+        let bytes = crate::measure::Order::seeded().below(4096) as usize;
+        self.envs.push(("SERBENCH_PAD".to_string(), "x".repeat(bytes)));
+        self
+    }
+
     /// The command, its standard streams piped, without the request.
     pub fn command(&self) -> Command {
         let mut command = Command::new(&self.program);
@@ -202,6 +226,30 @@ pub fn spawn(mut command: Command, request: &Request) -> Result<Child> {
         _ => {}
     }
     Ok(child)
+}
+
+/// Runs `work` behind a random stack offset (0 to 255 frames of a small recursive function
+/// between here and it) and a random heap offset (an allocation of 1 to 8,192 bytes held while
+/// it runs): a timing worker's draw of where its stack frames and first buffers land.
+pub fn with_random_offsets<T>(work: impl FnOnce() -> T) -> T {
+    let mut order = crate::measure::Order::seeded();
+    let spacer = order.spacer();
+    let frames = order.below(256) as usize;
+    let mut work = Some(work);
+    let result = descend(frames, &mut || (work.take().expect("the work runs once"))());
+    drop(spacer);
+    result
+}
+
+#[inline(never)]
+fn descend<T>(frames: usize, work: &mut dyn FnMut() -> T) -> T {
+    let pad = std::hint::black_box([0u8; 16]);
+    if frames == 0 {
+        return work();
+    }
+    let result = descend(frames - 1, work);
+    std::hint::black_box(&pad);
+    result
 }
 
 /// The worker's side: the request on standard input, whole.

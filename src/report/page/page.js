@@ -134,6 +134,12 @@ const COLUMNS = [
   { name: "op", get: (a) => a.operation },
   { name: "mode", get: (a) => a.mode },
   { name: "framing", get: (a) => a.framing },
+  // The rank serbench computed (ties share one, "=1"): sorted by place, shown as written.
+  {
+    name: "rank",
+    numeric: true,
+    get: (a) => (a.rank ? a.rank.place : null),
+  },
   { name: "arm", get: (a) => a.label + (a.baseline ? " (baseline)" : "") },
   { name: "host", get: hostLabel },
   {
@@ -160,12 +166,13 @@ const COLUMNS = [
   { name: "bytes/op", numeric: true, get: (a) => a.encoded_bytes },
   { name: "allocs/op", numeric: true, get: (a) => a.allocs_per_op },
 ];
-let sortColumn = 6,
+const columnIndex = (name) => COLUMNS.findIndex((c) => c.name === name);
+let sortColumn = columnIndex("time/record"),
   sortDescending = false;
 function cells(arm, unit) {
   const [unitName, scale] = unit;
   const time = (value) => (value === null ? "-" : digits(value / scale));
-  const half = COLUMNS[8].get(arm);
+  const half = COLUMNS[columnIndex("±")].get(arm);
   let versus = "-";
   if (model.hosts[arm.host].emulated) versus = "(emulated)";
   else if (arm.fastest) versus = "fastest";
@@ -178,7 +185,8 @@ function cells(arm, unit) {
     arm.operation,
     arm.mode,
     arm.framing,
-    COLUMNS[4].get(arm),
+    arm.rank ? arm.rank.text : "-",
+    COLUMNS[columnIndex("arm")].get(arm),
     hostLabel(arm),
     measured(arm) ? `${time(arm.ns_per_record)} ${unitName}` : arm.status,
     arm.low === null
@@ -524,6 +532,30 @@ function comparePair() {
     ? (1 / lowRatio - 1 / highRatio) / 2
     : (highRatio - lowRatio) / 2;
   const holds = lowRatio <= 1 && 1 <= highRatio;
+  // A tie as serbench words it: the interval holds 1, or lies inside the shift a code layout
+  // alone makes (the model's layout_spread); never "faster" or "slower".
+  const spread = model.layout_spread;
+  if (holds || (1 / (1 + spread) <= lowRatio && highRatio <= 1 + spread)) {
+    const why = holds
+      ? "the interval holds 1: no measurable difference"
+      : `inside the ±${+(spread * 100).toFixed(1)}% a code layout alone moves an arm`;
+    $("pair-result").replaceChildren(
+      el(
+        "strong",
+        {
+          id: "pair-sentence",
+          "data-ratio": String(ratio),
+          "data-low": String(lowRatio),
+          "data-high": String(highRatio),
+          "data-basis": basis,
+          "data-tie": holds ? "holds-one" : "layout",
+        },
+        `${a.label} and ${b.label} are indistinguishable`,
+      ),
+      ` (A/B = ${ratioText(ratio)} [${ratioText(lowRatio)}, ${ratioText(highRatio)}], 95%, ${basis}; ${why}).`,
+    );
+    return;
+  }
   $("pair-result").replaceChildren(
     el(
       "strong",
@@ -536,7 +568,7 @@ function comparePair() {
       },
       `${a.label} ran ${factor.toFixed(2)} ± ${half.toFixed(2)} times ${faster ? "faster" : "slower"} than ${b.label}`,
     ),
-    ` (A/B = ${ratioText(ratio)} [${ratioText(lowRatio)}, ${ratioText(highRatio)}], 95%, ${basis}${holds ? "; the interval holds 1: the two cannot be told apart" : ""}).`,
+    ` (A/B = ${ratioText(ratio)} [${ratioText(lowRatio)}, ${ratioText(highRatio)}], 95%, ${basis}).`,
   );
 }
 // As serbench computes it: paired over the workers of one host that measured both arms (the t
