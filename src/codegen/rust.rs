@@ -21,7 +21,7 @@ use std::fmt::Write;
 use super::names::{self, Scope};
 use crate::escape::{rust_comment, rust_str};
 use crate::payload::data::read::push_key;
-use crate::payload::data::{DataPayload, Kind, Type, TypedRecord, UpdateTarget, update_target};
+use crate::payload::data::{DataPayload, Kind, Type, TypedRecord, UpdateTarget, shape_key, update_target};
 use serde_json::Value;
 
 /// The names no record type may take (the root record takes `Record` or `Document` first): those
@@ -124,6 +124,7 @@ pub fn module(data: &DataPayload, derives: &Derives) -> Module {
         names: Vec::new(),
         path: String::from("$"),
         records: BTreeMap::new(),
+        shapes: BTreeMap::new(),
         borrowing: BTreeSet::new(),
     };
     let root = if data.is_list() { "Records" } else { "Document" };
@@ -233,6 +234,9 @@ struct Generator<'a> {
     /// writers spell it.
     path: String,
     records: BTreeMap<String, TypedRecord>,
+    /// The struct of each record shape ([`shape_key`]): records of one shape at several paths
+    /// ([`crate::payload::data::schema::unify_records`]) are one struct.
+    shapes: BTreeMap<String, String>,
     /// The structs that hold a string, so have a borrowed twin.
     borrowing: BTreeSet<String>,
 }
@@ -314,12 +318,22 @@ enum Shape {
 }
 
 impl Generator<'_> {
-    /// The struct of a record type named (before uniqueness) `name`; returns its name.
+    /// The struct of a record type named (before uniqueness) `name`, or the struct already
+    /// written for its shape; returns its name. Either way the paths below this one are named.
     fn record(&mut self, ty: &Type, name: String) -> String {
         let Kind::Record(fields) = &ty.kind else {
             unreachable!("record() is called on records")
         };
-        let name = self.types.claim(name);
+        let shape = shape_key(ty);
+        let written = self.shapes.get(&shape).cloned();
+        let name = match &written {
+            Some(name) => name.clone(),
+            None => {
+                let name = self.types.claim(name);
+                self.shapes.insert(shape, name.clone());
+                name
+            }
+        };
         let mut scope = Scope::fields();
         let parent = self.path.len();
         let members: Vec<Member> = fields
@@ -329,7 +343,7 @@ impl Generator<'_> {
                 push_key(&mut self.path, &field.name);
                 let mut rust = self.rust_type(&field.ty, &field.name);
                 self.path.truncate(parent);
-                if field.optional_in(ty) && !matches!(rust, RustType::Optional(_)) {
+                if field.optional() && !matches!(rust, RustType::Optional(_)) {
                     rust = RustType::Optional(Box::new(rust));
                 }
                 let rename = (ident != field.name).then(|| field.name.clone());
@@ -345,7 +359,9 @@ impl Generator<'_> {
             fields: members.iter().map(|member| member.ident.clone()).collect(),
         };
         self.records.insert(self.path.clone(), record);
-        self.struct_of(name.clone(), members, Shape::Record);
+        if written.is_none() {
+            self.struct_of(name.clone(), members, Shape::Record);
+        }
         name
     }
 

@@ -717,7 +717,7 @@ fn to_avro(value: &serde_json::Value, ty: &Type, nullable: bool) -> apache_avro:
             fields
                 .iter()
                 .map(|field| {
-                    let nullable = field.ty.nullable() || field.optional_in(ty);
+                    let nullable = field.ty.nullable() || field.optional();
                     let value = object.get(&field.name).unwrap_or(&Json::Null);
                     (field.name.clone(), to_avro(value, &field.ty, nullable))
                 })

@@ -90,7 +90,7 @@ fn typed_refuses(data: &DataPayload) -> Option<String> {
 fn zero_sized(ty: &Type) -> bool {
     !ty.nullable()
         && matches!(&ty.kind, Kind::Record(fields)
-            if fields.iter().all(|field| !field.optional_in(ty) && zero_sized(&field.ty)))
+            if fields.iter().all(|field| !field.optional() && zero_sized(&field.ty)))
 }
 
 /// The typed arms of a generated payload type (`--typed`, [`super::typed`]).

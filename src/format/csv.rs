@@ -230,7 +230,7 @@ fn flat_fields(record: &Type) -> Result<(), String> {
         let mut path = String::from("$");
         crate::payload::data::read::push_key(&mut path, &field.name);
         match field.ty.kind {
-            Kind::String if field.ty.nullable() || field.optional_in(record) => {
+            Kind::String if field.ty.nullable() || field.optional() => {
                 return Err(format!(
                     "{path}: CSV cannot tell an empty string from null or absent"
                 ));

@@ -256,7 +256,7 @@ fn signature_of(ty: &Type, path: &mut String) -> Result<Signature, String> {
             let mut signatures = Vec::with_capacity(fields.len());
             for field in fields {
                 crate::payload::data::read::push_key(path, &field.name);
-                if field.optional_in(ty) {
+                if field.optional() {
                     return Err(format!(
                         "{path}: absent from some objects (a D-Bus struct has every field)"
                     ));

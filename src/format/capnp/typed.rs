@@ -391,6 +391,10 @@ impl Plan {
         };
         let named = &module.records[path.as_str()];
         let index = self.by_rust[&named.name];
+        // A struct shared by several paths is planned once.
+        if !self.structs[index].fields.is_empty() {
+            return index;
+        }
         let parent = path.len();
         let mut taken = field_scope();
         let mut planned = Vec::new();
@@ -399,7 +403,7 @@ impl Plan {
             let hint = format!("{}{}", self.structs[index].name, upper_first(&field_name(rust)));
             let wire = self.wire(module, &field.ty, &hint, path);
             path.truncate(parent);
-            let optional = optional_value(&field.ty) || field.optional_in(ty);
+            let optional = optional_value(&field.ty) || field.optional();
             planned.push(self.field(&mut taken, rust, wire, optional));
         }
         self.structs[index].fields = planned;

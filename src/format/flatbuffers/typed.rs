@@ -425,6 +425,12 @@ impl Planner<'_> {
             unreachable!("called for records")
         };
         let named = self.records.get(path.as_str());
+        // A struct shared by several paths is one table.
+        if let Some(named) = named
+            && self.tables.iter().any(|table| table.name == named.name)
+        {
+            return Shape::Table(named.name.clone());
+        }
         let index = match named {
             Some(named) => self.push(named.name.clone(), Role::Struct, path),
             None => self.reserve(hint, Role::Struct, path),
@@ -438,7 +444,7 @@ impl Planner<'_> {
                 |named| named.fields[position].clone(),
             );
             push_key(path, &field.name);
-            let optional = field.ty.nullable() || field.optional_in(ty);
+            let optional = field.ty.nullable() || field.optional();
             let hint = format!("{name}{}", names::type_name(&rust));
             let shape = self.shape(&field.ty, optional, &hint, path);
             path.truncate(parent);

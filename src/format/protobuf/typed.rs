@@ -45,6 +45,7 @@ pub fn items(module: &TypedModule) -> TypedItems {
         plan: &plan,
         records: module.records,
         rust: String::new(),
+        converted: std::collections::BTreeSet::new(),
     };
     let record = &data.typed_schema.record;
     let root = plan.root();
@@ -176,6 +177,8 @@ struct Conversions<'a> {
     plan: &'a Plan,
     records: &'a BTreeMap<String, TypedRecord>,
     rust: String,
+    /// The structs whose conversions are written.
+    converted: std::collections::BTreeSet<String>,
 }
 
 impl Conversions<'_> {
@@ -185,6 +188,10 @@ impl Conversions<'_> {
             unreachable!("called for records")
         };
         let named = &self.records[path.as_str()];
+        // A struct shared by several paths converts once.
+        if !self.converted.insert(named.name.clone()) {
+            return named.name.clone();
+        }
         let message = self
             .plan
             .message(&named.name)
@@ -195,7 +202,7 @@ impl Conversions<'_> {
         let mut from = String::new();
         for ((field, rust), planned) in fields.iter().zip(&named.fields).zip(&message.fields) {
             push_key(path, &field.name);
-            let optional = field.ty.nullable() || field.optional_in(ty);
+            let optional = field.ty.nullable() || field.optional();
             let source = format!("value.{rust}");
             let owned = format!("message.{}", field_ident(&planned.name));
             let (to_field, from_field) = self.field_at(&field.ty, optional, planned, &source, &owned, path);

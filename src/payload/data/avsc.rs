@@ -19,7 +19,7 @@ use anyhow::{Result, bail};
 use serde_json::{Value, json};
 
 use super::DataPayload;
-use super::schema::{Kind, Names, Schema, Type, TypedRecord, is_field_name};
+use super::schema::{Kind, Names, Schema, Type, TypedRecord, is_field_name, shape_key};
 
 /// The Avro schema of `payload`, as JSON; an error names a field Avro cannot name.
 pub fn schema(payload: &DataPayload) -> Result<Value> {
@@ -76,6 +76,9 @@ struct Writer {
     typed: bool,
     /// Record names by schema path, where they are given.
     structs: BTreeMap<String, String>,
+    /// The records written, by shape ([`shape_key`]): a record of a shape already written is
+    /// a reference to its name, as Avro names a type once.
+    written: BTreeMap<String, String>,
 }
 
 fn avro_type(ty: &Type, nullable: bool, hint: &str, writer: &mut Writer, path: &mut String) -> Result<Value> {
@@ -120,17 +123,23 @@ fn kind_type(ty: &Type, hint: &str, writer: &mut Writer, path: &mut String) -> R
             json!({"type": "map", "values": values})
         }
         Kind::Record(fields) => {
+            let shape = shape_key(ty);
+            if let Some(name) = writer.written.get(&shape) {
+                path.truncate(parent);
+                return Ok(json!(name));
+            }
             let name = match writer.structs.get(path.as_str()) {
                 Some(name) => name.clone(),
                 None => writer.names.unique(hint),
             };
+            writer.written.insert(shape, name.clone());
             let mut avro_fields = Vec::new();
             for field in fields {
                 super::read::push_key(path, &field.name);
                 if !is_field_name(&field.name) {
                     bail!("{path}: {:?} is not an Avro field name", field.name);
                 }
-                let nullable = field.ty.nullable() || field.optional_in(ty);
+                let nullable = field.ty.nullable() || field.optional();
                 let field_type = avro_type(&field.ty, nullable, &field.name, writer, path)?;
                 let mut avro_field = json!({"name": field.name, "type": field_type});
                 if nullable || field.ty.kind == Kind::Null {

@@ -32,7 +32,7 @@ use super::{PayloadSpec, Shape};
 use crate::UsageError;
 pub use compare::{Difference, Equivalence};
 pub use read::DataFraming;
-pub use schema::{Kind, Overrides, Schema, Type, TypedRecord, UpdateTarget, update_target};
+pub use schema::{Kind, Overrides, Schema, Type, TypedRecord, UpdateTarget, shape_key, update_target};
 
 /// Files larger than this many MiB are refused unless `--max-data-mib` says otherwise.
 pub const DEFAULT_MAX_MIB: u64 = 64;

@@ -265,6 +265,12 @@ impl Planner<'_> {
             unreachable!("called for records")
         };
         let named = self.structs.and_then(|structs| structs.get(path.as_str()));
+        // A struct shared by several paths is one message.
+        if let Some(named) = named
+            && self.messages.iter().any(|message| message.name == named.name)
+        {
+            return Ok(ProtoType::Message(named.name.clone()));
+        }
         let index = match named {
             Some(named) => self.push(named.name.clone(), Role::Record),
             None => self.reserve(hint, Role::Record),
@@ -278,7 +284,7 @@ impl Planner<'_> {
             if self.structs.is_none() && !is_field_name(&field.name) {
                 bail!("{path}: {:?} is not a protobuf field name", field.name);
             }
-            let optional = field.ty.nullable() || field.optional_in(ty);
+            let optional = field.ty.nullable() || field.optional();
             planned.push(self.field(name, number(position), &field.ty, optional, &field.name, path)?);
             path.truncate(parent);
         }

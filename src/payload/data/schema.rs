@@ -7,7 +7,12 @@
 //!
 //! - a key is not a field name as Avro and Protobuf spell them (`[A-Za-z_][A-Za-z0-9_]*`:
 //!   `"138586341"`, `"content-type"`, `"über"`), or
-//! - the objects at that path have more than [`MAX_FIELDS`] distinct keys between them,
+//! - the objects at that path have more than [`MAX_FIELDS`] distinct keys between them, or
+//! - their shape across the file is a dictionary's ([`dictionary`]): at least
+//!   [`MIN_DICTIONARY_KEYS`] distinct keys whose values are of one shape, and either each object
+//!   holds at most a quarter of them (currencies by code, each country having one or two) or the
+//!   keys all look like codes (`eng`, `fra`, … `zho`: one length of at most three letters of one
+//!   case, or one length of hex digits and dashes, ids),
 //!
 //! and `--map PATH` / `--record PATH` force either at a path (`$.events`, `$.items[].tags`,
 //! `$.index.*` for a map's values). Once one object at a path is a map, the path is a map.
@@ -27,6 +32,10 @@ use super::read::push_key;
 
 /// A record with more distinct keys than this is read as a map.
 pub const MAX_FIELDS: usize = 256;
+
+/// The fewest distinct keys a dictionary's shape ([`dictionary`]) makes a map of: a record with
+/// fewer (`x`, `y`, `z`; `min`, `max`, `avg`, `sum`) stays one, as a person would write it.
+pub const MIN_DICTIONARY_KEYS: usize = 8;
 
 /// The type of the values at one path, with how many values were seen there.
 #[derive(Clone, Debug, PartialEq)]
@@ -58,6 +67,9 @@ pub enum Kind {
 pub struct Field {
     pub name: String,
     pub ty: Type,
+    /// The objects of its record that lack it: counted, not derived from its record's count,
+    /// since a record type shared by several paths ([`unify_records`]) sums both over them.
+    pub absent: u64,
 }
 
 impl Type {
@@ -87,9 +99,9 @@ impl Type {
 }
 
 impl Field {
-    /// Whether some of the `parent`'s objects lack the field.
-    pub fn optional_in(&self, parent: &Type) -> bool {
-        self.ty.seen < parent.present()
+    /// Whether some objects of its record lack the field.
+    pub fn optional(&self) -> bool {
+        self.absent > 0
     }
 }
 
@@ -141,6 +153,11 @@ pub enum MapReason {
     Key(String),
     /// The objects there have this many distinct keys.
     ManyKeys(usize),
+    /// `keys` distinct keys with values of one shape, each of the `objects` holding few of them:
+    /// `held` keys in all.
+    Sparse { keys: usize, objects: u64, held: u64 },
+    /// `keys` distinct keys with values of one shape, all looking like codes or ids (`example`).
+    Codes { keys: usize, example: String },
 }
 
 /// A conflict: the path and the kinds seen there.
@@ -187,7 +204,7 @@ pub fn update_target(record: &Type, records: &BTreeMap<String, TypedRecord>) -> 
                     continue;
                 };
                 for (field, rust) in members.iter().zip(&named.fields) {
-                    if field.ty.nullable() || field.optional_in(ty) {
+                    if field.ty.nullable() || field.optional() {
                         continue;
                     }
                     let mut at = path.clone();
@@ -222,6 +239,8 @@ pub struct Schema {
     pub record: Type,
     /// The paths read as maps and why, in the order first decided.
     pub maps: Vec<(String, MapReason)>,
+    /// The paths whose records are one type ([`unify_records`]), each group in path order.
+    pub shared: Vec<Vec<String>>,
 }
 
 impl Schema {
@@ -246,10 +265,13 @@ impl Schema {
             maps: Vec::new(),
             path: String::from("$"),
         };
-        let record = inference.infer_all(records);
+        let mut record = inference.infer_all(records);
+        inference.dictionaries(&mut record);
+        let shared = unify_records(&mut record, overrides);
         Schema {
             record,
             maps: inference.maps,
+            shared,
         }
     }
 
@@ -323,7 +345,7 @@ pub fn first_option(schema: &Schema) -> Option<String> {
     let mut found = None;
     walk(&schema.record, &mut String::from("$"), &mut |path, ty, parent| {
         let optional = parent.is_some_and(|parent| {
-            matches!(&parent.kind, Kind::Record(fields) if fields.iter().any(|field| std::ptr::eq(&field.ty, ty) && field.optional_in(parent)))
+            matches!(&parent.kind, Kind::Record(fields) if fields.iter().any(|field| std::ptr::eq(&field.ty, ty) && field.optional()))
         });
         if found.is_none() && (optional || ty.nullable() || (ty.kind == Kind::Null && ty.seen > 0)) {
             found = Some(path.to_string());
@@ -399,6 +421,296 @@ pub fn branch_of(value: &Value, branches: &[Type]) -> Option<usize> {
         _ => false,
     };
     branches.iter().position(|branch| fits(&branch.kind))
+}
+
+/// Why the record of `fields`, held by `objects` objects, has a dictionary's shape by its keys
+/// alone (the values' one shape is [`one_shape`]'s to say): at least [`MIN_DICTIONARY_KEYS`]
+/// distinct keys, and each object holding at most a quarter of them ([`MapReason::Sparse`]) or
+/// every key looking like a code ([`MapReason::Codes`]).
+pub fn dictionary(objects: u64, fields: &[Field]) -> Option<MapReason> {
+    let keys = fields.len();
+    if keys < MIN_DICTIONARY_KEYS {
+        return None;
+    }
+    let held: u64 = fields.iter().map(|field| field.ty.seen).sum();
+    if objects >= 2 && 4 * held <= keys as u64 * objects {
+        return Some(MapReason::Sparse { keys, objects, held });
+    }
+    let names: Vec<&str> = fields.iter().map(|field| field.name.as_str()).collect();
+    looks_like_codes(&names).then(|| MapReason::Codes {
+        keys,
+        example: names[0].to_string(),
+    })
+}
+
+/// Whether every key is a code or an id: all of one length and either at most three ASCII
+/// letters of one case (`eng`, `AED`, `de`), or digits, or hex digits and dashes (a hash, a
+/// UUID).
+fn looks_like_codes(keys: &[&str]) -> bool {
+    let Some(first) = keys.first() else {
+        return false;
+    };
+    let same_length = keys.iter().all(|key| key.len() == first.len());
+    let all = |test: fn(u8) -> bool| keys.iter().all(|key| key.bytes().all(test));
+    same_length
+        && !first.is_empty()
+        && ((first.len() <= 3
+            && (all(|byte| byte.is_ascii_lowercase()) || all(|byte| byte.is_ascii_uppercase())))
+            || all(|byte| byte.is_ascii_digit())
+            || (first.len() >= 8 && all(|byte| byte.is_ascii_hexdigit() || byte == b'-')))
+}
+
+/// Whether the values of a would-be map are of one shape: no conflict among or inside them, and,
+/// when they are records, each holding at least half of their fields between them (one record
+/// type, not several types side by side).
+fn one_shape(value: &Type) -> bool {
+    let mut conflict = false;
+    walk(value, &mut String::new(), &mut |_, ty, _| {
+        conflict |= matches!(ty.kind, Kind::Union(_));
+    });
+    let filled = match &value.kind {
+        Kind::Record(fields) if !fields.is_empty() => {
+            let held: u64 = fields.iter().map(|field| field.ty.seen).sum();
+            2 * held >= fields.len() as u64 * value.present()
+        }
+        _ => true,
+    };
+    !conflict && filled
+}
+
+/// Makes the records of one set of keys at several paths one type, as a person writes one `User`
+/// for every place a user appears: their kinds merged (a field absent or null at one place is
+/// optional or nullable at all), each place keeping its own count and nulls. Records that would
+/// merge into a conflict (`id` a number here, a string there) are separate types, a record
+/// holding a conflict stays its own, and so does the root record. The counts inside a shared
+/// type are over all its places. Repeated while a merge changes the shape of records inside
+/// others; returns the groups' paths. The generated code and schemas name each shape once
+/// ([`shape_key`]).
+pub fn unify_records(record: &mut Type, overrides: &Overrides) -> Vec<Vec<String>> {
+    let mut groups = Vec::new();
+    for round in 0..8 {
+        let mut nodes = Vec::new();
+        collect_records(record, &mut String::from("$"), &mut nodes);
+        let mut by_keys: BTreeMap<Vec<&str>, Vec<usize>> = BTreeMap::new();
+        for (index, (_, path, ty)) in nodes.iter().enumerate() {
+            let Kind::Record(fields) = &ty.kind else {
+                unreachable!("records only")
+            };
+            if path == "$" {
+                continue;
+            }
+            by_keys
+                .entry(fields.iter().map(|field| field.name.as_str()).collect())
+                .or_default()
+                .push(index);
+        }
+        let mut merged_at: BTreeMap<usize, Kind> = BTreeMap::new();
+        groups.clear();
+        for members in by_keys.values().filter(|members| members.len() > 1) {
+            let mut inference = Inference {
+                overrides,
+                any_key: false,
+                maps: Vec::new(),
+                path: nodes[members[0]].1.clone(),
+            };
+            // Each record joins the first cluster it merges with without a conflict.
+            let mut clusters: Vec<(Type, Vec<usize>)> = Vec::new();
+            for &index in members.iter().filter(|&&index| unions(nodes[index].2) == 0) {
+                let ty = nodes[index].2;
+                let joined = clusters.iter_mut().find_map(|(merged, cluster)| {
+                    let candidate = inference.merge(merged.clone(), ty.clone());
+                    (unions(&candidate) == 0).then(|| {
+                        *merged = candidate;
+                        cluster.push(index);
+                    })
+                });
+                if joined.is_none() {
+                    clusters.push((ty.clone(), vec![index]));
+                }
+            }
+            for (merged, cluster) in clusters.into_iter().filter(|(_, cluster)| cluster.len() > 1) {
+                groups.push(cluster.iter().map(|&index| nodes[index].1.clone()).collect());
+                let shape = shape_key(&merged);
+                // The first round counts each type over all its places; later ones merge again
+                // only where a shape changed (counting twice what was merged before).
+                if round == 0 || cluster.iter().any(|&index| shape_key(nodes[index].2) != shape) {
+                    for &index in &cluster {
+                        merged_at.insert(nodes[index].0, merged.kind.clone());
+                    }
+                }
+            }
+        }
+        if merged_at.is_empty() {
+            break;
+        }
+        replace_records(record, &mut 0, &mut merged_at);
+    }
+    groups
+}
+
+/// Every record of the tree with its preorder number (every type counted, as [`walk`] visits
+/// them) and path, root first.
+fn collect_records<'t>(ty: &'t Type, path: &mut String, out: &mut Vec<(usize, String, &'t Type)>) {
+    fn visit<'t>(
+        ty: &'t Type,
+        path: &mut String,
+        number: &mut usize,
+        out: &mut Vec<(usize, String, &'t Type)>,
+    ) {
+        if matches!(ty.kind, Kind::Record(_)) {
+            out.push((*number, path.clone(), ty));
+        }
+        *number += 1;
+        children(ty, path, number, out);
+    }
+    fn children<'t>(
+        ty: &'t Type,
+        path: &mut String,
+        number: &mut usize,
+        out: &mut Vec<(usize, String, &'t Type)>,
+    ) {
+        let parent = path.len();
+        match &ty.kind {
+            Kind::Array(item) => {
+                path.push_str("[]");
+                visit(item, path, number, out);
+            }
+            Kind::Map(value) => {
+                path.push_str(".*");
+                visit(value, path, number, out);
+            }
+            Kind::Record(fields) => {
+                for field in fields {
+                    super::read::push_key(path, &field.name);
+                    visit(&field.ty, path, number, out);
+                    path.truncate(parent);
+                }
+            }
+            Kind::Union(branches) => {
+                for branch in branches {
+                    children(branch, path, number, out);
+                }
+            }
+            Kind::Null | Kind::Bool | Kind::Int | Kind::Float | Kind::String => {}
+        }
+        path.truncate(parent);
+    }
+    visit(ty, path, &mut 0, out);
+}
+
+/// Puts the merged kinds in place, by preorder number as [`collect_records`] numbered them; a
+/// record replaced whole takes its merged inner records along, so the numbers inside it are
+/// skipped (the next round sees them).
+fn replace_records(ty: &mut Type, number: &mut usize, merged: &mut BTreeMap<usize, Kind>) {
+    let mine = *number;
+    *number += 1;
+    if let Some(kind) = merged.remove(&mine) {
+        *number += count_types(ty) - 1;
+        ty.kind = kind;
+        return;
+    }
+    match &mut ty.kind {
+        Kind::Array(item) | Kind::Map(item) => replace_records(item, number, merged),
+        Kind::Record(fields) => {
+            for field in fields {
+                replace_records(&mut field.ty, number, merged);
+            }
+        }
+        Kind::Union(branches) => {
+            // walk() visits a union's branches' children, not the branches themselves.
+            for branch in branches {
+                replace_children(branch, number, merged);
+            }
+        }
+        Kind::Null | Kind::Bool | Kind::Int | Kind::Float | Kind::String => {}
+    }
+}
+
+/// [`replace_records`] below a union's branch, numbered as [`walk`] numbers its children.
+fn replace_children(ty: &mut Type, number: &mut usize, merged: &mut BTreeMap<usize, Kind>) {
+    match &mut ty.kind {
+        Kind::Array(item) | Kind::Map(item) => replace_records(item, number, merged),
+        Kind::Record(fields) => {
+            for field in fields {
+                replace_records(&mut field.ty, number, merged);
+            }
+        }
+        Kind::Union(branches) => {
+            for branch in branches {
+                replace_children(branch, number, merged);
+            }
+        }
+        Kind::Null | Kind::Bool | Kind::Int | Kind::Float | Kind::String => {}
+    }
+}
+
+/// The types [`walk`] visits in `ty`, itself included.
+fn count_types(ty: &Type) -> usize {
+    let mut count = 0;
+    walk(ty, &mut String::new(), &mut |_, _, _| count += 1);
+    count
+}
+
+/// The conflicts inside `ty`.
+fn unions(ty: &Type) -> usize {
+    let mut count = 0;
+    walk(ty, &mut String::new(), &mut |_, ty, _| {
+        count += usize::from(matches!(ty.kind, Kind::Union(_)));
+    });
+    count
+}
+
+/// What generated code and schemas see of a type, counts aside: kinds, field names, which fields
+/// are optional and which values inside nullable (not whether this place is: that is the
+/// field's). Equal keys are one generated type.
+pub fn shape_key(ty: &Type) -> String {
+    let mut key = String::new();
+    shape_of_kind(&ty.kind, &mut key);
+    key
+}
+
+fn shape(ty: &Type, key: &mut String) {
+    shape_of_kind(&ty.kind, key);
+    if ty.nullable() {
+        key.push('~');
+    }
+}
+
+fn shape_of_kind(kind: &Kind, key: &mut String) {
+    match kind {
+        Kind::Array(item) => {
+            key.push('[');
+            shape(item, key);
+            key.push(']');
+        }
+        Kind::Map(value) => {
+            key.push('{');
+            shape(value, key);
+            key.push('}');
+        }
+        Kind::Record(fields) => {
+            key.push('(');
+            for field in fields {
+                key.push_str(&format!(
+                    "{:?}{}:",
+                    field.name,
+                    if field.optional() { "?" } else { "" }
+                ));
+                shape(&field.ty, key);
+                key.push(',');
+            }
+            key.push(')');
+        }
+        Kind::Union(branches) => {
+            key.push('<');
+            for branch in branches {
+                shape(branch, key);
+                key.push('|');
+            }
+            key.push('>');
+        }
+        kind => key.push_str(kind.name()),
+    }
 }
 
 /// Whether Avro and Protobuf can use `key` as a field name.
@@ -508,6 +820,7 @@ impl Inference<'_> {
                                 Field {
                                     name: name.clone(),
                                     ty,
+                                    absent: 0,
                                 }
                             })
                             .collect(),
@@ -527,6 +840,49 @@ impl Inference<'_> {
             merged = self.merge(merged, one);
         }
         merged
+    }
+
+    /// Makes a map of every record whose shape is a dictionary's ([`dictionary`]), top down (a
+    /// map's values are judged at their own path, `.*`), unless `--record` keeps it.
+    fn dictionaries(&mut self, ty: &mut Type) {
+        if let Kind::Record(fields) = &ty.kind
+            && !self.overrides.records.contains(&self.path)
+            && let Some(reason) = dictionary(ty.present(), fields)
+        {
+            let maps = self.maps.clone();
+            let map = self.record_to_map(fields.clone());
+            if matches!(&map, Kind::Map(value) if one_shape(value)) {
+                self.note_map(reason);
+                ty.kind = map;
+            } else {
+                self.maps = maps;
+            }
+        }
+        let parent = self.path.len();
+        match &mut ty.kind {
+            Kind::Array(item) => {
+                self.path.push_str("[]");
+                self.dictionaries(item);
+            }
+            Kind::Map(value) => {
+                self.path.push_str(".*");
+                self.dictionaries(value);
+            }
+            Kind::Record(fields) => {
+                for field in fields {
+                    super::read::push_key(&mut self.path, &field.name);
+                    self.dictionaries(&mut field.ty);
+                    self.path.truncate(parent);
+                }
+            }
+            Kind::Union(branches) => {
+                for branch in branches {
+                    self.dictionaries(branch);
+                }
+            }
+            Kind::Null | Kind::Bool | Kind::Int | Kind::Float | Kind::String => {}
+        }
+        self.path.truncate(parent);
     }
 
     fn note_map(&mut self, reason: MapReason) {
@@ -559,7 +915,7 @@ impl Inference<'_> {
             }
             (Kind::Map(a), Kind::Map(b)) => Kind::Map(Box::new(self.merge_values(*a, *b))),
             (Kind::Record(a), Kind::Record(b)) => {
-                let fields = self.merge_fields(a, b);
+                let fields = self.merge_fields(a, a_present, b, b_present);
                 let forced_record = self.overrides.records.contains(&self.path);
                 if fields.len() > MAX_FIELDS && !forced_record {
                     self.note_map(MapReason::ManyKeys(fields.len()));
@@ -643,9 +999,9 @@ impl Inference<'_> {
         Kind::Map(Box::new(value))
     }
 
-    /// Both field lists (sorted by name) merged; a field in one only keeps its count, which
-    /// makes it optional in the merged record.
-    fn merge_fields(&mut self, a: Vec<Field>, b: Vec<Field>) -> Vec<Field> {
+    /// Both field lists (sorted by name, of `a_present` and `b_present` objects) merged; a field
+    /// in one only is absent from the other's objects too.
+    fn merge_fields(&mut self, a: Vec<Field>, a_present: u64, b: Vec<Field>, b_present: u64) -> Vec<Field> {
         let mut merged = Vec::with_capacity(a.len().max(b.len()));
         let (mut a, mut b) = (a.into_iter().peekable(), b.into_iter().peekable());
         let parent = self.path.len();
@@ -656,18 +1012,29 @@ impl Inference<'_> {
                     super::read::push_key(&mut self.path, &x.name);
                     let ty = self.merge(x.ty, y.ty);
                     self.path.truncate(parent);
-                    Field { name: x.name, ty }
+                    Field {
+                        name: x.name,
+                        ty,
+                        absent: x.absent + y.absent,
+                    }
                 }
-                (Some(x), Some(y)) if x.name < y.name => a.next().expect("peeked"),
-                (Some(_), Some(_)) => b.next().expect("peeked"),
-                (Some(_), None) => a.next().expect("peeked"),
-                (None, Some(_)) => b.next().expect("peeked"),
+                (Some(x), Some(y)) if x.name < y.name => only(a.next(), b_present),
+                (Some(_), Some(_)) => only(b.next(), a_present),
+                (Some(_), None) => only(a.next(), b_present),
+                (None, Some(_)) => only(b.next(), a_present),
                 (None, None) => break,
             };
             merged.push(field);
         }
         merged
     }
+}
+
+/// A field of one side of a merge only: the other side's `others` objects lack it too.
+fn only(field: Option<Field>, others: u64) -> Field {
+    let mut field = field.expect("peeked");
+    field.absent += others;
+    field
 }
 
 #[cfg(test)]
@@ -766,9 +1133,9 @@ mod tests {
         let schema = infer(json!([{"a": 1, "n": null}, {"n": 2}, {"a": 3, "n": null}]));
         let record = &schema.record;
         let a = field(record, "a");
-        assert!(a.optional_in(record) && !a.ty.nullable());
+        assert!(a.optional() && !a.ty.nullable());
         let n = field(record, "n");
-        assert!(!n.optional_in(record) && n.ty.nullable());
+        assert!(!n.optional() && n.ty.nullable());
         assert_eq!((n.ty.kind.clone(), n.ty.seen, n.ty.nulls), (Kind::Int, 3, 2));
     }
 
@@ -853,7 +1220,7 @@ mod tests {
             panic!("{events:?}")
         };
         let logo = field(event, "logo");
-        assert!(logo.optional_in(event) && logo.ty.nullable());
+        assert!(logo.optional() && logo.ty.nullable());
         assert_eq!(
             forced.maps,
             vec![
@@ -863,6 +1230,172 @@ mod tests {
         );
         assert!(matches!(field(&forced.record, "meta").ty.kind, Kind::Map(_)));
         assert_eq!(field(&forced.record, "über").ty.kind, Kind::Int);
+    }
+
+    /// `count` country-like records: `currencies` keyed by code (one or two of many),
+    /// `translations` keyed by a language code (all 9 in each), `demonyms` (two codes: a record).
+    fn countries(count: usize) -> Vec<Value> {
+        let languages = ["ara", "ces", "deu", "est", "fin", "fra", "hrv", "ita", "jpn"];
+        (0..count)
+            .map(|index| {
+                let code =
+                    |offset: usize| format!("C{}{}", (b'A' + (index + offset) as u8 % 26) as char, index % 7);
+                let mut currencies = serde_json::Map::new();
+                for offset in 0..1 + index % 2 {
+                    currencies.insert(code(offset), json!({"name": "n", "symbol": "$"}));
+                }
+                let translations: serde_json::Map<String, Value> = languages
+                    .iter()
+                    .map(|language| (language.to_string(), json!({"common": "c", "official": "o"})))
+                    .collect();
+                json!({
+                    "cca2": "XY",
+                    "currencies": currencies,
+                    "translations": translations,
+                    "demonyms": {"eng": {"f": "a", "m": "b"}, "fra": {"f": "c", "m": "d"}}
+                })
+            })
+            .collect()
+    }
+
+    #[test]
+    fn dictionaries_are_maps_by_their_shape_across_records_not_by_key_spelling() {
+        for typed in [false, true] {
+            let records = countries(40);
+            let schema = if typed {
+                Schema::infer_typed(&records, &Overrides::default())
+            } else {
+                Schema::infer(&records, &Overrides::default())
+            };
+            let reasons: BTreeMap<&str, &MapReason> = schema
+                .maps
+                .iter()
+                .map(|(path, reason)| (path.as_str(), reason))
+                .collect();
+            assert!(
+                matches!(
+                    reasons["$.currencies"],
+                    MapReason::Sparse {
+                        objects: 40,
+                        held: 60,
+                        ..
+                    }
+                ),
+                "{reasons:?}"
+            );
+            assert!(
+                matches!(reasons["$.translations"], MapReason::Codes { keys: 9, example } if example == "ara"),
+                "{reasons:?}"
+            );
+            assert_eq!(reasons.len(), 2, "{reasons:?}");
+            let Kind::Map(currency) = &field(&schema.record, "currencies").ty.kind else {
+                panic!("currencies is not a map")
+            };
+            assert_eq!(field(currency, "symbol").ty.kind, Kind::String);
+            assert!(matches!(
+                field(&schema.record, "demonyms").ty.kind,
+                Kind::Record(_)
+            ));
+        }
+        // `--record` keeps a dictionary a record.
+        let kept = Schema::infer(
+            &countries(40),
+            &Overrides {
+                maps: Vec::new(),
+                records: vec!["$.translations".into()],
+            },
+        );
+        assert!(matches!(
+            field(&kept.record, "translations").ty.kind,
+            Kind::Record(_)
+        ));
+        assert!(kept.maps.iter().all(|(path, _)| path != "$.translations"));
+    }
+
+    #[test]
+    fn sparse_records_of_mixed_values_or_record_types_stay_records() {
+        // Ten optional fields, two per object, of different kinds: an event with variants.
+        let mixed: Vec<Value> = (0..20)
+            .map(|index| match index % 5 {
+                0 => json!({"a": 1, "b": "s"}),
+                1 => json!({"c": true, "d": 1.5}),
+                2 => json!({"e": [1], "f": "t"}),
+                3 => json!({"g": {"x": 1}, "h": 2}),
+                _ => json!({"i": "u", "j": false}),
+            })
+            .collect();
+        let schema = Schema::infer(&mixed, &Overrides::default());
+        assert!(schema.maps.is_empty(), "{:?}", schema.maps);
+        // Records of several types under code-like keys: not one value shape.
+        let payloads: Vec<Value> = (0..4)
+            .map(|index| {
+                let keys = ["abc", "abd", "abe", "abf", "abg", "abh", "abi", "abj"];
+                let object: serde_json::Map<String, Value> = keys
+                    .iter()
+                    .enumerate()
+                    .map(|(position, key)| (key.to_string(), json!({ format!("f{position}"): index })))
+                    .collect();
+                Value::Object(object)
+            })
+            .collect();
+        let schema = Schema::infer(&payloads, &Overrides::default());
+        assert!(schema.maps.is_empty(), "{:?}", schema.maps);
+        assert!(matches!(schema.record.kind, Kind::Record(_)));
+    }
+
+    #[test]
+    fn records_of_one_set_of_keys_at_several_paths_are_one_type() {
+        let user = |id: i64, email: Value| json!({"id": id, "login": "l", "email": email});
+        let records = json!([
+            {"sender": user(1, json!("a@b")), "issue": {"user": user(2, json!(null)), "assignee": null},
+             "repository": {"owner": {"id": "o3", "login": "l", "email": "c@d"}, "id": "r1"}},
+            {"sender": user(4, json!("e@f")), "issue": {"user": user(5, json!("g@h")), "assignee": user(6, json!("i@j"))},
+             "repository": {"owner": {"id": "o7", "login": "l", "email": "k@l"}, "id": "r2"}}
+        ]);
+        let schema = infer(records);
+        // `owner` has a string id here, so merging it would add a conflict: it stays apart.
+        assert_eq!(
+            schema.shared,
+            vec![vec![
+                "$.issue.assignee".to_string(),
+                "$.issue.user".into(),
+                "$.sender".into()
+            ]]
+        );
+        let at = |path: &[&str]| {
+            let mut ty = &schema.record;
+            for name in path {
+                ty = &field(ty, name).ty;
+            }
+            ty
+        };
+        let (sender, assignee) = (at(&["sender"]), at(&["issue", "assignee"]));
+        // One shape everywhere: the email null under `issue.user` makes it nullable at `sender`
+        // too, while each place keeps whether it is itself null (`assignee` is, `sender` not).
+        assert_eq!(shape_key(sender), shape_key(assignee));
+        assert_eq!(shape_key(sender), shape_key(at(&["issue", "user"])));
+        assert!(field(sender, "email").ty.nullable());
+        assert!(assignee.nullable() && !sender.nullable());
+        assert_ne!(shape_key(sender), shape_key(at(&["repository", "owner"])));
+        // The counts are the type's over its places: 5 users, 1 null email.
+        assert_eq!(
+            (field(sender, "email").ty.seen, field(sender, "email").ty.nulls),
+            (5, 1)
+        );
+        // A field one place lacks is optional in the shared type, and counted absent.
+        let records = json!([{"a": {"x": 1, "y": 2}, "b": {"x": 3, "z": 4}}, {"a": {"x": 5, "y": 6}, "b": {"x": 7, "z": 8}}]);
+        let schema = infer(records);
+        assert!(
+            schema.shared.is_empty(),
+            "different key sets stay apart: {:?}",
+            schema.shared
+        );
+        let records = json!([{"a": {"x": 1, "y": 2}, "b": {"x": 3, "y": 4}}, {"a": {"x": 5}, "b": {"x": 6}}]);
+        let schema = infer(records);
+        assert_eq!(schema.shared, vec![vec!["$.a".to_string(), "$.b".into()]]);
+        let y = field(&field(&schema.record, "b").ty, "y");
+        assert!(y.optional());
+        assert_eq!((y.absent, y.ty.seen), (2, 2));
     }
 
     #[test]

@@ -20,7 +20,13 @@ pub fn text(payload: &DataPayload) -> String {
     );
     let mut lines: Vec<(String, String)> = Vec::new();
     walk(&schema.record, &mut String::from("$"), &mut |path, ty, record| {
-        let absent = record.map(|record| record.present().saturating_sub(ty.seen));
+        let absent = record.and_then(|record| match &record.kind {
+            Kind::Record(fields) => fields
+                .iter()
+                .find(|field| std::ptr::eq(&field.ty, ty))
+                .map(|field| field.absent),
+            _ => None,
+        });
         lines.push((path.to_string(), describe(ty, absent)));
     });
     let width = lines
@@ -40,8 +46,21 @@ pub fn text(payload: &DataPayload) -> String {
             MapReason::Forced => "--map".to_string(),
             MapReason::Key(key) => format!("the key {key:?} is not a field name"),
             MapReason::ManyKeys(count) => format!("{count} distinct keys"),
+            MapReason::Sparse { keys, objects, held } => format!(
+                "{keys} distinct keys of one shape, each object holding few ({held} in {objects} objects)"
+            ),
+            MapReason::Codes { keys, example } => {
+                format!("{keys} distinct keys of one shape, each a code like {example:?}")
+            }
         };
         let _ = writeln!(text, "  {path}: {why}");
+    }
+    text.push_str("\nshared records (one type at several paths; its counts are over all of them):\n");
+    if schema.shared.is_empty() {
+        text.push_str("  none\n");
+    }
+    for paths in &schema.shared {
+        let _ = writeln!(text, "  {}", paths.join(", "));
     }
     text.push_str("\nconflicts (several kinds at one path):\n");
     let conflicts = schema.conflicts();
@@ -124,6 +143,8 @@ mod tests {
              $.v            conflict: int | string\n\
              \n\
              maps (objects whose keys are data, not field names):\n  $.tags: the key \"x-y\" is not a field name\n\
+             \n\
+             shared records (one type at several paths; its counts are over all of them):\n  none\n\
              \n\
              conflicts (several kinds at one path):\n  $.v: int | string\n",
             path.display()
