@@ -535,6 +535,8 @@ impl Arm {
 pub struct Encoder {
     pub id: CodecId,
     pub spec: &'static PayloadSpec,
+    /// Whether it encodes a data payload's generated types (`--typed`), not its value tree.
+    pub typed: bool,
     encode: EncodeOnce,
     round_trip: RoundTripAny,
     check: CheckBytes,
@@ -669,6 +671,7 @@ impl Arm {
             encoder: Encoder {
                 id: codec.clone(),
                 spec,
+                typed: false,
                 encode,
                 round_trip,
                 check,
@@ -970,6 +973,7 @@ impl Arm {
             Encoder {
                 id: codec.clone(),
                 spec,
+                typed: false,
                 encode,
                 // Property tests generate values of the model types, never data.
                 round_trip: Box::new(|_| None),

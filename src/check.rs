@@ -9,7 +9,7 @@ use std::time::Duration;
 use anyhow::{Result, anyhow};
 
 use crate::UsageError;
-use crate::arm::{Encoder, Framing};
+use crate::arm::{Encoder, Framing, Mode};
 use crate::format::Registry;
 
 /// Which codec: everything but the payload may be left to the registry's first match.
@@ -20,22 +20,36 @@ pub struct CodecQuery<'a> {
     pub backend: Option<&'a str>,
     pub variant: Option<&'a str>,
     pub framing: Option<Framing>,
+    /// The data's generated types (`--typed`), not its value tree.
+    pub typed: bool,
 }
 
-/// The first codec of the registry that `query` names; a usage error listing the valid
-/// backends, variants or framings otherwise, or the reason the format cannot carry the payload.
+/// The first codec of the registry that `query` names (with `typed`, of the data's generated
+/// types, never its value tree); a usage error listing the valid backends, variants or framings
+/// otherwise, or the reason the format cannot carry the payload (typed: its typed reason).
 pub fn encoder<'r>(registry: &'r Registry, query: &CodecQuery) -> Result<&'r Encoder> {
     let CodecQuery { format, payload, .. } = *query;
     let candidates: Vec<&Encoder> = registry
         .encoders
         .iter()
+        .chain(&registry.shadowed_typed)
+        .filter(|encoder| encoder.typed == query.typed)
         .filter(|encoder| encoder.id.format == format && encoder.id.payload == payload)
         .collect();
     if candidates.is_empty() {
-        let reason = registry
-            .unsupported
+        // Typed: the typed reason (a build without flatc, say) before the value tree's.
+        let modes = if query.typed {
+            vec![Some(Mode::Typed), None]
+        } else {
+            vec![None, Some(Mode::Dynamic)]
+        };
+        let reason = modes
             .iter()
-            .find(|unsupported| unsupported.format == format && unsupported.payload == payload)
+            .find_map(|&mode| {
+                registry.unsupported.iter().find(|unsupported| {
+                    unsupported.mode == mode && unsupported.format == format && unsupported.payload == payload
+                })
+            })
             .map_or("no such codec (see `serbench list`)".to_string(), |unsupported| {
                 unsupported.reason.clone()
             });

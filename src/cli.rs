@@ -571,6 +571,7 @@ impl CodecArgs {
             backend: self.backend.as_deref(),
             variant: self.variant.as_deref(),
             framing: self.framing,
+            typed: self.data.typed,
         }
     }
 }

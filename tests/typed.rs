@@ -461,6 +461,67 @@ fn typed_data_is_generated_built_once_and_measured_beside_the_dynamic_arms() {
 }
 
 /// `CARGO` replaced by a script: the typed build's failures without a real build.
+/// `dump --typed` and `check --typed` use the generated types' codec, not the value tree's that
+/// shares its name, and a built binary of every format serves them without another build.
+#[test]
+fn typed_dump_and_check_speak_typed_and_reuse_the_build_of_every_format() {
+    if skipped_without_typed_build() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let file = dir.path().join("orders.ndjson");
+    std::fs::write(&file, orders()).unwrap();
+    let data = ["--data", file.to_str().unwrap()];
+    let listed = serbench(&cache, &[&["list", "--typed"], &data[..]].concat());
+    assert!(listed.status.success(), "{}", with_build_log(&listed));
+    assert!(stderr(&listed).contains("building"), "{}", stderr(&listed));
+    let json = ["--format", "json", "--framing", "ndjson"];
+    let typed = serbench(&cache, &[&["dump", "--typed"], &json[..], &data[..]].concat());
+    assert!(typed.status.success(), "{}", stderr(&typed));
+    assert!(
+        !stderr(&typed).contains("building"),
+        "built again: {}",
+        stderr(&typed)
+    );
+    let dynamic = serbench(&cache, &[&["dump"], &json[..], &data[..]].concat());
+    assert!(dynamic.status.success(), "{}", stderr(&dynamic));
+    // The generated struct writes the optional `notes` as null where a record lacks it; the value
+    // tree writes the record as the file holds it.
+    let (typed_text, dynamic_text) = (
+        String::from_utf8(typed.stdout.clone()).unwrap(),
+        String::from_utf8(dynamic.stdout.clone()).unwrap(),
+    );
+    assert!(typed_text.contains(r#""notes":null"#), "{typed_text}");
+    assert!(!dynamic_text.contains(r#""notes":null"#), "{dynamic_text}");
+    let bytes = dir.path().join("typed.ndjson");
+    std::fs::write(&bytes, &typed.stdout).unwrap();
+    let check = |typed: &[&str]| {
+        serbench(
+            &cache,
+            &[
+                &["check"],
+                typed,
+                &json[..],
+                &data[..],
+                &[bytes.to_str().unwrap()],
+            ]
+            .concat(),
+        )
+    };
+    let checked = check(&["--typed"]);
+    assert!(checked.status.success(), "{}", stderr(&checked));
+    assert!(
+        !stderr(&checked).contains("building"),
+        "built again: {}",
+        stderr(&checked)
+    );
+    // The value tree's check holds these bytes to the file's own shape, absent `notes` and all.
+    let strict = check(&[]);
+    assert_eq!(strict.status.code(), Some(1), "{}", stderr(&strict));
+    assert!(stderr(&strict).contains("notes"), "{}", stderr(&strict));
+}
+
 fn fake_cargo(dir: &Path, body: &str) -> String {
     let path = dir.join("fake-cargo");
     std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();

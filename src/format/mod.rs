@@ -314,7 +314,12 @@ pub struct Unsupported {
 #[derive(Default)]
 pub struct Registry {
     pub arms: Vec<Arm>,
+    /// One per codec (sizes.csv's rows): where a data payload's value tree and its generated
+    /// types (`--typed`) share a codec, the value tree's.
     pub encoders: Vec<Encoder>,
+    /// The typed encoders of the codecs `encoders` holds a value tree's encoder for: `dump
+    /// --typed` and `check --typed` use them ([`Encoder::typed`] marks the others).
+    pub shadowed_typed: Vec<Encoder>,
     pub decoders: Vec<Decoder>,
     pub unsupported: Vec<Unsupported>,
     /// The data payloads (`--data`) after the built-in ones, and the request that read them,
@@ -499,7 +504,11 @@ impl Registry {
         self.arms.extend(arms);
         // sizes.csv has one row per codec: where the data's value tree already wrote this codec's
         // bytes, the typed arms' own encoded size is in their results rows.
-        if !(self.typed_data && self.encoders.iter().any(|known| known.id == encoder.id)) {
+        let mut encoder = encoder;
+        encoder.typed = self.typed_data;
+        if self.typed_data && self.encoders.iter().any(|known| known.id == encoder.id) {
+            self.shadowed_typed.push(encoder);
+        } else {
             self.encoders.push(encoder);
         }
         self.decoders.push(decoder);

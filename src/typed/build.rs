@@ -52,6 +52,8 @@ pub fn run_typed(request: &Request, formats: &[String]) -> Result<()> {
 }
 
 /// The path of the typed binary for the data of `request`, built first when the cache has none.
+/// A built binary of every format serves a command naming a few (`--format`, `dump`, `check`);
+/// otherwise only the formats named are built.
 pub fn typed_binary(request: &Request, formats: &[String]) -> Result<PathBuf> {
     let payloads = data::load(request)?;
     let source = super::source_dir();
@@ -61,15 +63,25 @@ pub fn typed_binary(request: &Request, formats: &[String]) -> Result<PathBuf> {
             source.display()
         )));
     }
-    let generated = super::generate(&payloads, formats, &source);
     let typed = crate::files::cache_root()?.child("typed")?;
-    let key = crate::codegen::key_of(&[&generated.key, &build_stamp()]);
-    // A binary in place is whole: it is renamed in only once built.
-    if let Some(folder) = typed.existing_child(&key)?
-        && folder.existing_file(BINARY)?.is_some()
+    let built = |generated: &super::Crate| -> Result<Option<PathBuf>> {
+        let key = crate::codegen::key_of(&[&generated.key, &build_stamp()]);
+        // A binary in place is whole: it is renamed in only once built.
+        match typed.existing_child(&key)? {
+            Some(folder) if folder.existing_file(BINARY)?.is_some() => Ok(Some(folder.join(BINARY))),
+            _ => Ok(None),
+        }
+    };
+    if !formats.is_empty()
+        && let Some(binary) = built(&super::generate(&payloads, &[], &source))?
     {
-        return Ok(folder.join(BINARY));
+        return Ok(binary);
     }
+    let generated = super::generate(&payloads, formats, &source);
+    if let Some(binary) = built(&generated)? {
+        return Ok(binary);
+    }
+    let key = crate::codegen::key_of(&[&generated.key, &build_stamp()]);
     // Refused before anything is made: a build the machine's memory cannot hold.
     let size = super::check_size(&generated)?;
     let folder = typed.child(&key)?;
