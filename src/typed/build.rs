@@ -83,7 +83,8 @@ pub fn typed_binary(request: &Request, formats: &[String]) -> Result<PathBuf> {
     }
     let key = crate::codegen::key_of(&[&generated.key, &build_stamp()]);
     // Refused before anything is made: a build the machine's memory cannot hold.
-    let size = super::check_size(&generated)?;
+    let compiled = library_marker();
+    let size = super::check_size(&generated, typed.existing_file(&compiled)?.is_none())?;
     let folder = typed.child(&key)?;
     // One build per key folder: a second command on the same schema waits, then finds the binary.
     let _lock = folder.lock(LOCK, || {
@@ -132,6 +133,7 @@ pub fn typed_binary(request: &Request, formats: &[String]) -> Result<PathBuf> {
     })();
     copied.with_context(|| format!("cannot copy {} to {}", built.display(), folder.path().display()))?;
     folder.rename(&partial, BINARY)?;
+    typed.rewrite_file(&compiled, 0o600)?;
     eprintln!(
         "serbench: built the typed crate in {:.1} s",
         started.elapsed().as_secs_f64()
@@ -152,6 +154,21 @@ fn remove_leftovers(folder: &PrivateDir) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The name of the file in the typed cache that says a typed crate was built by this serbench
+/// build into its target folder, so serbench's library is compiled there as a dependency and the
+/// next typed build is quicker: the estimate before a build says which.
+fn library_marker() -> String {
+    let built = built_in();
+    let parts = [
+        build_stamp(),
+        format!("{:?}", built.target_dir),
+        built.profile,
+        format!("{:?}", built.triple),
+    ];
+    let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
+    format!("library-{}", crate::codegen::key_of(&parts))
 }
 
 /// This binary's size and modification time: a rebuilt serbench (whose source the typed crate

@@ -319,6 +319,41 @@ const ESTIMATE_POWER: f64 = 2.6;
 /// The release profile (fat LTO, one codegen unit, opt-level 3) over the debug one: assumed, not
 /// measured on a wide record (docs/your-data.md says why this factor).
 const RELEASE_FACTOR: f64 = 3.0;
+/// The peak memory of a release typed build, bytes: its fat-LTO link, whose code is mostly
+/// serbench's arms instantiated on the generated types once per format, fitted to three builds
+/// here (docs/your-data.md, "Cost here"). A release estimate is never below it.
+const RELEASE_LINK: Linear = Linear {
+    base: 0.6e9,
+    per_format: 0.37e9,
+    per_line: 0.43e6,
+};
+/// A typed build's wall time on a 2-core machine, seconds, in the release and the debug profile,
+/// fitted to the builds measured there; the first typed crate of a serbench build also compiles
+/// serbench's library once more, as its dependency (`LIBRARY_SECONDS`, release and debug).
+const RELEASE_SECONDS: Linear = Linear {
+    base: 10.0,
+    per_format: 19.0,
+    per_line: 0.088,
+};
+const DEBUG_SECONDS: Linear = Linear {
+    base: 10.0,
+    per_format: 0.0,
+    per_line: 0.005,
+};
+const LIBRARY_SECONDS: (f64, f64) = (300.0, 25.0);
+
+/// `base + per_format * formats + per_line * lines` of a generated crate.
+struct Linear {
+    base: f64,
+    per_format: f64,
+    per_line: f64,
+}
+
+impl Linear {
+    fn at(&self, size: &Size) -> f64 {
+        self.base + self.per_format * size.formats as f64 + self.per_line * size.lines as f64
+    }
+}
 
 impl Size {
     fn add(&mut self, data: &DataPayload, module: &rust::Module, formats: usize) {
@@ -341,21 +376,39 @@ impl Size {
     /// profile.
     pub fn estimate(&self, release: bool) -> u64 {
         let debug = ESTIMATE_BASE + ESTIMATE_SCALE * self.load;
-        (if release { debug * RELEASE_FACTOR } else { debug }) as u64
+        (if release {
+            (debug * RELEASE_FACTOR).max(RELEASE_LINK.at(self))
+        } else {
+            debug
+        }) as u64
     }
 
     /// The line said before the build, or the refusal (exit 2) of a build whose estimate exceeds
-    /// `available` bytes (`None`: unknown, never refused).
-    pub fn check(&self, release: bool, available: Option<u64>) -> Result<String> {
+    /// `available` bytes (`None`: unknown, never refused). `first`: no typed crate was built yet
+    /// by this serbench build, so its library is compiled once more.
+    pub fn check(&self, release: bool, available: Option<u64>, first: bool) -> Result<String> {
         let estimate = self.estimate(release);
         let profile = if release { "release" } else { "debug" };
+        let (build, library) = if release {
+            (&RELEASE_SECONDS, LIBRARY_SECONDS.0)
+        } else {
+            (&DEBUG_SECONDS, LIBRARY_SECONDS.1)
+        };
+        let seconds = build.at(self) + if first { library } else { 0.0 };
+        let minutes = (seconds / 60.0).ceil();
         let line = format!(
-            "generating {} types, ~{} lines for {} formats ({} fields x formats; rustc needs ~{}, {profile})",
+            "generating {} types, ~{} lines for {} formats ({} fields x formats; rustc needs ~{}, {profile}); \
+             building, about {minutes} min on 2 cores{}",
             self.types,
             self.lines,
             self.formats,
             self.field_formats,
-            gigabytes(estimate)
+            gigabytes(estimate),
+            if first {
+                " (serbench's library is compiled once more, for this first typed crate)"
+            } else {
+                ""
+            }
         );
         let Some(available) = available.filter(|available| estimate > *available) else {
             return Ok(line);
@@ -404,8 +457,10 @@ fn available_memory() -> Option<u64> {
 
 /// Before a typed build: refuses (exit 2) a crate whose estimated compilation would not fit the
 /// memory available, in this binary's profile (the build's); else the line that announces it.
-pub fn check_size(generated: &Crate) -> Result<String> {
-    generated.size.check(!cfg!(debug_assertions), available_memory())
+pub fn check_size(generated: &Crate, first: bool) -> Result<String> {
+    generated
+        .size
+        .check(!cfg!(debug_assertions), available_memory(), first)
 }
 
 /// The cache key of a crate: every byte of every file it holds (path and text) and serbench's
@@ -931,7 +986,7 @@ mod tests {
             Some(("data:wide".to_string(), "$".to_string(), 5000))
         );
         let gb = 1_000_000_000;
-        let error = generated.size.check(false, Some(8 * gb)).unwrap_err();
+        let error = generated.size.check(false, Some(8 * gb), true).unwrap_err();
         assert!(error.downcast_ref::<UsageError>().is_some(), "{error}");
         let message = error.to_string();
         assert!(!message.contains('\n'), "{message}");
@@ -945,11 +1000,22 @@ mod tests {
         }
         assert!(generated.size.estimate(false) > 8 * gb);
         assert!(generated.size.estimate(true) > generated.size.estimate(false));
-        assert!(generated.size.check(false, None).is_ok());
+        assert!(generated.size.check(false, None, false).is_ok());
         let small = generate(&[data("{\"a\": 1}\n")], &formats, Path::new("/src"));
-        let line = small.size.check(true, Some(8 * gb)).unwrap();
+        let line = small.size.check(true, Some(8 * gb), true).unwrap();
         assert!(line.starts_with("generating 1 types, ~"), "{line}");
         assert!(line.contains("lines for 2 formats"), "{line}");
+        // A release build links serbench whole with fat LTO: never estimated below that link,
+        // and refused where even it cannot fit.
+        let link = RELEASE_LINK.at(&small.size);
+        assert!(link > 1.3e9 && small.size.estimate(true) == link as u64, "{line}");
+        assert!(line.contains("compiled once more"), "{line}");
+        let later = small.size.check(false, None, false).unwrap();
+        assert!(
+            !later.contains("compiled once more") && later.contains("about 1 min"),
+            "{later}"
+        );
+        assert!(small.size.check(true, Some(gb), false).is_err());
     }
 
     proptest::proptest! {
