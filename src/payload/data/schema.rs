@@ -609,24 +609,11 @@ fn replace_records(ty: &mut Type, number: &mut usize, merged: &mut BTreeMap<usiz
         ty.kind = kind;
         return;
     }
-    match &mut ty.kind {
-        Kind::Array(item) | Kind::Map(item) => replace_records(item, number, merged),
-        Kind::Record(fields) => {
-            for field in fields {
-                replace_records(&mut field.ty, number, merged);
-            }
-        }
-        Kind::Union(branches) => {
-            // walk() visits a union's branches' children, not the branches themselves.
-            for branch in branches {
-                replace_children(branch, number, merged);
-            }
-        }
-        Kind::Null | Kind::Bool | Kind::Int | Kind::Float | Kind::String => {}
-    }
+    replace_children(ty, number, merged);
 }
 
-/// [`replace_records`] below a union's branch, numbered as [`walk`] numbers its children.
+/// [`replace_records`] below `ty`, numbered as [`walk`] numbers its children (a union's branches
+/// are not numbered, their children are).
 fn replace_children(ty: &mut Type, number: &mut usize, merged: &mut BTreeMap<usize, Kind>) {
     match &mut ty.kind {
         Kind::Array(item) | Kind::Map(item) => replace_records(item, number, merged),
