@@ -323,17 +323,17 @@ const RELEASE_FACTOR: f64 = 3.0;
 /// serbench's arms instantiated on the generated types once per format, fitted to three builds
 /// here (docs/your-data.md, "Cost here"). A release estimate is never below it.
 const RELEASE_LINK: Linear = Linear {
-    base: 0.6e9,
-    per_format: 0.37e9,
-    per_line: 0.43e6,
+    base: 0.0,
+    per_format: 0.42e9,
+    per_line: 0.42e6,
 };
 /// A typed build's wall time on a 2-core machine, seconds, in the release and the debug profile,
 /// fitted to the builds measured there; the first typed crate of a serbench build also compiles
 /// serbench's library once more, as its dependency (`LIBRARY_SECONDS`, release and debug).
 const RELEASE_SECONDS: Linear = Linear {
-    base: 10.0,
-    per_format: 19.0,
-    per_line: 0.088,
+    base: 0.0,
+    per_format: 22.0,
+    per_line: 0.085,
 };
 const DEBUG_SECONDS: Linear = Linear {
     base: 10.0,
@@ -1008,7 +1008,14 @@ mod tests {
         // A release build links serbench whole with fat LTO: never estimated below that link,
         // and refused where even it cannot fit.
         let link = RELEASE_LINK.at(&small.size);
-        assert!(link > 1.3e9 && small.size.estimate(true) == link as u64, "{line}");
+        assert!(link > 0.8e9 && small.size.estimate(true) >= link as u64, "{line}");
+        // countries.json's crate: 14 formats, 2,255 lines, its link measured at 6.8 GB.
+        let countries = Size {
+            formats: 14,
+            lines: 2255,
+            ..small.size.clone()
+        };
+        assert_eq!(gigabytes(countries.estimate(true)), "6.8 GB");
         assert!(line.contains("compiled once more"), "{line}");
         let later = small.size.check(false, None, false).unwrap();
         assert!(
