@@ -16,6 +16,7 @@
 //!
 //! and `--map PATH` / `--record PATH` force either at a path (`$.events`, `$.items[].tags`,
 //! `$.index.*` for a map's values). Once one object at a path is a map, the path is a map.
+//! Records with the same keys at several paths are then one type ([`unify_records`]).
 //!
 //! Nulls are counted, not typed: a field that is null in some records is *nullable*, one that
 //! some records lack is *optional*, and a path that only ever held null (or an empty array's
