@@ -726,7 +726,13 @@ pub fn main() -> ExitCode {
     let outcome = match cli.command.data_request() {
         // The plain binary hands a `--typed` command to the binary built for the data's types.
         request if request.typed && !crate::typed::hook::installed() => {
-            crate::typed::build::run_typed(&request, &cli.command.typed_formats())
+            match cli.command.built_in_payloads().first() {
+                Some(payload) => Err(UsageError::error(format!(
+                    "--typed measures the --data files only (its binary holds no built-in payload): \
+                     measure --payload {payload} in a command without --typed"
+                ))),
+                None => crate::typed::build::run_typed(&request, &cli.command.typed_formats()),
+            }
         }
         _ => execute(cli.command),
     };
@@ -995,6 +1001,25 @@ impl Command {
             Command::Check(args) => vec![args.format.clone()],
             _ => Vec::new(),
         }
+    }
+
+    /// The built-in payloads the command names (`--payload`), which the typed binary does not
+    /// hold (it is built with the feature `data-only`, [`crate::payload::visit_all`]).
+    fn built_in_payloads(&self) -> Vec<String> {
+        let named: Vec<String> = match self {
+            Command::List(ListArgs { select, .. })
+            | Command::Run(RunArgs { select, .. })
+            | Command::Sizes(SizesArgs { select, .. })
+            | Command::Selfcheck(SelfcheckArgs { select, .. }) => select.payloads.clone(),
+            Command::Vs(args) => vec![args.payload.clone()],
+            Command::Dump(args) => args.codec.payload.iter().cloned().collect(),
+            Command::Check(args) => args.codec.payload.iter().cloned().collect(),
+            _ => Vec::new(),
+        };
+        named
+            .into_iter()
+            .filter(|name| !name.starts_with("data:"))
+            .collect()
     }
 }
 

@@ -476,6 +476,21 @@ fn typed_dump_and_check_speak_typed_and_reuse_the_build_of_every_format() {
     let listed = serbench(&cache, &[&["list", "--typed"], &data[..]].concat());
     assert!(listed.status.success(), "{}", with_build_log(&listed));
     assert!(stderr(&listed).contains("building"), "{}", stderr(&listed));
+    // The typed binary holds the data's arms alone (feature `data-only`): the built-in payloads
+    // the plain serbench lists are not in it.
+    let builds: Vec<_> = std::fs::read_dir(cache.join("typed"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path().join("serbench-typed"))
+        .filter(|binary| binary.is_file())
+        .collect();
+    assert_eq!(builds.len(), 1, "{builds:?}");
+    let order = ["list", "--payload", "order", "--format", "json"];
+    let plain = serbench(&cache, &order);
+    assert!(plain.status.success(), "{}", stderr(&plain));
+    assert!(String::from_utf8_lossy(&plain.stdout).contains("order"));
+    let in_typed = Command::new(&builds[0]).args(order).output().unwrap();
+    assert_eq!(in_typed.status.code(), Some(2), "{}", stderr(&in_typed));
+    assert!(stderr(&in_typed).contains("'order'"), "{}", stderr(&in_typed));
     let json = ["--format", "json", "--framing", "ndjson"];
     let typed = serbench(&cache, &[&["dump", "--typed"], &json[..], &data[..]].concat());
     assert!(typed.status.success(), "{}", stderr(&typed));
@@ -716,17 +731,46 @@ fn the_generated_types_encode_the_corpora_as_the_hand_written_ones_do() {
     }
     let dir = tempfile::tempdir().unwrap();
     let cache = dir.path().join("cache");
-    let out = dir.path().join("out");
-    let mut args = vec!["run", "--profile", "smoke", "--typed", "--op", "encode"];
-    args.extend(["--data", "corpus:citm_catalog", "--data", "corpus:twitter"]);
-    args.extend(["--payload", "citm_catalog", "--payload", "twitter"]);
-    for format in ["json", "bson", "cbor", "msgpack"] {
-        args.extend(["--format", format]);
+    let formats = [
+        "--format", "json", "--format", "bson", "--format", "cbor", "--format", "msgpack",
+    ];
+    let corpora = ["--payload", "citm_catalog", "--payload", "twitter"];
+    // The typed binary holds the data's arms alone: the hand-written types are measured by
+    // serbench itself, and a typed command naming them is refused before anything is built.
+    let mut args = vec!["run", "--profile", "smoke", "--op", "encode"];
+    args.extend(formats);
+    let typed_args = [
+        "--typed",
+        "--data",
+        "corpus:citm_catalog",
+        "--data",
+        "corpus:twitter",
+    ];
+    let mixed: Vec<&str> = args.iter().chain(&typed_args).chain(&corpora).copied().collect();
+    let refused = serbench(&cache, &mixed);
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains("measure --payload citm_catalog in a command without --typed"),
+        "{}",
+        stderr(&refused)
+    );
+    assert!(
+        !cache.join("typed").exists(),
+        "nothing is built for a refused command"
+    );
+    let mut rows = Vec::new();
+    for (name, extra) in [("typed", &typed_args[..]), ("hand-written", &corpora[..])] {
+        let out = dir.path().join(name);
+        let command: Vec<&str> = args
+            .iter()
+            .chain(extra)
+            .chain(&["--out", out.to_str().unwrap()])
+            .copied()
+            .collect();
+        let run = serbench(&cache, &command);
+        assert!(run.status.success(), "{name}: {}", with_build_log(&run));
+        rows.extend(self::rows(&out.join("results.csv")));
     }
-    args.extend(["--out", out.to_str().unwrap()]);
-    let run = serbench(&cache, &args);
-    assert!(run.status.success(), "{}", with_build_log(&run));
-    let rows = rows(&out.join("results.csv"));
     let size = |payload: &str, codec: &str| -> i64 {
         let found: Vec<i64> = rows
             .iter()

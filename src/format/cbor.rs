@@ -420,7 +420,10 @@ mod tests {
         }
         let mut compare = Compare(Vec::new());
         visit_all(&mut compare);
-        let corpora = crate::payload::corpus_specs().map(|spec| spec.name);
+        let corpora = crate::payload::corpus_specs()
+            .into_iter()
+            .map(|spec| spec.name)
+            .collect::<Vec<_>>();
         assert_eq!(
             compare.0,
             crate::payload::specs()

@@ -223,12 +223,16 @@ impl<V> BorrowedVisitor for V where
 
 /// The payloads of [`visit_all`] that have a [`Borrowed`] type (those whose strings are most
 /// of their data), in the same order.
+#[cfg_attr(feature = "data-only", allow(unused_variables))]
 pub fn visit_borrowed(visitor: &mut impl BorrowedVisitor) {
-    visitor.borrowed(&readings::READINGS);
-    visitor.borrowed(&order::ORDER);
-    visitor.borrowed(&telemetry::TELEMETRY);
-    visitor.borrowed(&collections::VEC_SMALL);
-    visitor.borrowed(&collections::VEC_BIG);
+    #[cfg(not(feature = "data-only"))]
+    {
+        visitor.borrowed(&readings::READINGS);
+        visitor.borrowed(&order::ORDER);
+        visitor.borrowed(&telemetry::TELEMETRY);
+        visitor.borrowed(&collections::VEC_SMALL);
+        visitor.borrowed(&collections::VEC_BIG);
+    }
 }
 
 /// The specs of [`visit_borrowed`]'s payloads: a format without a borrowed decode lists each
@@ -320,30 +324,47 @@ pub trait BatchVisitor: VisitBatch<Readings> + VisitBatch<Items> {}
 
 impl<V> BatchVisitor for V where V: VisitBatch<Readings> + VisitBatch<Items> {}
 
-/// The one list of payloads, in the order reports show them.
+/// The one list of payloads, in the order reports show them. A build with the feature
+/// `data-only` (the typed binary's) has none, nor corpora: it holds the arms of its data alone.
+#[cfg_attr(feature = "data-only", allow(unused_variables))]
 pub fn visit_all(visitor: &mut impl Visitor) {
-    visitor.payload(&readings::READINGS);
-    visitor.payload(&order::ORDER);
-    visitor.payload(&telemetry::TELEMETRY);
-    visitor.payload(&checkout::CHECKOUT_REQUEST);
-    visitor.payload(&checkout::CHECKOUT_RESPONSE);
-    visitor.payload(&collections::MAP_SMALL);
-    visitor.payload(&collections::MAP_BIG);
-    visitor.payload(&collections::VEC_SMALL);
-    visitor.payload(&collections::VEC_BIG);
+    #[cfg(not(feature = "data-only"))]
+    {
+        visitor.payload(&readings::READINGS);
+        visitor.payload(&order::ORDER);
+        visitor.payload(&telemetry::TELEMETRY);
+        visitor.payload(&checkout::CHECKOUT_REQUEST);
+        visitor.payload(&checkout::CHECKOUT_RESPONSE);
+        visitor.payload(&collections::MAP_SMALL);
+        visitor.payload(&collections::MAP_BIG);
+        visitor.payload(&collections::VEC_SMALL);
+        visitor.payload(&collections::VEC_BIG);
+    }
 }
 
 /// The public JSON corpora in Rust types ([`corpora`]), after [`visit_all`]'s payloads. They are
 /// visited on their own so that a format whose bounds they do not meet (no schema or derive for
 /// them) still compiles; such a format lists them unsupported ([`corpus_specs`]) with its reason.
+#[cfg_attr(feature = "data-only", allow(unused_variables))]
 pub fn visit_corpora(visitor: &mut impl CorpusVisitor) {
-    visitor.payload(&corpora::TWITTER);
-    visitor.payload(&corpora::CITM_CATALOG);
+    #[cfg(not(feature = "data-only"))]
+    {
+        visitor.payload(&corpora::TWITTER);
+        visitor.payload(&corpora::CITM_CATALOG);
+    }
 }
 
 /// The specs of [`visit_corpora`]'s payloads.
-pub fn corpus_specs() -> [&'static PayloadSpec; 2] {
-    [corpora::TWITTER.spec, corpora::CITM_CATALOG.spec]
+pub fn corpus_specs() -> Vec<&'static PayloadSpec> {
+    struct Specs(Vec<&'static PayloadSpec>);
+    impl<P: Model> Visit<P> for Specs {
+        fn payload(&mut self, payload: &Payload<P>) {
+            self.0.push(payload.spec);
+        }
+    }
+    let mut specs = Specs(Vec::new());
+    visit_corpora(&mut specs);
+    specs.0
 }
 
 /// Every payload of [`visit_all`] and [`visit_corpora`].
@@ -353,10 +374,14 @@ fn visit_every(visitor: &mut (impl Visitor + CorpusVisitor)) {
 }
 
 /// The payloads of [`visit_all`] whose shape is [`Shape::Batch`], in the same order.
+#[cfg_attr(feature = "data-only", allow(unused_variables))]
 pub fn visit_batches(visitor: &mut impl BatchVisitor) {
-    visitor.batch(&readings::READINGS);
-    visitor.batch(&collections::VEC_SMALL);
-    visitor.batch(&collections::VEC_BIG);
+    #[cfg(not(feature = "data-only"))]
+    {
+        visitor.batch(&readings::READINGS);
+        visitor.batch(&collections::VEC_SMALL);
+        visitor.batch(&collections::VEC_BIG);
+    }
 }
 
 /// The position of the payload `name` in the payload list, the order of every table; a payload

@@ -64,26 +64,26 @@ pub fn typed_binary(request: &Request, formats: &[String]) -> Result<PathBuf> {
         )));
     }
     let typed = crate::files::cache_root()?.child("typed")?;
-    let built = |generated: &super::Crate| -> Result<Option<PathBuf>> {
-        let key = crate::codegen::key_of(&[&generated.key, &build_stamp()]);
+    let key = |generated: &super::Crate| crate::codegen::key_of(&[&generated.key, &build_stamp()]);
+    let built = |key: &str| -> Result<Option<PathBuf>> {
         // A binary in place is whole: it is renamed in only once built.
-        match typed.existing_child(&key)? {
+        match typed.existing_child(key)? {
             Some(folder) if folder.existing_file(BINARY)?.is_some() => Ok(Some(folder.join(BINARY))),
             _ => Ok(None),
         }
     };
     if !formats.is_empty()
-        && let Some(binary) = built(&super::generate(&payloads, &[], &source))?
+        && let Some(binary) = built(&key(&super::generate(&payloads, &[], &source)))?
     {
         return Ok(binary);
     }
     let generated = super::generate(&payloads, formats, &source);
-    if let Some(binary) = built(&generated)? {
+    let key = key(&generated);
+    if let Some(binary) = built(&key)? {
         return Ok(binary);
     }
-    let key = crate::codegen::key_of(&[&generated.key, &build_stamp()]);
     // Refused before anything is made: a build the machine's memory cannot hold.
-    let compiled = library_marker();
+    let compiled = library_marker(&generated.features);
     let size = super::check_size(&generated, typed.existing_file(&compiled)?.is_none())?;
     let folder = typed.child(&key)?;
     // One build per key folder: a second command on the same schema waits, then finds the binary.
@@ -156,13 +156,15 @@ fn remove_leftovers(folder: &PrivateDir) -> Result<()> {
     Ok(())
 }
 
-/// The name of the file in the typed cache that says a typed crate was built by this serbench
-/// build into its target folder, so serbench's library is compiled there as a dependency and the
-/// next typed build is quicker: the estimate before a build says which.
-fn library_marker() -> String {
+/// The name of the file in the typed cache that says a typed crate with serbench's `features`
+/// was built by this serbench build into its target folder, so serbench's library is compiled
+/// there as a dependency and the next typed build is quicker: the estimate before a build says
+/// which.
+fn library_marker(features: &str) -> String {
     let built = built_in();
     let parts = [
         build_stamp(),
+        features.to_string(),
         format!("{:?}", built.target_dir),
         built.profile,
         format!("{:?}", built.triple),

@@ -40,6 +40,8 @@ const MAIN_TEMPLATE: &str = include_str!("templates/main.rs.in");
 const MODULE_TEMPLATE: &str = include_str!("templates/module.rs.in");
 const UNTYPED_TEMPLATE: &str = include_str!("templates/untyped.rs.in");
 const MANIFEST_TEMPLATE: &str = include_str!("templates/Cargo.toml.in");
+/// serbench's feature of a build without the built-in payloads (Cargo.toml).
+const DATA_ONLY: &str = "data-only";
 
 /// The key of the data's types alone (no derives): what a typed binary checks the data it is
 /// given against.
@@ -71,6 +73,9 @@ pub struct Crate {
     pub formats: Vec<Vec<&'static str>>,
     /// The name of its binary.
     pub binary: String,
+    /// serbench's features it builds with (`data-only` and the selected formats): serbench's
+    /// library is compiled once per list, for every crate built with it.
+    pub features: String,
     /// What it asks of the compiler, for [`Size::estimate`].
     pub size: Size,
 }
@@ -221,8 +226,12 @@ pub fn generate(payloads: &[&'static DataPayload], selected: &[String], source: 
             ("formats", &format_list.join(", ")),
         ],
     );
-    // The selected formats only (`--format`): the others are neither compiled nor linked.
-    let features: Vec<String> = formats.iter().map(|format| toml_str(format.name)).collect();
+    // The selected formats only (`--format`): the others are neither compiled nor linked; and
+    // none of the built-in payloads (`data-only`): the binary holds the arms of this data alone.
+    let features: Vec<String> = std::iter::once(DATA_ONLY)
+        .chain(formats.iter().map(|format| format.name))
+        .map(toml_str)
+        .collect();
     let mut dependencies = String::new();
     for name in &crates {
         dependencies.push_str(&dependency_line("dependencies", name));
@@ -283,6 +292,7 @@ pub fn generate(payloads: &[&'static DataPayload], selected: &[String], source: 
         key,
         formats: carried,
         binary,
+        features,
         size,
     }
 }
@@ -320,27 +330,36 @@ const ESTIMATE_POWER: f64 = 2.6;
 /// measured on a wide record (docs/your-data.md says why this factor).
 const RELEASE_FACTOR: f64 = 3.0;
 /// The peak memory of a release typed build, bytes: its fat-LTO link, whose code is mostly
-/// serbench's arms instantiated on the generated types once per format, fitted to three builds
+/// serbench's arms instantiated on the generated types once per format, fitted to five builds
 /// here (docs/your-data.md, "Cost here"). A release estimate is never below it.
 const RELEASE_LINK: Linear = Linear {
-    base: 0.0,
-    per_format: 0.42e9,
-    per_line: 0.42e6,
+    base: 0.77e9,
+    per_format: 0.145e9,
+    per_line: 0.40e6,
 };
 /// A typed build's wall time on a 2-core machine, seconds, in the release and the debug profile,
-/// fitted to the builds measured there; the first typed crate of a serbench build also compiles
-/// serbench's library once more, as its dependency (`LIBRARY_SECONDS`, release and debug).
+/// fitted to the builds measured there; the first typed crate of a serbench build and feature
+/// list also compiles serbench's library once more, as its dependency (`LIBRARY_*`).
 const RELEASE_SECONDS: Linear = Linear {
     base: 0.0,
-    per_format: 22.0,
-    per_line: 0.085,
+    per_format: 7.8,
+    per_line: 0.073,
+};
+const RELEASE_LIBRARY_SECONDS: Linear = Linear {
+    base: 60.0,
+    per_format: 5.0,
+    per_line: 0.0,
 };
 const DEBUG_SECONDS: Linear = Linear {
     base: 10.0,
     per_format: 0.0,
     per_line: 0.005,
 };
-const LIBRARY_SECONDS: (f64, f64) = (300.0, 25.0);
+const DEBUG_LIBRARY_SECONDS: Linear = Linear {
+    base: 25.0,
+    per_format: 0.0,
+    per_line: 0.0,
+};
 
 /// `base + per_format * formats + per_line * lines` of a generated crate.
 struct Linear {
@@ -390,18 +409,19 @@ impl Size {
         let estimate = self.estimate(release);
         let profile = if release { "release" } else { "debug" };
         let (build, library) = if release {
-            (&RELEASE_SECONDS, LIBRARY_SECONDS.0)
+            (&RELEASE_SECONDS, &RELEASE_LIBRARY_SECONDS)
         } else {
-            (&DEBUG_SECONDS, LIBRARY_SECONDS.1)
+            (&DEBUG_SECONDS, &DEBUG_LIBRARY_SECONDS)
         };
-        let seconds = build.at(self) + if first { library } else { 0.0 };
+        let seconds = build.at(self) + if first { library.at(self) } else { 0.0 };
         let minutes = (seconds / 60.0).ceil();
         let line = format!(
-            "generating {} types, ~{} lines for {} formats ({} fields x formats; rustc needs ~{}, {profile}); \
+            "generating {} types, ~{} lines for {} format{} ({} fields x formats; rustc needs ~{}, {profile}); \
              building, about {minutes} min on 2 cores{}",
             self.types,
             self.lines,
             self.formats,
+            if self.formats == 1 { "" } else { "s" },
             self.field_formats,
             gigabytes(estimate),
             if first {
@@ -1005,17 +1025,17 @@ mod tests {
         let line = small.size.check(true, Some(8 * gb), true).unwrap();
         assert!(line.starts_with("generating 1 types, ~"), "{line}");
         assert!(line.contains("lines for 2 formats"), "{line}");
-        // A release build links serbench whole with fat LTO: never estimated below that link,
-        // and refused where even it cannot fit.
+        // A release build links the typed binary with fat LTO: never estimated below that
+        // link, and refused where even it cannot fit.
         let link = RELEASE_LINK.at(&small.size);
         assert!(link > 0.8e9 && small.size.estimate(true) >= link as u64, "{line}");
-        // countries.json's crate: 14 formats, 2,255 lines, its link measured at 6.8 GB.
+        // countries.json's crate: 14 formats, 2,255 lines, its link measured at 3.7 GB.
         let countries = Size {
             formats: 14,
             lines: 2255,
             ..small.size.clone()
         };
-        assert_eq!(gigabytes(countries.estimate(true)), "6.8 GB");
+        assert_eq!(gigabytes(countries.estimate(true)), "3.7 GB");
         assert!(line.contains("compiled once more"), "{line}");
         let later = small.size.check(false, None, false).unwrap();
         assert!(

@@ -1640,7 +1640,10 @@ mod tests {
         let mut registry = Registry::default();
         (FORMAT.register)(&mut registry);
         registry.take_reads_in_place();
-        let corpora = crate::payload::corpus_specs().map(|spec| spec.name);
+        let corpora = crate::payload::corpus_specs()
+            .into_iter()
+            .map(|spec| spec.name)
+            .collect::<Vec<_>>();
         let payloads = crate::payload::specs().len() - corpora.len();
         // Unpacked: encode, decode, round-trip, access-all, access-partial, update; packed: the
         // first three. The corpora are unsupported (no schema).
