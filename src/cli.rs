@@ -184,7 +184,8 @@ enum Command {
     /// Infer the schema of data files and write it as FILE.avsc, FILE.proto and FILE.schema.txt.
     ///
     /// Written as `DIR/<stem>.avsc`, `.proto` and `.schema.txt` (a summary: every path, how
-    /// often null or absent, maps, conflicts).
+    /// often null or absent, maps, conflicts), and `<stem>.typed.avsc`, the Avro schema the
+    /// typed arms write with (`--typed`: the generated crate's `schemas/data_<n>.avsc`).
     Schema(SchemaArgs),
     /// Internal: this command line's reference as Markdown, docs/commands.md.
     #[command(hide = true)]

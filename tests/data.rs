@@ -224,6 +224,54 @@ fn schema_writes_the_avro_protobuf_and_summary_files_and_keeps_old_ones() {
         summary.contains("$.tags: the key \"gift-wrap\" is not a field name"),
         "{summary}"
     );
+    // Its typed records keep the key "gift-wrap", which Avro cannot name: no typed schema, and
+    // the summary says why.
+    assert!(
+        summary.contains("no orders.typed.avsc: $.tags[\"gift-wrap\"]"),
+        "{summary}"
+    );
+    // A file Avro carries typed: the typed arms' schema is the generated crate's, byte for byte,
+    // and writes the always-null `gone` as a union, where the value trees' schema has `null`.
+    let nulls = dir.path().join("nulls.ndjson");
+    std::fs::write(&nulls, "{\"id\":1,\"gone\":null}\n{\"id\":2,\"gone\":null}\n").unwrap();
+    let nulls_out = dir.path().join("nulls-schema");
+    let crate_dir = dir.path().join("crate");
+    for command in [
+        [
+            "schema",
+            "--data",
+            nulls.to_str().unwrap(),
+            "--out",
+            nulls_out.to_str().unwrap(),
+        ],
+        [
+            "gen",
+            "--data",
+            nulls.to_str().unwrap(),
+            "--out",
+            crate_dir.to_str().unwrap(),
+        ],
+    ] {
+        let output = serbench(&command);
+        assert!(output.status.success(), "{}", stderr(&output));
+    }
+    let typed = std::fs::read_to_string(nulls_out.join("nulls.typed.avsc")).unwrap();
+    assert_eq!(
+        typed,
+        std::fs::read_to_string(crate_dir.join("schemas/data_0.avsc")).unwrap()
+    );
+    let field = |text: &str| -> serde_json::Value {
+        let schema: serde_json::Value = serde_json::from_str(text).unwrap();
+        let record = match schema["type"].as_str() {
+            Some("array") => schema["items"].clone(),
+            _ => schema["fields"][0]["type"]["items"].clone(),
+        };
+        let fields = record["fields"].as_array().unwrap().clone();
+        fields.into_iter().find(|field| field["name"] == "gone").unwrap()["type"].clone()
+    };
+    assert_eq!(field(&typed), serde_json::json!(["null", "string"]));
+    let dynamic = std::fs::read_to_string(nulls_out.join("nulls.avsc")).unwrap();
+    assert_eq!(field(&dynamic), serde_json::json!("null"));
     // Again: refused, the files untouched; with --replace, the old ones are moved aside.
     assert_refused(
         &serbench(&args),

@@ -535,6 +535,58 @@ fn typed_dump_and_check_speak_typed_and_reuse_the_build_of_every_format() {
     let strict = check(&[]);
     assert_eq!(strict.status.code(), Some(1), "{}", stderr(&strict));
     assert!(stderr(&strict).contains("notes"), "{}", stderr(&strict));
+    typed_avro_decodes_with_the_typed_schema_file(&cache, dir.path(), &data);
+}
+
+/// The typed Avro bytes (`dump --typed`) read by fastavro, an independent reader, with the
+/// `<stem>.typed.avsc` that `serbench schema` writes: every byte, every record. With the value
+/// trees' `<stem>.avsc` they do not: `gone` is always null, which only the typed schema writes as
+/// a union.
+fn typed_avro_decodes_with_the_typed_schema_file(cache: &Path, dir: &Path, data: &[&str]) {
+    let probe = Command::new("python3").args(["-c", "import fastavro"]).output();
+    if !probe.as_ref().is_ok_and(|probe| probe.status.success()) {
+        assert!(
+            std::env::var_os("SERBENCH_REQUIRE_PYTHON_INTEROP").is_none(),
+            "SERBENCH_REQUIRE_PYTHON_INTEROP is set and python3 cannot import fastavro"
+        );
+        eprintln!("skipped the Avro part: python3 lacks fastavro (pip install fastavro==1.13.1)");
+        return;
+    }
+    let avro = serbench(cache, &[&["dump", "--typed", "--format", "avro"], data].concat());
+    assert!(avro.status.success(), "{}", stderr(&avro));
+    let bytes = dir.join("typed.avro");
+    std::fs::write(&bytes, &avro.stdout).unwrap();
+    let schema = dir.join("schema");
+    let written = serbench(
+        cache,
+        &[&["schema", "--out", schema.to_str().unwrap()], data].concat(),
+    );
+    assert!(written.status.success(), "{}", stderr(&written));
+    let read = |file: &str| {
+        let script = "import fastavro, io, json, sys\n\
+            schema = fastavro.parse_schema(json.load(open(sys.argv[1])))\n\
+            data = open(sys.argv[2], 'rb').read()\n\
+            stream = io.BytesIO(data)\n\
+            try:\n    value = fastavro.schemaless_reader(stream, schema)\n\
+            except Exception as error:\n    sys.exit(f'refused: {error!r}')\n\
+            if stream.tell() != len(data):\n    sys.exit(f'read {stream.tell()} of {len(data)} bytes')\n\
+            records = value['records'] if isinstance(value, dict) else value\n\
+            print(len(records), records[24]['order_id'])\n";
+        Command::new("python3")
+            .args(["-c", script])
+            .arg(schema.join(file))
+            .arg(&bytes)
+            .output()
+            .unwrap()
+    };
+    let typed = read("orders.typed.avsc");
+    assert!(typed.status.success(), "{}", stderr(&typed));
+    assert_eq!(String::from_utf8_lossy(&typed.stdout).trim(), "25 24");
+    let dynamic = read("orders.avsc");
+    assert!(
+        !dynamic.status.success(),
+        "the value trees' schema read the typed bytes"
+    );
 }
 
 fn fake_cargo(dir: &Path, body: &str) -> String {

@@ -233,7 +233,7 @@ fn typed_items(module: &TypedModule) -> TypedItems {
         records,
         ..
     } = module;
-    let schema = data::avsc::typed(&data.typed_schema, data.is_list(), records)
+    let schema = data::avsc::typed_text(&data.typed_schema, data.is_list(), records)
         .expect("typed_refuses found every field named");
     let file = format!("schemas/data_{index}.avsc");
     TypedItems {
@@ -248,10 +248,7 @@ impl serbench::format::avro::Native for {root} {{
 ",
             origin = crate::escape::rust_comment(&data.origin),
         ),
-        files: vec![(
-            file,
-            serde_json::to_string_pretty(&schema).expect("JSON prints") + "\n",
-        )],
+        files: vec![(file, schema)],
         ..TypedItems::default()
     }
 }

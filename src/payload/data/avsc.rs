@@ -64,7 +64,17 @@ fn root_type(schema: &Schema, list: bool, writer: &mut Writer) -> Result<Value> 
 
 /// [`schema`] as the text of an `.avsc` file.
 pub fn text(payload: &DataPayload) -> Result<String> {
-    Ok(serde_json::to_string_pretty(&schema(payload)?)? + "\n")
+    file_text(&schema(payload)?)
+}
+
+/// [`typed`] as the text of an `.avsc` file: the generated crate's `schemas/data_<n>.avsc`, and
+/// `serbench schema`'s `<stem>.typed.avsc`.
+pub fn typed_text(schema: &Schema, list: bool, structs: &BTreeMap<String, TypedRecord>) -> Result<String> {
+    file_text(&typed(schema, list, structs)?)
+}
+
+fn file_text(schema: &Value) -> Result<String> {
+    Ok(serde_json::to_string_pretty(schema)? + "\n")
 }
 
 /// The record names taken, and whether the schema is the typed arms' one: there an always-null
