@@ -325,6 +325,43 @@ dirty=$(flake_commit)
 echo "dirty checkout: flake commit $dirty"
 git -C "$work/clone" checkout -q README.md
 
+step "a fresh store substitutes serbench from a signed binary cache instead of building it"
+# What the workflow's push does (sign, nix copy to the cache), into a file cache; then a new
+# store that may build nothing (--max-jobs 0) realises the clone's package from the cache alone,
+# and neither without the cache nor with another key can it.
+nixq key generate-secret --key-name serbench-offline-1 >"$work/cache.secret"
+nixq key convert-secret-to-public <"$work/cache.secret" >"$work/cache.public"
+served=$(readlink -f "$work/clone-serbench")
+nixq store sign --key-file "$work/cache.secret" --recursive "$served" || fail "cannot sign $served"
+nixq copy --to "file://$work/binary-cache" "$served" || fail "cannot copy $served to a file cache"
+fresh_build() {
+  local store=$1
+  shift
+  nix build -L --store "$work/$store" --max-jobs 0 --no-link "$@" "$work/clone#packages.x86_64-linux.default"
+}
+fresh_build fresh-store --substituters "file://$work/binary-cache" \
+  --trusted-public-keys "$(cat "$work/cache.public")" >"$work/fresh-store.log" 2>&1 ||
+  fail "a fresh store did not substitute the package: $(tail -n 5 "$work/fresh-store.log")"
+grep -q "copying path '$served' from 'file://$work/binary-cache'" "$work/fresh-store.log" ||
+  fail "the fresh store has the package, but not from the cache: $(tail -n 5 "$work/fresh-store.log")"
+nixq path-info --store "$work/fresh-store" --sigs "$served" | grep -q 'serbench-offline-1:' ||
+  fail "the substituted package does not carry the cache's signature"
+nixq key generate-secret --key-name another-1 | nixq key convert-secret-to-public >"$work/other.public"
+for refused in empty-store other-key-store; do
+  trust=()
+  if [[ $refused == other-key-store ]]; then
+    trust=(--substituters "file://$work/binary-cache" --trusted-public-keys "$(cat "$work/other.public")")
+  fi
+  if fresh_build "$refused" "${trust[@]}" >"$work/$refused.log" 2>&1; then
+    fail "$refused: a fresh store realised the package with no cache it trusts"
+  fi
+  grep -q 'unable to start any build' "$work/$refused.log" ||
+    fail "$refused failed, but not for want of a substitute: $(tail -n 5 "$work/$refused.log")"
+done
+echo "a new store, no builds allowed: substituted $(basename "$served") from the signed file cache;" \
+  "refused without the cache and with another key"
+real+=("a binary cache: the clone's package signed, copied to a file cache and substituted into a fresh store that may not build")
+
 step "a commit that changes no source rebuilds no binary (the wrapper stamps the commit)"
 # The binary's, the size report's and the stamped package's derivations, one line.
 derivations() {
