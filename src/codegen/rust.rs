@@ -80,7 +80,9 @@ pub const RESERVED: &[&str] = &[
     "IntoFuture",
 ];
 
-/// The derive lines and per-field attribute every struct gets.
+/// The derive lines and per-field attribute every struct gets (none: the default, for the
+/// types' names and shapes alone).
+#[derive(Default)]
 pub struct Derives {
     /// `#[derive(...)]` lines, serde's first.
     pub lines: Vec<String>,

@@ -238,15 +238,24 @@ pub fn visit_borrowed(visitor: &mut impl BorrowedVisitor) {
 /// The specs of [`visit_borrowed`]'s payloads: a format without a borrowed decode lists each
 /// unsupported for the borrowed mode.
 pub fn borrowed_specs() -> Vec<&'static PayloadSpec> {
-    struct Specs(Vec<&'static PayloadSpec>);
-    impl<B: Borrowed> VisitBorrowed<B> for Specs {
-        fn borrowed(&mut self, payload: &Payload<B>) {
-            self.0.push(payload.spec);
-        }
-    }
     let mut specs = Specs(Vec::new());
     visit_borrowed(&mut specs);
     specs.0
+}
+
+/// The specs of the payloads a visit sees, in its order.
+struct Specs(Vec<&'static PayloadSpec>);
+
+impl<P: Model> Visit<P> for Specs {
+    fn payload(&mut self, payload: &Payload<P>) {
+        self.0.push(payload.spec);
+    }
+}
+
+impl<B: Borrowed> VisitBorrowed<B> for Specs {
+    fn borrowed(&mut self, payload: &Payload<B>) {
+        self.0.push(payload.spec);
+    }
 }
 
 /// How a payload is built, which decides what a record-oriented format (CSV) can do with it.
@@ -356,12 +365,6 @@ pub fn visit_corpora(visitor: &mut impl CorpusVisitor) {
 
 /// The specs of [`visit_corpora`]'s payloads.
 pub fn corpus_specs() -> Vec<&'static PayloadSpec> {
-    struct Specs(Vec<&'static PayloadSpec>);
-    impl<P: Model> Visit<P> for Specs {
-        fn payload(&mut self, payload: &Payload<P>) {
-            self.0.push(payload.spec);
-        }
-    }
     let mut specs = Specs(Vec::new());
     visit_corpora(&mut specs);
     specs.0
@@ -395,12 +398,6 @@ pub fn rank(name: &str) -> usize {
 
 /// Every payload's spec, in registry order (the typed corpora last).
 pub fn specs() -> Vec<&'static PayloadSpec> {
-    struct Specs(Vec<&'static PayloadSpec>);
-    impl<P: Model> Visit<P> for Specs {
-        fn payload(&mut self, payload: &Payload<P>) {
-            self.0.push(payload.spec);
-        }
-    }
     let mut specs = Specs(Vec::new());
     visit_every(&mut specs);
     specs.0

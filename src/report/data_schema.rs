@@ -38,11 +38,7 @@ pub fn write(request: &Request, out: &Path, replace: bool) -> Result<Vec<PathBuf
 /// generated crate's `schemas/data_<n>.avsc`.
 fn typed_avsc(payload: &DataPayload) -> Result<String> {
     crate::format::typable(&payload.typed_schema).map_err(anyhow::Error::msg)?;
-    let plain = rust::Derives {
-        lines: Vec::new(),
-        field_attributes: Vec::new(),
-        borrowed: None,
-    };
+    let plain = rust::Derives::default();
     let module = rust::module(payload, &plain);
     data::avsc::typed_text(&payload.typed_schema, payload.is_list(), &module.records)
 }

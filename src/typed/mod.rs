@@ -46,11 +46,7 @@ const DATA_ONLY: &str = "data-only";
 /// The key of the data's types alone (no derives): what a typed binary checks the data it is
 /// given against.
 pub fn types_key(payloads: &[&'static DataPayload]) -> String {
-    let plain = rust::Derives {
-        lines: Vec::new(),
-        field_attributes: Vec::new(),
-        borrowed: None,
-    };
+    let plain = rust::Derives::default();
     let sources: Vec<String> = payloads
         .iter()
         .map(|data| match typable(&data.typed_schema) {

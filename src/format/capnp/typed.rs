@@ -1006,11 +1006,7 @@ mod tests {
 
     /// The schema file and the Rust items of `data`, as the generated crate gets them.
     fn items_of(data: &'static DataPayload) -> TypedItems {
-        let plain = Derives {
-            lines: Vec::new(),
-            field_attributes: Vec::new(),
-            borrowed: None,
-        };
+        let plain = Derives::default();
         let generated = rust_module(data, &plain);
         items(&TypedModule {
             data,
@@ -1158,11 +1154,7 @@ mod tests {
 "#,
             &[],
         );
-        let plain = Derives {
-            lines: Vec::new(),
-            field_attributes: Vec::new(),
-            borrowed: None,
-        };
+        let plain = Derives::default();
         let generated = rust_module(payload, &plain);
         let typed = TypedModule {
             data: payload,

@@ -910,11 +910,7 @@ mod tests {
 
     /// The crate's items for `data`, as codegen asks for them.
     fn items_of(data: &'static DataPayload) -> TypedItems {
-        let plain = Derives {
-            lines: Vec::new(),
-            field_attributes: Vec::new(),
-            borrowed: None,
-        };
+        let plain = Derives::default();
         let module = module(data, &plain);
         items(&TypedModule {
             data,
