@@ -67,8 +67,10 @@ enum Command {
     /// Verifies, then times the selected arms; a progress bar on a terminal, one line per arm
     /// (or per pass, `full`) otherwise. Writes DIR/results.csv (`full` also DIR/samples.csv,
     /// one row per worker and arm; with `--data`, DIR/sources.csv, each file's size and
-    /// SHA-256), then sizes.csv, ratios.csv, report.md and charts/ from the whole results.csv,
-    /// and prints a summary and the headline ratios.
+    /// SHA-256), then sizes.csv, ratios.csv, report.md, report.html and charts/ from the whole
+    /// results.csv, and prints the answer: per payload, the cheapest formats to decode, to encode
+    /// and on the wire (ties as one rank) and the front of time against bytes. `--verbose` adds
+    /// every arm's row and the headline ratios.
     ///
     /// A DIR that holds a result set is refused unless `--resume` (extend it) or `--replace`
     /// (move it aside first). `--measure instructions` counts instructions under callgrind
@@ -88,8 +90,11 @@ enum Command {
     ///
     /// Writes `OUT/report.md`, `OUT/charts/*.svg`, `OUT/report.html` (filters, sortable
     /// columns, charts, a pair ratio and a cost calculator; no network) and `OUT/report.json`
-    /// (its data: every arm's estimates). Several hosts get rank agreement and flips between
-    /// them; their sizes must match at one commit.
+    /// (its data: the analysis, versioned: every arm's estimates and ranks, every size, and per
+    /// payload the answer), and prints the answer. Each opens with the answer: per payload, the
+    /// cheapest formats to decode, to encode and on the wire, and the front of time against
+    /// bytes. Several hosts get rank agreement and flips between them; their sizes must match at
+    /// one commit.
     Report(ReportArgs),
     /// Two results folders side by side, arm by arm, with coverage and drift.
     ///
@@ -253,6 +258,10 @@ struct RunArgs {
     /// (docs/measurement.md#later-runs).
     #[arg(long, value_name = "DIR", num_args = 1..)]
     history: Vec<PathBuf>,
+    /// After the answer, every arm's row (rank, time, interval, bytes, allocations) and the
+    /// headline ratios; without it they are in the folder's report.md and report.html.
+    #[arg(short, long)]
+    verbose: bool,
 }
 
 #[derive(Args)]
@@ -328,6 +337,10 @@ struct RatioArgs {
     /// With --headline: as the Markdown table README holds.
     #[arg(long, requires = "headline")]
     markdown: bool,
+    /// The ratio as one JSON object (ratios.csv's columns, the quoted interval and the
+    /// sentence), for tools: report.html's browser test checks the page's pair against it.
+    #[arg(long, conflicts_with = "headline")]
+    json: bool,
 }
 
 #[derive(Args)]
@@ -828,7 +841,13 @@ impl RunArgs {
                     layouts: self.layouts,
                     stall_limit: Duration::from_secs_f64(self.stall_limit),
                 };
-                print(commands::run(registry, &selection, &options, &self.history)?)
+                print(commands::run(
+                    registry,
+                    &selection,
+                    &options,
+                    &self.history,
+                    self.verbose,
+                )?)
             }
         }
     }
@@ -858,6 +877,7 @@ impl RatioArgs {
             operation,
             &numerator,
             &denominator,
+            self.json,
         )?)
     }
 }

@@ -108,15 +108,17 @@ pub fn list_formats(markdown: bool) -> String {
     }
 }
 
-/// `serbench run` (timing): the run, then its summary table, headline ratios and where the
-/// files are; with `history` (earlier result sets of this host, commit and build, checked
-/// before anything is measured), the session spread and the headline ratios' prediction
-/// intervals for a rerun.
+/// `serbench run` (timing): the run, then its answer (per payload, the cheapest formats and
+/// the front of time against bytes), the per-arm summary and headline ratios with `verbose`,
+/// and where the files are; with `history` (earlier result sets of this host, commit and build,
+/// checked before anything is measured), the session spread and the headline ratios'
+/// prediction intervals for a rerun.
 pub fn run(
     registry: &Registry,
     selection: &Selection,
     options: &RunOptions,
     history: &[PathBuf],
+    verbose: bool,
 ) -> Result<String> {
     let history = (!history.is_empty())
         .then(|| history::load(history, &history::Identity::of_this_run()))
@@ -124,20 +126,30 @@ pub fn run(
     let started = Instant::now();
     let (summary, samples, report) = run_and_report(registry, selection, options)?;
     let rows = &summary.rows;
-    let mut text = table::summary(rows, samples.as_deref());
     let smoke = options.profile.name == Profile::SMOKE.name;
-    if !summary.ratios.is_empty() && !smoke {
-        text += "\nheadline ratios (time per record; below 1 means the first arm is faster):\n";
-        text += &table::ratios(&summary.ratios);
+    let mut text = String::new();
+    if verbose {
+        text += &table::summary(rows, samples.as_deref());
+        if !summary.ratios.is_empty() && !smoke {
+            text += "\nheadline ratios (time per record; below 1 means the first arm is faster):\n";
+            text += &table::ratios(&summary.ratios);
+        }
+        text += "\n";
     }
+    text += &table::answer(&report.analysis);
     let failed = rows.iter().filter(|row| row.status != results::STATUS_OK).count();
     text += &format!(
-        "\n{} arms ({failed} failed) in {:.1} s, profile {}: results.csv, sizes.csv, ratios.csv in {}\nreport: {}\n",
+        "\n{} arms ({failed} failed) in {:.1} s, profile {}: results.csv, sizes.csv, ratios.csv in {}\nreport: {}{}\n",
         rows.len(),
         started.elapsed().as_secs_f64(),
         options.profile.name,
         options.out.display(),
-        report.display()
+        report.report.display(),
+        if verbose {
+            ""
+        } else {
+            " (and report.html; every arm's row: --verbose)"
+        }
     );
     text += &profile_caveat(&options.profile);
     text += &busy_warning(rows);
@@ -161,11 +173,11 @@ fn run_and_report(
 ) -> Result<(
     crate::run::RunSummary,
     Option<Vec<crate::schema::samples::SampleRow>>,
-    PathBuf,
+    markdown::ReportSummary,
 )> {
     let summary = crate::run::run(registry, selection, options)?;
     let loaded = load::load(summary.out.path())?;
-    let report = markdown::write(std::slice::from_ref(&loaded), &summary.out)?.report;
+    let report = markdown::write(std::slice::from_ref(&loaded), &summary.out)?;
     Ok((summary, loaded.samples, report))
 }
 
@@ -325,8 +337,8 @@ pub fn footprint(options: &FootprintOptions, out: &Path, replace: bool) -> Resul
     Ok(text)
 }
 
-/// `serbench report`: report.md and charts/ from `dirs`, into `out` (default: the first folder,
-/// also when it is given as its results.csv). Report files there that serbench did not write
+/// `serbench report`: report.md, report.html and charts/ from `dirs`, into `out` (default: the
+/// first folder, also when it is given as its results.csv), and the answer printed. Report files there that serbench did not write
 /// are refused, or with `replace` moved into `replaced/<time>/`. With `history` (earlier result
 /// sets of one DIR's host, commit and build), report.md gains the headline ratios' prediction
 /// intervals, and the session spread is printed.
@@ -345,8 +357,15 @@ pub fn report(dirs: &[PathBuf], out: Option<PathBuf>, replace: bool, history: &[
             first.clone()
         }
     });
+    let answered = |summary: markdown::ReportSummary| {
+        let answer = table::answer(&summary.analysis);
+        match answer.is_empty() {
+            true => summary.to_string(),
+            false => format!("{answer}\n{summary}"),
+        }
+    };
     if history.is_empty() {
-        return Ok(markdown::report_replacing(dirs, &out, replace)?.to_string());
+        return Ok(answered(markdown::report_replacing(dirs, &out, replace)?));
     }
     let mut line = String::new();
     let summary = markdown::report_with(dirs, &out, replace, |loaded| {
@@ -354,7 +373,7 @@ pub fn report(dirs: &[PathBuf], out: Option<PathBuf>, replace: bool, history: &[
         line = sentence;
         Ok(section)
     })?;
-    Ok(format!("{line}\n{summary}"))
+    Ok(format!("{line}\n{}", answered(summary)))
 }
 
 /// `serbench compare`: two results folders arm by arm.
@@ -369,13 +388,14 @@ pub fn compare(a: &Path, b: &Path, as_markdown: bool, verbose: bool) -> Result<S
 
 /// `serbench ratio`: the arm labelled `numerator` over the one labelled `denominator`, of one
 /// payload and operation of the results in `dir`: unpaired, and paired where the folder kept its
-/// workers (samples.csv).
+/// workers (samples.csv); with `json`, as one JSON object.
 pub fn ratio(
     dir: &Path,
     payload: &str,
     operation: Operation,
     numerator: &str,
     denominator: &str,
+    json: bool,
 ) -> Result<String> {
     let loaded = load::load(dir)?;
     let arms: Vec<&ArmId> = loaded
@@ -420,6 +440,14 @@ pub fn ratio(
         interval,
         &basis,
     );
+    if json {
+        let value = serde_json::json!({
+            "ratio": ratio,
+            "quoted": {"ratio": interval.ratio, "low": interval.low, "high": interval.high, "paired": paired},
+            "sentence": sentence,
+        });
+        return Ok(serde_json::to_string_pretty(&value)? + "\n");
+    }
     Ok(format!("{}\n{sentence}\n", table::ratios(&[ratio])))
 }
 
@@ -604,7 +632,7 @@ pub fn vs(
         )?;
         let basis = format!(
             "95%, one process: {} paired slices, {}; leaves out the spread between processes and code layouts",
-            crate::report::charts::grouped(measured.rounds as i64),
+            crate::report::text::grouped(measured.rounds as i64),
             seconds(measured.elapsed)
         );
         (measured.interval, basis)

@@ -105,6 +105,7 @@ fn check_page(hosts: &[PathBuf], name: &str) {
         .unwrap_or_else(|_| root.join("target/screenshots"))
         .join(name);
     let check = Command::new("python3")
+        .env("SERBENCH_BIN", env!("CARGO_BIN_EXE_serbench"))
         .arg(root.join("tests/browser/check_page.py"))
         .arg(out.path().join("report.html"))
         .arg(&screenshots)

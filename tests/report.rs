@@ -98,8 +98,19 @@ fn report_on_two_hosts_writes_the_tables_headline_and_one_bar_per_arm() {
         ),
         "{markdown}"
     );
+    // The report opens with the answer (the reference host's), then the contents of the rest.
     assert!(
-        markdown.contains("## Contents\n\n- [Hosts](#hosts)\n"),
+        markdown.contains("## The answer\n\nOn x86\\_64-linux, per record:"),
+        "{markdown}"
+    );
+    assert!(
+        markdown.contains(
+            "| `readings` | `bincode` 800 ns | `bincode` 400 ns | `serde_avro_fast` 24.4 B | `serde_avro_fast` 13.8 B | - |"
+        ),
+        "{markdown}"
+    );
+    assert!(
+        markdown.contains(" |\n\n## Contents\n\n- [The answer](#the-answer)\n- [Hosts](#hosts)\n"),
         "{markdown}"
     );
     // simd-json vs serde_json: 2000/3000 on x86_64, 2200/2400 on aarch64.

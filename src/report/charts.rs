@@ -15,6 +15,7 @@
 //! Charts are drawn only from finite values on a finite axis ([`scale`] refuses others): the
 //! axis code of plotters never ends on an infinite range.
 
+use super::text::{grouped, short_number};
 use anyhow::{Result, anyhow};
 use plotters::coord::Shift;
 use plotters::coord::ranged1d::{AsRangedCoord, DefaultFormatting, KeyPointHint, ValueFormatter};
@@ -127,27 +128,19 @@ pub fn format_colour(format: &str) -> RGBColor {
     OTHERS[(hash % OTHERS.len() as u64) as usize]
 }
 
+/// A chart ready to write.
+#[derive(Clone, Debug)]
+pub struct RenderedChart {
+    pub file_name: String,
+    pub svg: String,
+    /// The number of bars drawn.
+    pub bars: usize,
+}
+
 /// A lighter shade of a colour (for the compressed-size bars).
 fn lighter(colour: RGBColor) -> RGBColor {
     let mix = |channel: u8| channel + ((255 - channel) as f64 * 0.55) as u8;
     RGBColor(mix(colour.0), mix(colour.1), mix(colour.2))
-}
-
-/// Short numbers for axis ticks and bar labels: 3 significant digits below 1000, thousands
-/// grouped above.
-pub fn short_number(value: f64) -> String {
-    let magnitude = value.abs();
-    if magnitude == 0.0 {
-        "0".to_string()
-    } else if magnitude < 1.0 {
-        format!("{value:.3}")
-    } else if magnitude < 10.0 {
-        format!("{value:.2}")
-    } else if magnitude < 100.0 {
-        format!("{value:.1}")
-    } else {
-        grouped(value.round() as i64)
-    }
 }
 
 /// An axis tick: whole numbers without decimals (1, 10, 2,500), others as [`short_number`].
@@ -157,19 +150,6 @@ fn tick(value: f64) -> String {
     } else {
         short_number(value)
     }
-}
-
-/// `4100` as `4,100`: thousands separated by commas.
-pub fn grouped(value: i64) -> String {
-    let digits = value.unsigned_abs().to_string();
-    let mut text = String::new();
-    for (index, digit) in digits.chars().enumerate() {
-        if index > 0 && (digits.len() - index).is_multiple_of(3) {
-            text.push(',');
-        }
-        text.push(digit);
-    }
-    if value < 0 { format!("-{text}") } else { text }
 }
 
 fn draw_error<E: std::error::Error + Send + Sync>(error: DrawingAreaErrorKind<E>) -> anyhow::Error {

@@ -21,8 +21,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-use super::markdown::{code, ns};
+use super::analysis::Interval;
 use super::table;
+use super::text::{code, ns};
 use crate::arm::{ArmId, Operation};
 use crate::escape;
 use crate::schema::SCHEMA_VERSION;
@@ -45,39 +46,6 @@ pub struct ArmComparison {
     pub intervals_overlap: bool,
     /// B's mean lies inside A's 95% interval.
     pub b_inside_a: bool,
-}
-
-/// A mean and its 95% interval, per record.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Interval {
-    pub mean: f64,
-    pub low: f64,
-    pub high: f64,
-}
-
-impl Interval {
-    /// A row's time per record and its interval; `None` for a row without figures.
-    pub fn of(row: &ResultRow) -> Option<Interval> {
-        let records = row.records as f64;
-        Some(Interval {
-            mean: row.mean_ns? / records,
-            low: row.ci95_low_ns? / records,
-            high: row.ci95_high_ns? / records,
-        })
-    }
-
-    pub fn contains(&self, value: f64) -> bool {
-        self.low <= value && value <= self.high
-    }
-
-    pub fn overlaps(&self, other: &Interval) -> bool {
-        self.low <= other.high && other.low <= self.high
-    }
-
-    /// Half the interval's width as a fraction of the mean.
-    pub fn relative_half_width(&self) -> f64 {
-        (self.high - self.low) / 2.0 / self.mean
-    }
 }
 
 /// How well A's intervals predict B, over the arms both measured.
@@ -861,7 +829,7 @@ impl Comparison {
                 for row in &mut cells {
                     row[0] = escape::markdown(&row[0]);
                 }
-                text += &super::markdown::table(&header, &cells);
+                text += &super::text::table(&header, &cells);
             }
         }
         text += &format!("## Ratios\n\n{}\n\n", self.ratio_line());
@@ -881,7 +849,7 @@ impl Comparison {
                     cells
                 })
                 .collect();
-            text += &super::markdown::table(&header, &rows);
+            text += &super::text::table(&header, &rows);
             if more > 0 {
                 text += &format!("and {more} more\n\n");
             }

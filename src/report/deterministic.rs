@@ -10,7 +10,7 @@ use std::fmt::Write;
 
 use anyhow::Result;
 
-use super::markdown::{code, table};
+use super::text::{code, table};
 use crate::arm::{ArmId, Operation};
 use crate::escape;
 use crate::schema::instructions::InstructionRow;

@@ -5,8 +5,9 @@ use std::fmt::Write as _;
 
 use anyhow::Result;
 
+use super::charts::RenderedChart;
 use super::charts::{self, Bar, BarChart, Panel};
-use super::markdown::{RenderedChart, code, table};
+use super::text::{code, table};
 use crate::escape;
 use crate::schema::footprint::{BASELINE, FootprintRow};
 use crate::schema::results::STATUS_OK;
@@ -187,7 +188,7 @@ fn push_chart(
         markdown,
         "![{}, lower is better]({}/{file_name})\n",
         escape::markdown(&chart.title),
-        super::markdown::CHARTS_DIR
+        crate::schema::CHARTS_DIR
     )?;
     charts.push(RenderedChart {
         file_name: file_name.to_string(),

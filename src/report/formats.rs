@@ -54,7 +54,7 @@ fn crates(backend: &BackendDoc) -> String {
 /// The table as Markdown (README's formats table).
 pub fn markdown() -> String {
     let header: Vec<String> = HEADER.iter().map(|name| name.to_string()).collect();
-    super::markdown::table(&header, &rows())
+    super::text::table(&header, &rows())
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
-use super::markdown::{code, ratio_text, table};
+use super::text::{code, ratio_text, table};
 use crate::UsageError;
 use crate::arm::Operation;
 use crate::escape;

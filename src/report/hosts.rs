@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use super::compare::Interval;
+use super::analysis::Interval;
 use crate::arm::ArmId;
 use crate::stats;
 

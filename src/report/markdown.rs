@@ -18,12 +18,13 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-use super::charts::{self, Bar, BarChart, Panel, SizeChart};
-use super::compare::Interval;
+use super::analysis::Interval;
+use super::analysis::{self, Analysis, Source, VersusFastest};
+use super::charts::{self, Bar, BarChart, Panel, RenderedChart, SizeChart};
 use super::hosts::{self, RankAgreement};
-use super::rank;
+use super::text::{code, ns, ratio_text, table};
 use crate::UsageError;
-use crate::arm::{ArmId, CodecId, Mode, Operation};
+use crate::arm::{ArmId, CodecId, Operation};
 use crate::escape;
 use crate::files::OutDir;
 use crate::schema::load::{self, ResultsDir};
@@ -40,6 +41,8 @@ pub struct ReportSummary {
     pub charts: Vec<PathBuf>,
     /// Sections the report leaves out and why (e.g. a folder without sizes.csv).
     pub absent: Vec<String>,
+    /// The model the report rendered: the terminal's answer renders it too.
+    pub analysis: Analysis,
 }
 
 impl ReportSummary {
@@ -60,15 +63,6 @@ impl fmt::Display for ReportSummary {
     }
 }
 
-/// A chart ready to write.
-#[derive(Clone, Debug)]
-pub struct RenderedChart {
-    pub file_name: String,
-    pub svg: String,
-    /// The number of bars drawn.
-    pub bars: usize,
-}
-
 /// The whole report, in memory.
 #[derive(Clone, Debug)]
 pub struct Rendered {
@@ -78,6 +72,8 @@ pub struct Rendered {
     pub json: String,
     pub charts: Vec<RenderedChart>,
     pub absent: Vec<String>,
+    /// The model every part renders.
+    pub analysis: Analysis,
 }
 
 /// `serbench report`: takes OUT's lock, reads and checks every folder, renders the report, and
@@ -163,93 +159,8 @@ fn write_rendered(rendered: Rendered, out: &OutDir) -> Result<ReportSummary> {
         report: out.file(REPORT_FILE),
         charts: charts.iter().map(|path| out.file(path)).collect(),
         absent: rendered.absent,
+        analysis: rendered.analysis,
     })
-}
-
-/// One folder's rows by arm, with its label.
-struct Source<'a> {
-    label: String,
-    /// The label as Markdown ([`escape::markdown`]): it holds the folder's name and system.
-    text: String,
-    dir: &'a ResultsDir,
-    by_arm: BTreeMap<ArmId, &'a ResultRow>,
-    /// Each worker's time per record of each arm (samples.csv), for paired ratios.
-    workers: Option<ratios::WorkerMeans<'a>>,
-    /// The folder's rows were measured under emulation: shown, but in no ranking.
-    emulated: bool,
-    /// Each ranked arm's rank in its section ([`rank::of_rows`]); none on an emulated host.
-    ranks: BTreeMap<ArmId, rank::Rank>,
-}
-
-impl Source<'_> {
-    /// The section's ok arms other than baselines, with their time per record.
-    fn section_intervals(&self, payload: &str, operation: &str) -> BTreeMap<ArmId, Interval> {
-        self.by_arm
-            .iter()
-            .filter(|(key, row)| {
-                key.codec.payload == payload
-                    && key.operation.name() == operation
-                    && !key.is_baseline()
-                    && row.status == STATUS_OK
-            })
-            .filter_map(|(key, row)| Some((key.clone(), Interval::of(row)?)))
-            .collect()
-    }
-
-    /// The section's (payload and operation) fastest ok arm of each mode that is not a baseline,
-    /// and every other ok arm with an interval over the fastest of its own mode (a borrowed or
-    /// dynamic decode is another job than a typed one), paired over workers where the folder
-    /// kept them. `None` when the section has no such arm.
-    fn versus_fastest(&self, payload: &str, operation: &str) -> Option<VersusFastest<'_>> {
-        if self.emulated {
-            return None;
-        }
-        let section: std::collections::HashMap<&ArmId, &ResultRow> = self
-            .by_arm
-            .iter()
-            .filter(|(key, row)| {
-                key.codec.payload == payload
-                    && key.operation.name() == operation
-                    && row.status == STATUS_OK
-                    && row.ns_per_record.is_some()
-            })
-            .map(|(key, row)| (key, *row))
-            .collect();
-        let mut fastest: BTreeMap<Mode, (&ArmId, f64)> = BTreeMap::new();
-        for (key, row) in section.iter().filter(|(key, _)| !key.is_baseline()) {
-            let Some(time) = row.ns_per_record else { continue };
-            let entry = fastest.entry(key.mode).or_insert((*key, time));
-            if (time, *key) < (entry.1, entry.0) {
-                *entry = (key, time);
-            }
-        }
-        if fastest.is_empty() {
-            return None;
-        }
-        let ratios = section
-            .keys()
-            .filter_map(|key| {
-                let (of_mode, _) = fastest.get(&key.mode)?;
-                if key == of_mode {
-                    return None;
-                }
-                let ratio = ratios::pair("vs fastest", &section, self.workers.as_ref(), key, of_mode)?;
-                Some((*key, ratio))
-            })
-            .collect();
-        Some(VersusFastest {
-            fastest: fastest.into_values().map(|(key, _)| key).collect(),
-            ratios,
-        })
-    }
-}
-
-/// One section's arms over the fastest arm of their mode ([`Source::versus_fastest`]).
-struct VersusFastest<'a> {
-    /// The fastest arm of each mode.
-    fastest: Vec<&'a ArmId>,
-    /// Every other arm that has an interval; an arm without one has no entry.
-    ratios: BTreeMap<&'a ArmId, ratios::Ratio>,
 }
 
 /// Renders report.md and the charts from loaded folders.
@@ -259,34 +170,9 @@ pub fn render(dirs: &[ResultsDir]) -> Result<Rendered> {
 
 /// [`render`], with `section` (Markdown, a `## ` section or nothing) after the headline ratios.
 fn render_with(dirs: &[ResultsDir], section: &str) -> Result<Rendered> {
-    let mut sources: Vec<Source> = load::labels(dirs)
-        .into_iter()
-        .zip(dirs)
-        .map(|(label, dir)| {
-            let emulated = dir.rows.iter().any(|row| row.host.emulated_on().is_some());
-            let label = if emulated {
-                format!("{label} (emulated)")
-            } else {
-                label
-            };
-            let workers = dir.samples.as_deref().map(ratios::worker_means);
-            let ranks = match emulated {
-                true => BTreeMap::new(),
-                false => rank::of_rows(&dir.rows, workers.as_ref()),
-            };
-            Source {
-                text: escape::markdown(&label),
-                label,
-                dir,
-                by_arm: dir.rows.iter().map(|row| (row.arm.clone(), row)).collect(),
-                workers,
-                emulated,
-                ranks,
-            }
-        })
-        .collect();
-    // The first folder is every section's reference host: a measured one, not an emulator.
-    sources.sort_by_key(|source| source.emulated);
+    let sources = analysis::sources(dirs);
+    let (sizes, size_conflicts) = analysis::merged_sizes(&sources)?;
+    let analysis = Analysis::of(&sources, &sizes);
     let mut absent = Vec::new();
     let mut markdown = String::new();
     let mut charts = Vec::new();
@@ -298,11 +184,11 @@ fn render_with(dirs: &[ResultsDir], section: &str) -> Result<Rendered> {
          95% confidence intervals over the reps (Student t). Absolute times compare only within \
          one host and one run; the ratios are what to quote.\n"
     )?;
+    write_answer(&mut markdown, &analysis)?;
     write_hosts(&mut markdown, &sources)?;
     write_precision(&mut markdown, &sources, &sections(dirs))?;
     write_across_hosts(&mut markdown, &sources, &sections(dirs))?;
 
-    let (sizes, size_conflicts) = merged_sizes(&sources)?;
     let without_sizes: Vec<&Source> = sources
         .iter()
         .filter(|source| source.dir.sizes.is_none())
@@ -363,7 +249,7 @@ fn render_with(dirs: &[ResultsDir], section: &str) -> Result<Rendered> {
     }
     for source in &sources {
         if let Some(rows) = &source.dir.robustness {
-            writeln!(markdown, "## Robustness: {}\n", source.text)?;
+            writeln!(markdown, "## Robustness: {}\n", text(source))?;
             writeln!(
                 markdown,
                 "Every decoder fed hostile inputs derived from its real payloads (`serbench robustness`, \
@@ -382,126 +268,14 @@ fn render_with(dirs: &[ResultsDir], section: &str) -> Result<Rendered> {
             super::footprint::write_section(&mut markdown, &mut charts, &source.label, rows)?;
         }
     }
-    let model = model(&sources, &sizes);
     Ok(Rendered {
-        html: super::page::html(&model),
-        json: super::page::json(&model),
+        html: super::page::html(&analysis),
+        json: super::page::json(&analysis),
+        analysis,
         markdown: with_contents(&markdown),
         charts,
         absent,
     })
-}
-
-/// The page's model: every arm of every folder with its figures and its ratio to its section's
-/// fastest arm (the same ratios the Markdown tables show), every size, each format's colour.
-fn model(sources: &[Source], sizes: &BTreeMap<CodecId, SizeRow>) -> super::page::Model {
-    use super::page::{ArmModel, HostModel, Model, RankModel, RatioModel, SizeModel};
-    let hosts = sources
-        .iter()
-        .map(|source| {
-            let first = source.dir.rows.first();
-            HostModel {
-                label: source.label.clone(),
-                emulated: source.emulated,
-                profile: source.dir.distinct(|row| row.profile.clone()).join(", "),
-                started: source.dir.distinct(|row| row.timestamp.clone()).join(", "),
-                host: first.map(|row| row.host.clone()).unwrap_or_default(),
-            }
-        })
-        .collect();
-    let mut arms = Vec::new();
-    for (index, source) in sources.iter().enumerate() {
-        let mut sections: BTreeMap<(String, String), Option<VersusFastest>> = BTreeMap::new();
-        for (key, row) in &source.by_arm {
-            let section = (key.codec.payload.clone(), key.operation.name().to_string());
-            let versus = sections
-                .entry(section)
-                .or_insert_with(|| source.versus_fastest(&key.codec.payload, key.operation.name()));
-            let per_record = |total: Option<f64>| Some(total? / row.records as f64);
-            arms.push(ArmModel {
-                host: index,
-                label: key.label(),
-                payload: key.codec.payload.clone(),
-                operation: key.operation.name().to_string(),
-                mode: key.mode.name().to_string(),
-                framing: key.codec.framing.name().to_string(),
-                format: key.codec.format.clone(),
-                backend: key.codec.backend.clone(),
-                baseline: key.is_baseline(),
-                status: row.status.clone(),
-                note: row.note.clone(),
-                records: row.records,
-                ns_per_record: row.ns_per_record.filter(|_| row.status == STATUS_OK),
-                low: per_record(row.ci95_low_ns).filter(|_| row.status == STATUS_OK),
-                high: per_record(row.ci95_high_ns).filter(|_| row.status == STATUS_OK),
-                reps: row.reps,
-                mb_per_s: row.mb_per_s.filter(|_| row.status == STATUS_OK),
-                encoded_bytes: row.encoded_bytes,
-                allocs_per_op: row.allocs_per_op,
-                fastest: versus
-                    .as_ref()
-                    .is_some_and(|versus| versus.fastest.contains(&key)),
-                rank: source.ranks.get(key).copied().map(RankModel::from),
-                workers: {
-                    let mut workers: Vec<[f64; 2]> = source
-                        .workers
-                        .iter()
-                        .flat_map(|means| means.of_arm(key))
-                        .map(|(pass, mean)| [pass as f64, mean])
-                        .collect();
-                    workers.sort_by(|a, b| a[0].total_cmp(&b[0]));
-                    workers
-                },
-                vs_fastest: versus
-                    .as_ref()
-                    .and_then(|versus| versus.ratios.get(key))
-                    .map(|ratio| {
-                        let (interval, paired) = ratio.quoted();
-                        RatioModel {
-                            ratio: interval.ratio,
-                            low: interval.low,
-                            high: interval.high,
-                            paired,
-                        }
-                    }),
-            });
-        }
-    }
-    let sizes: Vec<SizeModel> = sizes
-        .values()
-        .map(|row| SizeModel {
-            payload: row.codec.payload.clone(),
-            format: row.codec.format.clone(),
-            backend: row.codec.backend.clone(),
-            label: row.codec.backend_label(),
-            framing: row.codec.framing.name().to_string(),
-            records: row.records,
-            encoded: row.encoded_bytes,
-            zstd: row.zstd_bytes,
-            zlib: row.zlib_bytes,
-        })
-        .collect();
-    let colours = arms
-        .iter()
-        .map(|arm| arm.format.clone())
-        .chain(sizes.iter().map(|size: &SizeModel| size.format.clone()))
-        .map(|format| {
-            let colour = charts::format_colour(&format);
-            (
-                format,
-                format!("#{:02x}{:02x}{:02x}", colour.0, colour.1, colour.2),
-            )
-        })
-        .collect();
-    Model {
-        serbench: crate::host::version(),
-        hosts,
-        arms,
-        sizes,
-        colours,
-        layout_spread: crate::stats::LAYOUT_SPREAD,
-        t975: (1..=200).map(crate::stats::t_975).collect(),
-    }
 }
 
 /// The report with a table of contents of its sections (`## ` headings) before the first one,
@@ -524,7 +298,14 @@ fn with_contents(markdown: &str) -> String {
             format!("- [{title}](#{unique})")
         })
         .collect();
-    let Some(first) = markdown.find("\n## ") else {
+    // The answer comes first, then the contents of the rest.
+    let after_answer = markdown
+        .find(&format!("\n## {ANSWER}\n"))
+        .map_or(0, |answer| answer + 1);
+    let Some(first) = markdown[after_answer..]
+        .find("\n## ")
+        .map(|first| first + after_answer)
+    else {
         return markdown.to_string();
     };
     format!(
@@ -570,10 +351,93 @@ fn anchor(title: &str) -> String {
 /// A row of the hosts table: its name and how to read it from a result row.
 type MetadataColumn = (&'static str, fn(&ResultRow) -> String);
 
+/// The title of the answer's section.
+const ANSWER: &str = "The answer";
+
+/// The answer ([`super::analysis::Answer`]) as the report's first section: per payload, the
+/// first rank of decode and encode (ties joined by `=`), the fewest bytes and zstd bytes per
+/// record, and the front of round-trip time against bytes.
+fn write_answer(markdown: &mut String, analysis: &Analysis) -> Result<()> {
+    let Some(host) = analysis.hosts.first().filter(|_| !analysis.answers.is_empty()) else {
+        return Ok(());
+    };
+    writeln!(markdown, "## {ANSWER}\n")?;
+    writeln!(
+        markdown,
+        "On {}, per record: the cheapest to decode and to encode (the first rank: formats joined by \
+         = are those a rerun could order either way), the fewest bytes encoded and after zstd, and \
+         the front of round-trip time against bytes (nothing else is both faster and smaller). Typed \
+         arms where the payload has them, else dynamic.\n",
+        escape::markdown(&host.label)
+    )?;
+    let names = |labels: Vec<&str>| labels.into_iter().map(code).collect::<Vec<_>>().join(" = ");
+    let timed = |placed: &[analysis::Placed]| {
+        let first = analysis::Answer::first(placed);
+        first.first().map_or("-".to_string(), |fastest| {
+            format!(
+                "{} {}",
+                names(first.iter().map(|arm| arm.label.as_str()).collect()),
+                fastest.time
+            )
+        })
+    };
+    let sized = |sized: &[analysis::Sized]| {
+        let first = analysis::Answer::smallest(sized);
+        first.first().map_or("-".to_string(), |smallest| {
+            format!(
+                "{} {}",
+                names(first.iter().map(|codec| codec.label.as_str()).collect()),
+                smallest.size
+            )
+        })
+    };
+    let rows: Vec<Vec<String>> = analysis
+        .answers
+        .iter()
+        .map(|answer| {
+            let front: Vec<String> = answer
+                .front()
+                .map(|point| format!("{} {}, {}", code(&point.label), point.time, point.size))
+                .collect();
+            let payload = match answer.mode.as_str() {
+                "typed" => code(&answer.payload),
+                mode => format!("{} ({mode})", code(&answer.payload)),
+            };
+            vec![
+                payload,
+                timed(&answer.decode),
+                timed(&answer.encode),
+                sized(&answer.bytes),
+                sized(&answer.zstd),
+                if front.is_empty() {
+                    "-".to_string()
+                } else {
+                    front.join("; ")
+                },
+            ]
+        })
+        .collect();
+    let header = [
+        "payload",
+        "decode",
+        "encode",
+        "bytes",
+        "zstd bytes",
+        "front (round trip, bytes)",
+    ];
+    markdown.push_str(&table(&header.map(String::from), &rows));
+    Ok(())
+}
+
+/// A folder's label as Markdown: it holds the folder's name and system.
+fn text(source: &Source) -> String {
+    escape::markdown(&source.label)
+}
+
 fn write_hosts(markdown: &mut String, sources: &[Source]) -> Result<()> {
     writeln!(markdown, "## Hosts\n")?;
     let mut header = vec![String::new()];
-    header.extend(sources.iter().map(|source| source.text.clone()));
+    header.extend(sources.iter().map(|source| text(source)));
     let columns: [MetadataColumn; 11] = [
         ("host", |row| row.host.host.clone()),
         ("CPU", |row| row.host.cpu.clone()),
@@ -648,7 +512,7 @@ fn write_across_hosts(
                 .distinct(|row| row.host.emulated_on().unwrap_or("").to_string());
             format!(
                 "{} (run by an emulator on {})",
-                source.text,
+                text(source),
                 escape::markdown(&machine.join(", "))
             )
         })
@@ -683,12 +547,12 @@ fn write_across_hosts(
          arms' times per record against {} (1: the same order, 0: unrelated, -1: reversed); a \
          flip is a pair of arms each host orders surely (their intervals do not overlap) and the \
          two hosts order oppositely. The flips are listed in their sections.\n",
-        reference.text
+        text(reference)
     )?;
     let mut header: Vec<String> = ["payload", "op", ">arms"].map(String::from).to_vec();
     for other in others {
-        header.push(format!(">τ {}", other.text));
-        header.push(format!(">flips {}", other.text));
+        header.push(format!(">τ {}", text(other)));
+        header.push(format!(">flips {}", text(other)));
     }
     let mut rows = Vec::new();
     let (mut flipped_sections, mut compared, mut reference_only) = (0, 0, 0);
@@ -731,7 +595,7 @@ fn write_across_hosts(
             count => format!(
                 "; {count} other sections of {} share fewer than two arms with every other host, \
                  so have no τ",
-                reference.text
+                text(reference)
             ),
         }
     )?;
@@ -762,10 +626,10 @@ fn flip_lines(sources: &[Source], payload: &str, operation: &str) -> Vec<String>
                 "- {} is faster than {} on {} ({} against {} ns per record), slower on {} ({} against {})",
                 code(&flip.faster_first.label()),
                 code(&flip.slower_first.label()),
-                reference.text,
+                text(reference),
                 span(&flip.first.0),
                 span(&flip.first.1),
-                other.text,
+                text(other),
                 span(&flip.second.0),
                 span(&flip.second.1),
             ));
@@ -842,7 +706,7 @@ fn write_precision(
                             true => summary.layouts_sentence(),
                             false => summary.sentence(),
                         };
-                        failed_checks.push(format!("- **{}**: {sentence}", source.text));
+                        failed_checks.push(format!("- **{}**: {sentence}", text(source)));
                     }
                     format!(
                         "{} of {} ({:.0}%), ±{:.1}%",
@@ -886,7 +750,7 @@ fn write_precision(
         super::verdict::percent(crate::stats::LAYOUT_SPREAD)
     )?;
     let mut header = vec![String::new()];
-    header.extend(sources.iter().map(|source| format!(">{}", source.text)));
+    header.extend(sources.iter().map(|source| format!(">{}", text(source))));
     markdown.push_str(&table(&header, &rows));
     if !failed_checks.is_empty() {
         writeln!(markdown, "\n{}", failed_checks.join("\n"))?;
@@ -959,7 +823,7 @@ fn write_payload_headline(
     }
     writeln!(markdown, "### {}: headline ratios\n", escape::markdown(payload))?;
     let mut header: Vec<String> = ["comparison", "op", "arms"].map(String::from).to_vec();
-    header.extend(sources.iter().map(|source| source.text.clone()));
+    header.extend(sources.iter().map(|source| text(source)));
     let rows: Vec<Vec<String>> = keys
         .iter()
         .map(|key| {
@@ -1055,7 +919,7 @@ fn write_zero_copy_section(
         "Every format that reads in place, on the same fields (docs/results.md, zero-copy formats): its \
          access of every field and of the routing fields, its in-place update of one scalar, and \
          its decode into the owned model, time per record ({}).\n",
-        source.text
+        text(source)
     )?;
     let bars: Vec<Option<Bar>> = arms
         .iter()
@@ -1204,7 +1068,7 @@ fn write_timing_section(
     header.push(">vs fastest [95% CI]".into());
     if several {
         // Host against host, arm by arm: how much slower or faster than the first folder.
-        header.push(format!(">vs {} [95% CI]", sources[0].text));
+        header.push(format!(">vs {} [95% CI]", text(&sources[0])));
     }
     let versus_fastest: Vec<Option<VersusFastest>> = sources
         .iter()
@@ -1232,7 +1096,7 @@ fn write_timing_section(
                 format!("{}{baseline}", code(&key.label())),
             ];
             if several {
-                cells.push(source.text.clone());
+                cells.push(text(source));
             }
             cells.extend([
                 optional(row.ns_per_record, ns),
@@ -1285,7 +1149,7 @@ fn write_timing_section(
                 failed.push(format!(
                     "- {} failed on {}: {}",
                     code(&key.label()),
-                    source.text,
+                    text(source),
                     escape::markdown(&row.note)
                 ));
             }
@@ -1320,62 +1184,6 @@ fn write_timing_section(
         writeln!(markdown, "Not measured:\n\n{}\n", failed.join("\n"))?;
     }
     Ok(())
-}
-
-/// The sizes of every folder that has a sizes.csv, one row per codec and payload. Sizes are
-/// deterministic: folders of one commit that differ are an error, naming the first difference
-/// (a codec whose bytes depend on the host is a bug a benchmark must not paper over); folders of
-/// different commits may differ (a changed encoder), so the first folder's row is kept and the
-/// difference is reported.
-fn merged_sizes(sources: &[Source]) -> Result<(BTreeMap<CodecId, SizeRow>, Vec<String>)> {
-    let mut merged: BTreeMap<CodecId, (SizeRow, &Source)> = BTreeMap::new();
-    // Every folder is checked against the first of its commit, not only the first folder.
-    let mut of_commit: BTreeMap<(CodecId, Vec<String>), (&SizeRow, &Source)> = BTreeMap::new();
-    let bytes = |row: &SizeRow| (row.encoded_bytes, row.zstd_bytes, row.zlib_bytes);
-    let mut conflicts = Vec::new();
-    for source in sources {
-        let commit = source.dir.distinct(|row| row.host.commit.clone());
-        for row in source.dir.sizes.iter().flatten() {
-            let key = row.codec.clone();
-            let (first, first_source) = *of_commit
-                .entry((key.clone(), commit.clone()))
-                .or_insert((row, source));
-            if bytes(first) != bytes(row) {
-                anyhow::bail!(
-                    "sizes differ between hosts at one commit ({}): {} {} is {:?} (encoded, zstd, \
-                     zlib bytes) on {} and {:?} on {}; sizes must be byte-identical everywhere",
-                    commit.join(", "),
-                    key.payload,
-                    key.backend_label(),
-                    bytes(first),
-                    first_source.label,
-                    bytes(row),
-                    source.label
-                );
-            }
-            match merged.get(&key) {
-                None => {
-                    merged.insert(key, (row.clone(), source));
-                }
-                Some((first, first_source)) => {
-                    let first_label = &first_source.label;
-                    if bytes(first) != bytes(row) {
-                        conflicts.push(format!(
-                            "sizes of {} {} differ between commits: {} on {first_label}, {} on {} (the \
-                             report shows {first_label}'s)",
-                            key.payload,
-                            key.backend_label(),
-                            optional(first.encoded_bytes, |bytes| format!("{bytes} bytes")),
-                            optional(row.encoded_bytes, |bytes| format!("{bytes} bytes")),
-                            source.label
-                        ));
-                    }
-                }
-            }
-        }
-    }
-    let sizes = merged.into_iter().map(|(key, (row, _))| (key, row)).collect();
-    Ok((sizes, conflicts))
 }
 
 fn write_sizes_section(
@@ -1473,28 +1281,6 @@ fn compressor_label(name: &str, levels: impl Iterator<Item = i64>) -> String {
     }
 }
 
-/// Nanoseconds with the digits that matter: one decimal from 10 ns up, more below.
-pub(super) fn ns(value: f64) -> String {
-    if value >= 10.0 {
-        format!("{value:.1}")
-    } else if value >= 1.0 {
-        format!("{value:.2}")
-    } else {
-        format!("{value:.3}")
-    }
-}
-
-/// Two decimals, or two significant digits for a ratio below 0.1 (a copy-only share of
-/// 0.0004 must not read 0.00).
-pub(super) fn ratio_text(value: f64) -> String {
-    if value >= 0.1 || value <= 0.0 || !value.is_finite() {
-        format!("{value:.2}")
-    } else {
-        let decimals = (-value.log10()).ceil() as usize + 1;
-        format!("{value:.decimals$}")
-    }
-}
-
 /// `1.12x [1.08, 1.16]`, `≈` when the interval that decides (paired where there is one) holds
 /// 1, then the paired interval when there is one.
 fn ratio_cell(ratio: &ratios::Ratio) -> String {
@@ -1584,76 +1370,6 @@ fn fastest_cell(ratio: &ratios::Ratio) -> (String, bool) {
 
 fn optional<T>(value: Option<T>, show: impl Fn(T) -> String) -> String {
     value.map_or_else(|| "-".to_string(), show)
-}
-
-/// A name from a file (an arm's label, a format, a folder) in code font when a code span shows
-/// it as it is (the names serbench gives: letters, digits and `-_./:+[] `), else as escaped text
-/// ([`escape::markdown`]): a code span shows its content literally, so it cannot hold an
-/// escape, and a backtick, a pipe, a brace or a line break in it would end it, the table cell,
-/// or Liquid's raw block.
-pub(super) fn code(name: &str) -> String {
-    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./:+[] ".contains(c);
-    if !name.is_empty() && !name.starts_with(' ') && !name.ends_with(' ') && name.chars().all(plain) {
-        format!("`{name}`")
-    } else {
-        escape::markdown(name)
-    }
-}
-
-/// A Markdown table; a header starting with `>` is a right-aligned column. Cells are Markdown
-/// already (text from a file passed [`escape::markdown`] or [`code`] where it was put in a
-/// cell, so nothing here escapes it twice). Cells are padded to their column's width as
-/// prettier pads them, so a formatter leaves the table as it is.
-pub fn table(header: &[String], rows: &[Vec<String>]) -> String {
-    let right: Vec<bool> = header.iter().map(|name| name.starts_with('>')).collect();
-    let mut lines: Vec<Vec<String>> = vec![
-        header
-            .iter()
-            .map(|name| name.trim_start_matches('>').to_string())
-            .collect(),
-    ];
-    lines.extend(rows.iter().cloned());
-    let width = |cell: &str| cell.chars().count();
-    let mut widths = vec![3; header.len()];
-    for line in &lines {
-        for (column, cell) in line.iter().enumerate() {
-            widths[column] = widths[column].max(width(cell));
-        }
-    }
-    let render = |cells: Vec<String>| -> String {
-        let cells: Vec<String> = cells
-            .iter()
-            .enumerate()
-            .map(|(column, cell)| {
-                let padding = " ".repeat(widths[column] - width(cell));
-                if right[column] {
-                    format!("{padding}{cell}")
-                } else {
-                    format!("{cell}{padding}")
-                }
-            })
-            .collect();
-        format!("| {} |\n", cells.join(" | "))
-    };
-    let rules: Vec<String> = widths
-        .iter()
-        .zip(&right)
-        .map(|(&width, &right)| {
-            if right {
-                "-".repeat(width - 1) + ":"
-            } else {
-                "-".repeat(width)
-            }
-        })
-        .collect();
-    let mut lines = lines.into_iter();
-    let mut text = render(lines.next().expect("a header line"));
-    text += &format!("| {} |\n", rules.join(" | "));
-    for line in lines {
-        text += &render(line);
-    }
-    text.push('\n');
-    text
 }
 
 #[cfg(test)]
@@ -1981,7 +1697,7 @@ mod tests {
     #[test]
     fn vs_fastest_is_within_the_arms_mode() {
         let mut dir = host("x86", "x86_64-linux", "direct", [100.0, 200.0, 300.0, 40.0], 40);
-        dir.rows[3].arm.mode = Mode::Borrowed;
+        dir.rows[3].arm.mode = crate::arm::Mode::Borrowed;
         let markdown = render(&[dir]).unwrap().markdown;
         let cell = |label: &str, column: usize| {
             let line = squeezed_lines(&markdown)

@@ -5,6 +5,7 @@
 //! ([`rank`]), and a data file's inferred schema written out ([`data_schema`]). It reads the rows
 //! of [`crate::schema`] and writes through [`crate::files`].
 
+pub mod analysis;
 pub mod charts;
 pub mod compare;
 pub mod data_schema;
@@ -19,4 +20,5 @@ pub mod page;
 pub mod rank;
 pub mod robustness;
 pub mod table;
+pub mod text;
 pub mod verdict;

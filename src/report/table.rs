@@ -1,6 +1,7 @@
 //! Plain-text tables for the terminal: the arm list and its unsupported combinations, the
 //! summary after a run, the headline ratios, instruction counts and fidelity pairs.
 
+use super::analysis::{Analysis, Answer, Placed, Sized};
 use crate::arm::Arm;
 use crate::format::Unsupported;
 use crate::schema::instructions::InstructionRow;
@@ -300,6 +301,87 @@ pub fn ratios(ratios: &[Ratio]) -> String {
         ],
         &cells,
     )
+}
+
+/// The answer printed after `serbench run` ([`super::analysis::Answer`]): per payload, the
+/// cheapest to decode and to encode (the first rank: arms a rerun could order either way joined
+/// by `=`), the fewest bytes and zstd bytes per record, then the front of round-trip time against
+/// bytes.
+pub fn answer(analysis: &Analysis) -> String {
+    let Some(host) = analysis.hosts.first().filter(|_| !analysis.answers.is_empty()) else {
+        return String::new();
+    };
+    let mut text = format!(
+        "The answer on {} (per record; a = b: a rerun could order them either way):\n",
+        host.label
+    );
+    let payload = |answer: &Answer| match answer.mode.as_str() {
+        "typed" => answer.payload.clone(),
+        mode => format!("{} ({mode})", answer.payload),
+    };
+    let timed = |placed: &[Placed]| {
+        let first = Answer::first(placed);
+        first.first().map_or("-".to_string(), |fastest| {
+            format!(
+                "{} {}",
+                joined(first.iter().map(|arm| arm.label.as_str()), " = ", 2),
+                fastest.time
+            )
+        })
+    };
+    let sized = |sized: &[Sized]| {
+        let first = Answer::smallest(sized);
+        first.first().map_or("-".to_string(), |smallest| {
+            format!(
+                "{} {}",
+                joined(first.iter().map(|codec| codec.label.as_str()), " = ", 2),
+                smallest.size
+            )
+        })
+    };
+    let rows: Vec<Vec<String>> = analysis
+        .answers
+        .iter()
+        .map(|answer| {
+            vec![
+                payload(answer),
+                timed(&answer.decode),
+                timed(&answer.encode),
+                sized(&answer.bytes),
+                sized(&answer.zstd),
+            ]
+        })
+        .collect();
+    text += &render(&["payload", "decode", "encode", "bytes", "zstd bytes"], &rows);
+    text += "\nThe front: nothing else is both faster (round trip) and smaller:\n";
+    let fronts: Vec<Vec<String>> = analysis
+        .answers
+        .iter()
+        .filter(|answer| !answer.points.is_empty())
+        .map(|answer| {
+            let front = answer
+                .front()
+                .map(|point| format!("{} {} {}", point.label, point.time, point.size));
+            vec![payload(answer), joined(front, " · ", 3)]
+        })
+        .collect();
+    text += &render(&["payload", "round trip, bytes"], &fronts);
+    text
+}
+
+/// `items` joined by `separator`, the first `shown` of them and `+N` for the rest.
+fn joined<S: AsRef<str>>(items: impl Iterator<Item = S>, separator: &str, shown: usize) -> String {
+    let items: Vec<S> = items.collect();
+    let mut text = items
+        .iter()
+        .take(shown)
+        .map(AsRef::as_ref)
+        .collect::<Vec<_>>()
+        .join(separator);
+    if items.len() > shown {
+        text += &format!(" +{}", items.len() - shown);
+    }
+    text
 }
 
 #[cfg(test)]

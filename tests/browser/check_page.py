@@ -1,7 +1,7 @@
 """report.html in a real browser (headless Chromium through chromedriver): loads from file://
 with no console error, every number on the page agrees with the CSVs it was made from, a filter
-changes the rows shown, a sort orders them, and the calculator equals a computation from
-results.csv and sizes.csv. Writes a screenshot of each view.
+changes the rows shown, a sort orders them, the pair ratio equals `serbench ratio --json`'s, and the calculator equals a
+computation from results.csv and sizes.csv. Writes a screenshot of each view.
 
     python3 tests/browser/check_page.py REPORT.html SCREENSHOTS HOST_FOLDER...
 
@@ -13,6 +13,7 @@ import json
 import math
 import os
 import re
+import subprocess
 import sys
 
 from selenium import webdriver
@@ -73,6 +74,50 @@ try:
     expected = sorted(arm["rank"]["text"] if arm["rank"] else "-" for arm in model["arms"])
     check(shown == expected, f"the ranks shown differ from report.json's: {shown[:8]} against {expected[:8]}")
     check(all(re.fullmatch(r"=?[1-9][0-9]*|-", text) for text in shown), f"a rank is not =N, N or -: {set(shown)}")
+
+    # The answer opens the page: one row per payload of report.json's answers (as Rust computed
+    # them), and one scatter per payload whose dots are the first folder's round trips (results.csv)
+    # at their bytes per record (sizes.csv); the ringed dots are the front: none has a dot both
+    # smaller and no slower, and every other dot has one no larger and no slower.
+    answers = model["answers"]
+    answer_rows = driver.find_elements(By.CSS_SELECTOR, "#answer-table tr[data-payload]")
+    check([row.get_attribute("data-payload") for row in answer_rows] == [a["payload"] for a in answers],
+          f"the answer's rows differ from report.json's payloads")
+    check(len(answers) > 0 or len(rows) == 0 or all(r["status"] != "ok" for r in rows), "no answer for measured rows")
+    for row, answer in zip(answer_rows, answers):
+        cells = [td.text for td in row.find_elements(By.TAG_NAME, "td")]
+        fastest = [arm for arm in answer["decode"] if arm["rank"]["place"] == 1]
+        if fastest:
+            check(cells[1] == " = ".join(a["label"] for a in fastest) + " " + fastest[0]["time"],
+                  f"{answer['payload']} decode cell {cells[1]!r}")
+    first_rows = list(csv.DictReader(open(os.path.join(folders[0], "results.csv"))))
+    size_of = {(r["format"], r["backend"], r["variant"], r["payload"], r["framing"]): r for r in sizes}
+    for answer in answers:
+        figure = driver.find_elements(By.CSS_SELECTOR, f"#scatter-list svg[data-payload='{answer['payload']}']")
+        trips = [r for r in first_rows if r["payload"] == answer["payload"] and r["operation"] == "roundtrip"
+                 and r["mode"] == answer["mode"] and r["status"] == "ok" and r["mean_ns"] and r["variant"] != "copy-only"
+                 and size_of.get((r["format"], r["backend"], r["variant"], r["payload"], r["framing"]), {}).get("encoded_bytes")]
+        size_row = lambda r: size_of[(r["format"], r["backend"], r["variant"], r["payload"], r["framing"])]
+        expected = sorted((float(r["mean_ns"]) / int(r["records"]),
+                           int(size_row(r)["encoded_bytes"]) / int(size_row(r)["records"]))
+                          for r in trips)
+        if not expected:
+            check(not figure, f"{answer['payload']}: a scatter without round trips")
+            continue
+        check(len(figure) == 1, f"{answer['payload']}: {len(figure)} scatters")
+        dots = [(float(g.get_attribute("data-ns")), float(g.get_attribute("data-bytes")), "front" in g.get_attribute("class"))
+                for g in figure[0].find_elements(By.CSS_SELECTOR, "g.point")] if figure else []
+        check(len(dots) == len(expected) and all(close(a[0], b[0]) and close(a[1], b[1]) for a, b in zip(sorted(dots), expected)),
+              f"{answer['payload']}: the scatter's dots differ from results.csv and sizes.csv")
+        for ns, size, front in dots:
+            beaten = [(n, b) for n, b, _ in dots if (n, b) != (ns, size) and n <= ns and b <= size]
+            if front:
+                check(not any(b < size for _, b in beaten), f"{answer['payload']}: a front dot ({ns}, {size}) has one smaller and no slower")
+            else:
+                check(beaten, f"{answer['payload']}: a dot off the front ({ns}, {size}) has none no larger and no slower")
+        check(any(front for *_, front in dots), f"{answer['payload']}: no front")
+    driver.execute_script("document.getElementById('answer').scrollIntoView()")
+    driver.save_screenshot(os.path.join(screenshots, "answer.png"))
 
     # A filter changes the rows shown: one payload's decodes (few enough for every chart to be drawn).
     payload_filter = Select(driver.find_element(By.ID, "filter-payload"))
@@ -139,38 +184,26 @@ try:
     sentence = driver.find_element(By.ID, "pair-sentence")
     check((" times " in sentence.text and (" faster than " in sentence.text or " slower than " in sentence.text))
           or sentence.text.endswith(" are indistinguishable"), f"pair: {sentence.text!r}")
+    # The Rust binary's ratio of the same pair (`serbench ratio --json`), not a copy of its
+    # statistics here: the page must show what serbench computes.
+    quoted = json.loads(subprocess.run(
+        [os.environ["SERBENCH_BIN"], "ratio", folders[0], "--payload", "order", "--op", "decode",
+         "json/serde_json", "postcard/postcard", "--json"],
+        check=True, capture_output=True, text=True).stdout)
+    rust, row = quoted["quoted"], quoted["ratio"]
+    basis = f"paired over {row['paired_workers']} workers" if rust["paired"] else "unpaired"
     first = {(r["format"], r["backend"], r["variant"], r["mode"], r["framing"]): r for r in csv.DictReader(open(os.path.join(folders[0], "results.csv")))
              if r["payload"] == "order" and r["operation"] == "decode"}
     a, b = first[("json", "serde_json", "", "typed", "document")], first[("postcard", "postcard", "", "typed", "document")]
-    per_record = lambda r, column: float(r[column]) / int(r["records"])
-    samples_path = os.path.join(folders[0], "samples.csv")
-    workers = {}
-    if os.path.exists(samples_path):
-        for r in csv.DictReader(open(samples_path)):
-            if r["payload"] == "order" and r["operation"] == "decode" and r["mode"] == "typed" and r["framing"] == "document" and r["variant"] == "" and r["status"] == "ok" and r["mean_ns"]:
-                workers.setdefault(r["backend"], {})[r["pass"]] = per_record(r, "mean_ns")
-    shared = sorted(set(workers.get("serde_json", {})) & set(workers.get("postcard", {})))
-    if len(shared) >= 2:
-        # Student's t, 97.5%, by degrees of freedom (the standard table).
-        t975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042]
-        logs = [math.log(workers["serde_json"][p] / workers["postcard"][p]) for p in shared]
-        mean = sum(logs) / len(logs)
-        sd = math.sqrt(sum((x - mean) ** 2 for x in logs) / (len(logs) - 1))
-        half = t975[len(logs) - 2] * sd / math.sqrt(len(logs))
-        expected = (math.exp(mean), math.exp(mean - half), math.exp(mean + half), f"paired over {len(logs)} workers")
-    else:
-        ratio = float(a["mean_ns"]) / float(b["mean_ns"]) * int(b["records"]) / int(a["records"])
-        relative = lambda r: (float(r["ci95_high_ns"]) - float(r["ci95_low_ns"])) / 2 / float(r["mean_ns"])
-        spread = math.exp(math.hypot(relative(a), relative(b)))
-        expected = (ratio, ratio / spread, ratio * spread, "unpaired")
-    if expected[3] == "unpaired" and min(float(a["ci95_low_ns"]), float(b["ci95_low_ns"])) <= 0:
+    if not rust["paired"] and min(float(a["ci95_low_ns"]), float(b["ci95_low_ns"])) <= 0:
         # An arm's interval reaches 0: the ratio is stated without an interval, never "x ± y".
         text = driver.find_element(By.ID, "pair-result").text
-        check(close(float(sentence.get_attribute("data-ratio")), expected[0], 1e-3), f"pair ratio: page {sentence.get_attribute('data-ratio')}, CSVs {expected[0]}")
+        check(close(float(sentence.get_attribute("data-ratio")), rust["ratio"], 1e-9), f"pair ratio: page {sentence.get_attribute('data-ratio')}, serbench {rust['ratio']}")
         check(sentence.get_attribute("data-low") is None and "±" not in text and "no interval" in text, f"pair without an interval: {text!r}")
     else:
         shown = tuple(float(sentence.get_attribute(name)) for name in ("data-ratio", "data-low", "data-high")) + (sentence.get_attribute("data-basis"),)
-        check(all(close(x, y, 1e-3) for x, y in zip(shown[:3], expected[:3])) and shown[3] == expected[3], f"pair ratio: page {shown}, CSVs {expected}")
+        expected = (rust["ratio"], rust["low"], rust["high"], basis)
+        check(all(close(x, y, 1e-9) for x, y in zip(shown[:3], expected[:3])) and shown[3] == expected[3], f"pair ratio: page {shown}, serbench {expected}")
 
     # The calculator against results.csv and sizes.csv of the first folder.
     rate_input = driver.find_element(By.ID, "calc-rate")

@@ -734,6 +734,220 @@ function renderCalculator() {
   );
 }
 
+// ---- the answer: the model's answers as computed in Rust, and each payload's scatter
+(function answer() {
+  const host = model.hosts[0];
+  if (!host || model.answers.length === 0) {
+    $("answer").hidden = true;
+    return;
+  }
+  $("answer-intro").textContent =
+    `On ${host.label}, per record: the cheapest to decode and to encode (the first rank: ` +
+    "names joined by = are those a rerun could order either way), the fewest bytes encoded " +
+    "and after zstd, and the front of round-trip time against bytes. Typed arms where the " +
+    "payload has them, else dynamic.";
+  const first = (items, figure) => {
+    const tied = items.filter((item) => item.rank.place === 1);
+    if (tied.length === 0) return "-";
+    return `${tied.map((item) => item.label).join(" = ")} ${tied[0][figure]}`;
+  };
+  const table = $("answer-table");
+  table.append(
+    el(
+      "tr",
+      {},
+      ...["payload", "decode", "encode", "bytes", "zstd bytes", "front"].map(
+        (name) => el("th", {}, name),
+      ),
+    ),
+  );
+  for (const answer of model.answers) {
+    const front = answer.points
+      .filter((point) => point.front)
+      .map((point) => `${point.label} ${point.time}, ${point.size}`)
+      .join("; ");
+    table.append(
+      el(
+        "tr",
+        { "data-payload": answer.payload },
+        el(
+          "td",
+          {},
+          answer.mode === "typed"
+            ? answer.payload
+            : `${answer.payload} (${answer.mode})`,
+        ),
+        el("td", {}, first(answer.decode, "time")),
+        el("td", {}, first(answer.encode, "time")),
+        el("td", {}, first(answer.bytes, "size")),
+        el("td", {}, first(answer.zstd, "size")),
+        el("td", {}, front || "-"),
+      ),
+    );
+    if (answer.points.length > 0) $("scatter-list").append(scatter(answer));
+  }
+})();
+// Time (y, log) against bytes (x, log), one dot per codec with its 95% whisker; the front's
+// dots ringed and joined, fastest first.
+function scatter(answer) {
+  const width = 900,
+    height = 420,
+    left = 80,
+    right = 200,
+    top = 36,
+    bottom = 50;
+  const points = answer.points;
+  const span = (values) => {
+    let low = Math.min(...values),
+      high = Math.max(...values);
+    if (!(low > 0)) low = Math.min(...values.filter((v) => v > 0), high);
+    if (high / low < 1.5) [low, high] = [low / 1.25, high * 1.25];
+    return [Math.log(low / 1.1), Math.log(high * 1.1)];
+  };
+  const [xLow, xHigh] = span(points.map((p) => p.bytes_per_record));
+  const [yLow, yHigh] = span(
+    points.flatMap((p) => [p.ns, p.high, p.low > 0 ? p.low : p.ns]),
+  );
+  const x = (bytes) =>
+    left + ((Math.log(bytes) - xLow) / (xHigh - xLow)) * (width - left - right);
+  const y = (ns) =>
+    top +
+    (1 - (Math.log(Math.max(ns, Math.exp(yLow))) - yLow) / (yHigh - yLow)) *
+      (height - top - bottom);
+  const image = figure(
+    width,
+    height,
+    `${answer.payload}: round-trip time against bytes`,
+    `${answer.payload}: round trip per record (log) against bytes per record (log)`,
+  );
+  image.setAttribute("data-payload", answer.payload);
+  image.append(
+    svg("line", {
+      x1: left,
+      y1: height - bottom,
+      x2: width - right,
+      y2: height - bottom,
+      stroke: "#999",
+    }),
+    svg("line", {
+      x1: left,
+      y1: top,
+      x2: left,
+      y2: height - bottom,
+      stroke: "#999",
+    }),
+    svg(
+      "text",
+      {
+        x: (left + width - right) / 2,
+        y: height - 12,
+        "text-anchor": "middle",
+      },
+      "bytes per record",
+    ),
+    svg(
+      "text",
+      {
+        x: 12,
+        y: (top + height - bottom) / 2,
+        transform: `rotate(-90 12 ${(top + height - bottom) / 2})`,
+        "text-anchor": "middle",
+      },
+      "round trip per record",
+    ),
+  );
+  // Ticks at 1, 2 and 5 times each power of ten inside the axis, labelled in one unit.
+  const ticks = (low, high) => {
+    const values = [];
+    for (
+      let power = Math.floor(low / Math.LN10);
+      power <= Math.ceil(high / Math.LN10);
+      power++
+    )
+      for (const step of [1, 2, 5]) {
+        const value = step * 10 ** power;
+        if (Math.log(value) >= low && Math.log(value) <= high)
+          values.push(value);
+      }
+    return values;
+  };
+  for (const bytes of ticks(xLow, xHigh))
+    image.append(
+      svg(
+        "text",
+        {
+          x: x(bytes),
+          y: height - bottom + 16,
+          "text-anchor": "middle",
+          class: "tick",
+        },
+        `${digits(bytes)} B`,
+      ),
+    );
+  const yTicks = ticks(yLow, yHigh);
+  const [unit, scale] = timeUnit(yTicks);
+  for (const ns of yTicks)
+    image.append(
+      svg(
+        "text",
+        { x: left - 6, y: y(ns) + 4, "text-anchor": "end", class: "tick" },
+        `${digits(ns / scale)} ${unit}`,
+      ),
+    );
+  const front = points.filter((p) => p.front);
+  if (front.length > 1)
+    image.append(
+      svg("polyline", {
+        points: front
+          .map((p) => `${x(p.bytes_per_record)},${y(p.ns)}`)
+          .join(" "),
+        fill: "none",
+        stroke: "#222",
+        "stroke-dasharray": "4 3",
+        class: "front-line",
+      }),
+    );
+  for (const point of points) {
+    const cx = x(point.bytes_per_record);
+    const mark = svg(
+      "g",
+      {
+        class: point.front ? "point front" : "point",
+        "data-label": point.label,
+        "data-ns": String(point.ns),
+        "data-bytes": String(point.bytes_per_record),
+      },
+      svg("title", {}, `${point.label}: ${point.time}, ${point.size}`),
+      svg("line", {
+        x1: cx,
+        x2: cx,
+        y1: y(point.high),
+        y2: y(point.low > 0 ? point.low : point.ns),
+        stroke: colour(point.format),
+        class: "whisker",
+      }),
+      svg("circle", {
+        cx,
+        cy: y(point.ns),
+        r: point.front ? 6 : 4,
+        fill: colour(point.format),
+        stroke: point.front ? "#000" : "none",
+        "stroke-width": 2,
+      }),
+    );
+    if (point.front)
+      mark.append(
+        svg(
+          "text",
+          { x: cx + 9, y: y(point.ns) + 4 },
+          `${point.label} ${point.time}, ${point.size}`,
+        ),
+      );
+    image.append(mark);
+  }
+  return el("div", { class: "chart scatter" }, image);
+}
+
 function render() {
   const arms = filtered();
   renderTable(arms);
