@@ -56,8 +56,7 @@ pub struct ResultRow {
     pub note: String,
 }
 
-pub const STATUS_OK: &str = "ok";
-pub const STATUS_FAILED: &str = "failed";
+pub use super::domains::{STATUS_FAILED, STATUS_OK};
 
 impl ResultRow {
     /// The metadata of one run's rows, without an arm: what [`Record::set`] of its rows is.
