@@ -208,8 +208,14 @@ struct ListArgs {
     /// instead of the arms.
     #[arg(long = "formats")]
     formats_table: bool,
-    /// With --formats: as the Markdown table README holds.
-    #[arg(long, requires = "formats_table")]
+    /// The capability table instead of the arms: per backend, self-describing or not, schema,
+    /// documented evolution, zero-copy access and update, `unsafe` in its crates, languages,
+    /// crate versions with release day and licence, advisories (docs/capabilities.md).
+    #[arg(long, conflicts_with_all = ["formats_table", "json"])]
+    capabilities: bool,
+    /// With --formats or --capabilities: as Markdown (README's formats table,
+    /// docs/capabilities.md).
+    #[arg(long)]
     markdown: bool,
 }
 
@@ -805,6 +811,14 @@ impl ListArgs {
     fn execute(self, registry: &Registry) -> Result<()> {
         if self.formats_table {
             return print(commands::list_formats(self.markdown));
+        }
+        if self.capabilities {
+            return print(commands::list_capabilities(registry, self.markdown));
+        }
+        if self.markdown {
+            return Err(UsageError::error(
+                "--markdown goes with --formats or --capabilities",
+            ));
         }
         let selection = self.select.selection(Vec::new(), registry)?;
         print(commands::list(registry, &selection, self.json)?)

@@ -108,6 +108,34 @@ pub fn list_formats(markdown: bool) -> String {
     }
 }
 
+/// `serbench list --capabilities`: the capability table of every backend, as Markdown
+/// (docs/capabilities.md) or as text; zero-copy access and update from the registry's arms.
+pub fn list_capabilities(registry: &Registry, markdown: bool) -> String {
+    let has = |format: &str, backend: &str, variant: &str, operation: crate::arm::Operation| {
+        registry.arms.iter().any(|arm| {
+            let codec = &arm.id.codec;
+            codec.format == format
+                && codec.backend == backend
+                && codec.variant == variant
+                && arm.id.operation == operation
+        })
+    };
+    let rows = crate::report::capabilities::table(
+        |format, backend, variant| {
+            (
+                has(format, backend, variant, crate::arm::Operation::AccessAll),
+                has(format, backend, variant, crate::arm::Operation::Update),
+            )
+        },
+        None,
+    );
+    if markdown {
+        return crate::report::capabilities::markdown(&rows);
+    }
+    let cells: Vec<Vec<String>> = rows.iter().map(crate::report::capabilities::cells).collect();
+    table::render(&crate::report::capabilities::HEADER, &cells)
+}
+
 /// `serbench run` (timing): the run, then its answer (per payload, the cheapest formats and
 /// the front of time against bytes), the per-arm summary and headline ratios with `verbose`,
 /// and where the files are; with `history` (earlier result sets of this host, commit and build,

@@ -2,7 +2,8 @@
 //! `serbench list --formats --markdown`, so a new format, backend or crate version shows up in
 //! README or this test fails; README's headline table is `serbench ratio results/x86_64-linux
 //! --headline --markdown`, the committed run's ratios.csv; docs/commands.md is `serbench
-//! help-markdown`, so a new flag or a changed help text shows up there.
+//! help-markdown`, so a new flag or a changed help text shows up there; docs/capabilities.md's
+//! table is `serbench list --capabilities --markdown`.
 //! `SERBENCH_BLESS=1 cargo test --test readme` rewrites all three. The formats table and the
 //! command reference list every format: built without some (`--no-default-features --features
 //! ...`), their tests refuse, blessed or not, rather than compare or rewrite with fewer.
@@ -23,6 +24,18 @@ const HEADLINE_END: &str = "<!-- end of headline table -->";
 fn readme_holds_the_current_formats_table() {
     common::require_every_format("README's formats table");
     readme_section_is(&["list", "--formats", "--markdown"], START, END, "formats table");
+}
+
+#[test]
+fn capabilities_md_holds_the_current_capability_table() {
+    common::require_every_format("docs/capabilities.md");
+    section_is(
+        "docs/capabilities.md",
+        &["list", "--capabilities", "--markdown"],
+        "<!-- capability table: `serbench list --capabilities --markdown` (tests/readme.rs checks it) -->\n\n",
+        "<!-- end of capability table -->",
+        "capability table",
+    );
 }
 
 #[test]
@@ -55,24 +68,31 @@ fn printed(args: &[&str]) -> String {
 /// README between the markers is what `serbench args` prints, or is made so under
 /// SERBENCH_BLESS.
 fn readme_section_is(args: &[&str], start_marker: &str, end_marker: &str, name: &str) {
+    section_is("README.md", args, start_marker, end_marker, name)
+}
+
+/// `file` (from the crate root) between the markers is what `serbench args` prints, or is made
+/// so under SERBENCH_BLESS.
+fn section_is(file: &str, args: &[&str], start_marker: &str, end_marker: &str, name: &str) {
     let table = printed(args);
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/README.md");
+    let path = format!("{}/{file}", env!("CARGO_MANIFEST_DIR"));
+    let path = path.as_str();
     let readme = std::fs::read_to_string(path).unwrap();
     let start = readme
         .find(start_marker)
-        .unwrap_or_else(|| panic!("README has the {name}'s start marker"))
+        .unwrap_or_else(|| panic!("{file} has the {name}'s start marker"))
         + start_marker.len();
     let end = start
         + readme[start..]
             .find(end_marker)
-            .unwrap_or_else(|| panic!("README has the {name}'s end marker"));
+            .unwrap_or_else(|| panic!("{file} has the {name}'s end marker"));
     if std::env::var_os("SERBENCH_BLESS").is_some() {
         std::fs::write(path, format!("{}{table}{}", &readme[..start], &readme[end..])).unwrap();
         return;
     }
     assert!(
         readme[start..end] == table,
-        "README's {name} is not `serbench {}`; \
+        "{file}'s {name} is not `serbench {}`; \
          run `SERBENCH_BLESS=1 cargo test --test readme` to rewrite it",
         args.join(" ")
     );

@@ -90,6 +90,23 @@ pub static FORMAT: Format = Format {
     name: "avro",
     about: "Apache Avro datums, shared .avsc schemas: serde_avro_fast and apache-avro",
     colour: [0x55, 0x44, 0xAA],
+    capabilities: super::Capabilities {
+        self_describing: false,
+        evolution: "writer and reader schemas resolved: an added field needs a default, a removed one is skipped, a rename needs an alias; the reader needs the writer's schema",
+        languages: &[
+            "Java",
+            "C",
+            "C++",
+            "C#",
+            "Python",
+            "Ruby",
+            "PHP",
+            "Perl",
+            "JavaScript",
+            "Rust",
+        ],
+        languages_source: "https://avro.apache.org/docs/ (the Apache Avro project's SDKs)",
+    },
     backends: &[
         BackendDoc {
             backend: "serde_avro_fast",

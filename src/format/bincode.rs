@@ -30,6 +30,12 @@ pub static FORMAT: Format = Format {
     name: "bincode",
     about: "bincode, native derive, standard config (plus a decode-limited variant)",
     colour: [0xBB, 0x66, 0x11],
+    capabilities: super::Capabilities {
+        self_describing: false,
+        evolution: "none: fields are positional and untagged, so a change of fields fails or decodes wrongly",
+        languages: &["Rust"],
+        languages_source: "https://github.com/bincode-org/bincode (its spec describes the Rust encoding only)",
+    },
     backends: &[
         BackendDoc {
             backend: "bincode",

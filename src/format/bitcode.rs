@@ -25,6 +25,12 @@ pub static FORMAT: Format = Format {
     name: "bitcode",
     about: "bitcode: native derive and serde",
     colour: [0xEE, 0x55, 0x66],
+    capabilities: super::Capabilities {
+        self_describing: false,
+        evolution: "none: fields are positional and untagged, and the format may change between major versions",
+        languages: &["Rust"],
+        languages_source: "https://github.com/SoftbearStudios/bitcode (no specification; Rust only)",
+    },
     backends: &[
         BackendDoc {
             backend: "bitcode",

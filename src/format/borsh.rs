@@ -32,6 +32,20 @@ pub static FORMAT: Format = Format {
     name: "borsh",
     about: "Borsh: native derive, fixed-width integers, u32 lengths",
     colour: [0xAA, 0x00, 0x66],
+    capabilities: super::Capabilities {
+        self_describing: false,
+        evolution: "none: fields are positional and untagged (a canonical, consensus-critical encoding)",
+        languages: &[
+            "Rust",
+            "JavaScript",
+            "TypeScript",
+            "Go",
+            "Python",
+            "Java",
+            "AssemblyScript",
+        ],
+        languages_source: "https://borsh.io",
+    },
     backends: &[BackendDoc {
         backend: "borsh",
         variant: "",

@@ -39,6 +39,24 @@ pub static FORMAT: Format = Format {
     name: "cbor",
     about: "CBOR: ciborium (serde, structs as maps) and minicbor (native derive, structs as arrays)",
     colour: [0xAA, 0xAA, 0x55],
+    capabilities: super::Capabilities {
+        self_describing: true,
+        evolution: "ciborium: by field name (serde `default`, `alias`); minicbor: by index (`#[n(i)]`), added optional fields with new indices",
+        languages: &[
+            "C",
+            "C++",
+            "C#",
+            "Go",
+            "Java",
+            "JavaScript",
+            "Python",
+            "Ruby",
+            "Rust",
+            "Swift",
+            "Erlang",
+        ],
+        languages_source: "https://cbor.io/impls.html",
+    },
     backends: &[
         BackendDoc {
             backend: "ciborium",

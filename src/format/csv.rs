@@ -32,6 +32,12 @@ pub static FORMAT: Format = Format {
     name: "csv",
     about: "CSV: csv through serde, flat records only",
     colour: [0xEE, 0xAA, 0xFF],
+    capabilities: super::Capabilities {
+        self_describing: false,
+        evolution: "by header name (serde): columns may move; a header names fields but types are not on the wire",
+        languages: &["every language (RFC 4180)"],
+        languages_source: "https://www.rfc-editor.org/rfc/rfc4180",
+    },
     backends: &[BackendDoc {
         backend: "csv",
         variant: "",

@@ -35,6 +35,12 @@ pub static FORMAT: Format = Format {
     name: "dbus",
     about: "D-Bus wire format: zbus (zbus::wire)",
     colour: [0xEE, 0xBB, 0x44],
+    capabilities: super::Capabilities {
+        self_describing: false,
+        evolution: "none: the signature travels beside the body and must match the reader's type",
+        languages: &["C", "C++", "Python", "Rust", "Go", "Java", "JavaScript", "C#"],
+        languages_source: "https://www.freedesktop.org/wiki/Software/DBusBindings/",
+    },
     backends: &[BackendDoc {
         backend: "zbus",
         variant: "",

@@ -57,6 +57,12 @@ pub static FORMAT: Format = Format {
     name: "fory",
     about: "Apache Fory, native derive, schema-consistent: xlang and Rust-native modes",
     colour: [0x55, 0xDD, 0x88],
+    capabilities: super::Capabilities {
+        self_describing: false,
+        evolution: "compatible mode (its own variant): fields matched by name and type, added and removed fields tolerated; the default mode needs identical types",
+        languages: &["Java", "Python", "Go", "Rust", "JavaScript", "C++"],
+        languages_source: "https://fory.apache.org/docs/ (cross-language serialization guide)",
+    },
     backends: &[
         BackendDoc {
             backend: "fory",

@@ -74,6 +74,12 @@ pub static FORMAT: Format = Format {
     name: "json",
     about: "JSON: serde_json, simd-json and sonic-rs; document, array and NDJSON framings",
     colour: [0x4E, 0x79, 0xA7],
+    capabilities: super::Capabilities {
+        self_describing: true,
+        evolution: "by field name (serde): `default` and `alias` attributes; unknown fields are ignored",
+        languages: &["every language (RFC 8259)"],
+        languages_source: "https://www.json.org",
+    },
     backends: &[
         BackendDoc {
             backend: "serde_json",

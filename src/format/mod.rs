@@ -18,6 +18,8 @@ use crate::payload::data::{self, DataPayload, TypedRecord};
 use crate::payload::fields::UpdateField;
 use crate::payload::{Borrowed, Model, Payload, PayloadSpec};
 
+pub mod facts;
+
 #[cfg(feature = "avro")]
 pub mod avro;
 #[cfg(feature = "bincode")]
@@ -60,6 +62,10 @@ pub struct Format {
     pub about: &'static str,
     /// Its colour (RGB) in every chart, so a format looks the same across reports.
     pub colour: [u8; 3],
+    /// What it offers besides speed, as its specification and documentation state: the
+    /// capability table (docs/capabilities.md, the report) shows it beside what serbench
+    /// derives (zero-copy arms, crate facts, hostile-input outcomes).
+    pub capabilities: Capabilities,
     /// One entry per backend and variant the format registers: the formats table in README
     /// (`serbench list --formats --markdown`) is made from these.
     pub backends: &'static [BackendDoc],
@@ -71,6 +77,19 @@ pub struct Format {
     pub data: DataSupport,
     /// What it needs of the Rust types generated for such data (`--typed`).
     pub typed: TypedSupport,
+}
+
+/// A format's documented properties, one per format file.
+pub struct Capabilities {
+    /// The bytes carry what they hold (types, and field names or tags), so a reader without the
+    /// schema or the Rust types can decode them.
+    pub self_describing: bool,
+    /// How the format meets a changed schema, as its documentation says (one line).
+    pub evolution: &'static str,
+    /// Languages with maintained implementations.
+    pub languages: &'static [&'static str],
+    /// Where that list comes from.
+    pub languages_source: &'static str,
 }
 
 /// Whether a format can carry a data payload (a JSON file read at run time, with an inferred

@@ -32,6 +32,24 @@ pub static FORMAT: Format = Format {
     name: "msgpack",
     about: "MessagePack: rmp-serde (structs as arrays, and as maps), rmpv value tree",
     colour: [0x66, 0x99, 0xFF],
+    capabilities: super::Capabilities {
+        self_describing: true,
+        evolution: "rmp-serde writes structs as arrays (positional: none) by default; the `named` variant writes maps, by field name (serde `default`, `alias`)",
+        languages: &[
+            "C",
+            "C++",
+            "C#",
+            "Go",
+            "Java",
+            "JavaScript",
+            "Python",
+            "Ruby",
+            "Rust",
+            "Swift",
+            "Erlang",
+        ],
+        languages_source: "https://msgpack.org",
+    },
     backends: &[
         BackendDoc {
             backend: "rmp-serde",

@@ -18,6 +18,12 @@ pub static FORMAT: Format = Format {
     name: "postcard",
     about: "postcard, serde",
     colour: [0x66, 0xBB, 0xCC],
+    capabilities: super::Capabilities {
+        self_describing: false,
+        evolution: "none: fields are positional and untagged",
+        languages: &["Rust"],
+        languages_source: "https://postcard.jamesmunns.com (the wire specification; its implementation is Rust)",
+    },
     backends: &[BackendDoc {
         backend: "postcard",
         variant: "",

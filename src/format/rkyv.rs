@@ -88,6 +88,12 @@ pub static FORMAT: Format = Format {
     name: "rkyv",
     about: "rkyv: native derive, validated zero-copy access and in-place update",
     colour: [0x22, 0xDD, 0xCC],
+    capabilities: super::Capabilities {
+        self_describing: false,
+        evolution: "none: the archived layout is the type's; a changed type reads other bytes",
+        languages: &["Rust"],
+        languages_source: "https://rkyv.org",
+    },
     backends: &[
         BackendDoc {
             backend: "rkyv",

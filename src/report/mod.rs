@@ -6,6 +6,7 @@
 //! of [`crate::schema`] and writes through [`crate::files`].
 
 pub mod analysis;
+pub mod capabilities;
 pub mod charts;
 pub mod compare;
 pub mod data_schema;

@@ -120,6 +120,12 @@ pub static FORMAT: Format = Format {
     name: "capnp",
     about: "Cap'n Proto: capnpc-generated readers and builders, zero-copy access and in-place update; unpacked and packed",
     colour: [0xAA, 0x22, 0x22],
+    capabilities: super::Capabilities {
+        self_describing: false,
+        evolution: "ordinals (`@n`): add fields with new ordinals, renames are free (names are not on the wire), never remove or renumber",
+        languages: &["C++", "Rust", "Go", "Java", "JavaScript", "Python", "C#"],
+        languages_source: "https://capnproto.org/otherlang.html",
+    },
     backends: &[
         BackendDoc {
             backend: "capnp",

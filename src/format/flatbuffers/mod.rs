@@ -82,6 +82,28 @@ pub static FORMAT: Format = Format {
     name: "flatbuffers",
     about: "FlatBuffers: flatc-generated tables, verified zero-copy access",
     colour: [0x99, 0xCC, 0xAA],
+    capabilities: super::Capabilities {
+        self_describing: false,
+        evolution: "field ids (declaration order or `id:`): add fields at the end, deprecate instead of removing, renames are free",
+        languages: &[
+            "C++",
+            "C",
+            "C#",
+            "Dart",
+            "Go",
+            "Java",
+            "JavaScript",
+            "TypeScript",
+            "Kotlin",
+            "Lua",
+            "Nim",
+            "PHP",
+            "Python",
+            "Rust",
+            "Swift",
+        ],
+        languages_source: "https://flatbuffers.dev/languages/",
+    },
     backends: &[
         BackendDoc {
             backend: "flatbuffers",

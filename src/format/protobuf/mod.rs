@@ -70,6 +70,24 @@ pub static FORMAT: Format = Format {
     name: "protobuf",
     about: "Protocol Buffers: prost, schema compiled by protox; plain and model-converting",
     colour: [0xBB, 0x55, 0x77],
+    capabilities: super::Capabilities {
+        self_describing: false,
+        evolution: "field numbers: add and remove fields, renames are free (names are not on the wire), never reuse a number",
+        languages: &[
+            "C++",
+            "C#",
+            "Dart",
+            "Go",
+            "Java",
+            "Kotlin",
+            "Objective-C",
+            "PHP",
+            "Python",
+            "Ruby",
+            "Rust",
+        ],
+        languages_source: "https://protobuf.dev (Google's supported languages)",
+    },
     backends: &[
         BackendDoc {
             backend: "prost",

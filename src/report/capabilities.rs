@@ -1,0 +1,259 @@
+//! The capability table: per backend, what it offers besides speed. Each format file states
+//! what its specification says ([`crate::format::Capabilities`]); the rest is derived: the
+//! schema from its [`crate::format::BackendDoc`], zero-copy access and in-place update from the
+//! arms it has, `unsafe`, licence, release time and advisories from [`crate::format::facts`],
+//! and the hostile-input outcome from a folder's robustness.csv.
+
+use serde::Serialize;
+
+use crate::format::{self, facts};
+use crate::schema::robustness::{Outcome, RobustnessRow};
+
+/// One backend's row.
+#[derive(Clone, Debug, Serialize)]
+pub struct Capability {
+    pub format: String,
+    /// `backend` or `backend[variant]`.
+    pub backend: String,
+    pub self_describing: bool,
+    pub schema: String,
+    pub evolution: String,
+    /// It has access arms: it reads fields in place from the bytes.
+    pub zero_copy: bool,
+    /// It has update arms: it changes a scalar in place.
+    pub in_place_update: bool,
+    /// `unsafe` keywords in its crates' own sources ([`facts::CrateFacts::unsafe_keywords`]),
+    /// summed; `None` for a backend that calls no crate.
+    pub unsafe_keywords: Option<usize>,
+    pub languages: Vec<String>,
+    pub languages_source: String,
+    /// Each crate as `name version (published day, licence)`.
+    pub crates: Vec<String>,
+    /// Each advisory as `crate: ID, what`.
+    pub advisories: Vec<String>,
+    /// From robustness.csv, where the folder has one: the worst outcome over its decoders'
+    /// hostile inputs (`ok-different` and better are no failure) and the highest peak of live
+    /// bytes, the allocation limit a service needs for those inputs.
+    pub hostile: Option<Hostile>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Hostile {
+    pub worst: String,
+    pub failure: bool,
+    pub peak_alloc_bytes: u64,
+}
+
+/// Every backend of every enabled format (no baseline), in registry order. `arms(format, backend, variant)`
+/// says whether the backend has access arms and update arms; `robustness` is a folder's rows.
+pub fn table(
+    arms: impl Fn(&str, &str, &str) -> (bool, bool),
+    robustness: Option<&[RobustnessRow]>,
+) -> Vec<Capability> {
+    let mut rows = Vec::new();
+    for format in format::all() {
+        for backend in format
+            .backends
+            .iter()
+            .filter(|backend| backend.variant != crate::arm::COPY_ONLY)
+        {
+            let crates: Vec<facts::CrateFacts> = backend
+                .crates
+                .iter()
+                .filter_map(|name| facts::of_crate(name))
+                .collect();
+            let (zero_copy, in_place_update) = arms(format.name, backend.backend, backend.variant);
+            let hostile =
+                robustness.and_then(|rows| hostile(rows, format.name, backend.backend, backend.variant));
+            rows.push(Capability {
+                format: format.name.to_string(),
+                backend: match backend.variant {
+                    "" => backend.backend.to_string(),
+                    variant => format!("{}[{variant}]", backend.backend),
+                },
+                self_describing: format.capabilities.self_describing,
+                schema: backend.schema.to_string(),
+                evolution: format.capabilities.evolution.to_string(),
+                zero_copy,
+                in_place_update,
+                unsafe_keywords: (!crates.is_empty())
+                    .then(|| crates.iter().map(|facts| facts.unsafe_keywords).sum()),
+                languages: format
+                    .capabilities
+                    .languages
+                    .iter()
+                    .map(|name| name.to_string())
+                    .collect(),
+                languages_source: format.capabilities.languages_source.to_string(),
+                crates: crates
+                    .iter()
+                    .map(|facts| {
+                        let day = facts.published.split('T').next().unwrap_or_default();
+                        format!("{} {} ({day}, {})", facts.name, facts.version, facts.licence)
+                    })
+                    .collect(),
+                advisories: backend
+                    .crates
+                    .iter()
+                    .flat_map(|name| facts::advisories(name))
+                    .map(|advisory| format!("{}: {}, {}", advisory.krate, advisory.id, advisory.what))
+                    .collect(),
+                hostile,
+            });
+        }
+    }
+    rows
+}
+
+/// The worst outcome and highest peak of one backend's decoders in `rows`.
+fn hostile(rows: &[RobustnessRow], format: &str, backend: &str, variant: &str) -> Option<Hostile> {
+    let own: Vec<&RobustnessRow> = rows
+        .iter()
+        .filter(|row| {
+            row.id.codec.format == format
+                && row.id.codec.backend == backend
+                && row.id.codec.variant == variant
+        })
+        .collect();
+    let worst = own
+        .iter()
+        .flat_map(|row| Outcome::ALL.into_iter().filter(|&outcome| row.count(outcome) > 0))
+        .max()?;
+    Some(Hostile {
+        worst: worst.name().to_string(),
+        failure: worst.is_failure(),
+        peak_alloc_bytes: own.iter().map(|row| row.peak_alloc_bytes).max().unwrap_or(0),
+    })
+}
+
+/// The columns of [`cells`].
+pub const HEADER: [&str; 10] = [
+    "format",
+    "backend",
+    "self-describing",
+    "schema",
+    "evolution (documented)",
+    "zero-copy",
+    "unsafe",
+    "languages",
+    "crates",
+    "advisories",
+];
+
+/// A row's cells, as the terminal and Markdown tables show them (Markdown escapes them).
+pub fn cells(row: &Capability) -> Vec<String> {
+    let yes = |value: bool| if value { "yes" } else { "no" }.to_string();
+    let zero_copy = match (row.zero_copy, row.in_place_update) {
+        (true, true) => "access, update",
+        (true, false) => "access",
+        _ => "no",
+    };
+    vec![
+        row.format.clone(),
+        row.backend.clone(),
+        yes(row.self_describing),
+        row.schema.clone(),
+        row.evolution.clone(),
+        zero_copy.to_string(),
+        row.unsafe_keywords
+            .map_or("-".to_string(), |count| count.to_string()),
+        format!("{} ({})", row.languages.len(), row.languages.join(", ")),
+        if row.crates.is_empty() {
+            "-".to_string()
+        } else {
+            row.crates.join("; ")
+        },
+        if row.advisories.is_empty() {
+            "none known".to_string()
+        } else {
+            row.advisories.join("; ")
+        },
+    ]
+}
+
+/// The table as Markdown, with what each derived column means and where it comes from.
+pub fn markdown(rows: &[Capability]) -> String {
+    let header: Vec<String> = HEADER.iter().map(|name| name.to_string()).collect();
+    // The crates' facts come from their Cargo.toml files: escaped. The rest is serbench's own
+    // text, whose code spans are meant.
+    let crates = HEADER
+        .iter()
+        .position(|name| *name == "crates")
+        .expect("a crates column");
+    let cells: Vec<Vec<String>> = rows
+        .iter()
+        .map(|row| {
+            let mut cells = cells(row);
+            cells[crates] = crate::escape::markdown(&cells[crates]);
+            cells
+        })
+        .collect();
+    let mut text = super::text::table(&header, &cells);
+    text += &format!(
+        "Self-describing, evolution and languages: each format file states them from the format's \
+         documentation (the sources: {}). Zero-copy: the backend has arms that read fields in \
+         place (access) and change a scalar in place (update). Unsafe: the `unsafe` keywords in \
+         the src/ of its crates and of the dependencies named after them, comments left out \
+         (src/format/crates.csv, generated from the locked sources by tests/capabilities.rs). \
+         Advisories: checked {}.\n",
+        format::all()
+            .iter()
+            .map(|format| format!("{}: {}", format.name, format.capabilities.languages_source))
+            .collect::<Vec<_>>()
+            .join("; "),
+        facts::ADVISORIES_CHECKED
+    );
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::arm::{ArmId, Operation};
+    use crate::schema::robustness::CaseKind;
+
+    #[test]
+    fn every_backend_has_a_row_and_hostile_input_is_its_worst_outcome() {
+        let backends = format::all()
+            .iter()
+            .flat_map(|format| format.backends.iter())
+            .filter(|backend| backend.variant != crate::arm::COPY_ONLY)
+            .count();
+        let robustness = |error: usize, panic: usize| RobustnessRow {
+            id: ArmId::typed("postcard", "postcard", "", "order", Operation::Decode),
+            case_kind: CaseKind::Truncate,
+            cases: error + panic,
+            ok_equal: 0,
+            ok_different: 0,
+            error,
+            panic,
+            over_cap: 0,
+            crash: 0,
+            timeout: 0,
+            peak_alloc_bytes: 4096,
+            input_bytes: 100,
+            worst: None,
+        };
+        let rows = [robustness(3, 0), robustness(2, 1)];
+        let table = table(|_, _, _| (false, false), Some(&rows));
+        assert_eq!(table.len(), backends);
+        let postcard = table.iter().find(|row| row.backend == "postcard").unwrap();
+        let hostile = postcard.hostile.as_ref().unwrap();
+        assert_eq!(
+            (hostile.worst.as_str(), hostile.failure, hostile.peak_alloc_bytes),
+            ("panic", true, 4096)
+        );
+        assert!(!postcard.self_describing);
+        assert!(postcard.unsafe_keywords.is_some());
+        // bincode's advisory is named where bincode is.
+        if let Some(bincode) = table.iter().find(|row| row.format == "bincode") {
+            assert!(
+                bincode
+                    .advisories
+                    .iter()
+                    .any(|text| text.contains("RUSTSEC-2025-0141")),
+                "{bincode:?}"
+            );
+        }
+    }
+}
