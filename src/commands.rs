@@ -132,8 +132,12 @@ pub fn list_capabilities(registry: &Registry, markdown: bool) -> String {
     if markdown {
         return crate::report::capabilities::markdown(&rows);
     }
-    let cells: Vec<Vec<String>> = rows.iter().map(crate::report::capabilities::cells).collect();
-    table::render(&crate::report::capabilities::HEADER, &cells)
+    let header = crate::report::capabilities::header(&rows);
+    let cells: Vec<Vec<String>> = rows
+        .iter()
+        .map(|row| crate::report::capabilities::cells(row, &header))
+        .collect();
+    table::render(&header, &cells)
 }
 
 /// `serbench run` (timing): the run, then its answer (per payload, the cheapest formats and

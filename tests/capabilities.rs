@@ -148,8 +148,14 @@ fn crates_csv_holds_the_facts_of_every_locked_crate_a_backend_calls() {
     // A sandbox that builds from vendored crates (Nix) has no registry: skipped there, and
     // SERBENCH_REQUIRE_CRATE_SOURCES=1 (.ci/run) turns the skip into a failure.
     if !registry.join("src").is_dir() || !registry.join("index").is_dir() {
-        let message = format!("no cargo registry under {}: crates.csv not checked", registry.display());
-        assert!(std::env::var_os("SERBENCH_REQUIRE_CRATE_SOURCES").is_none(), "{message}");
+        let message = format!(
+            "no cargo registry under {}: crates.csv not checked",
+            registry.display()
+        );
+        assert!(
+            std::env::var_os("SERBENCH_REQUIRE_CRATE_SOURCES").is_none(),
+            "{message}"
+        );
         eprintln!("skipped: {message}");
         return;
     }

@@ -240,6 +240,9 @@ pub struct Analysis {
     pub hosts: Vec<HostModel>,
     /// Per payload, the answer on the reference host (the first measured one, `hosts[0]`).
     pub answers: Vec<Answer>,
+    /// Every backend's capabilities: zero-copy from the reference host's arms, hostile input
+    /// from the first folder with a robustness.csv.
+    pub capabilities: Vec<super::capabilities::Capability>,
     pub arms: Vec<ArmModel>,
     pub sizes: Vec<SizeModel>,
     /// Each format's chart colour, `#rrggbb`.
@@ -366,6 +369,8 @@ pub struct Answer {
 #[derive(Clone, Debug, Serialize)]
 pub struct Placed {
     pub label: String,
+    /// `backend[variant]`: with `format`, its row of the capability table.
+    pub backend: String,
     pub format: String,
     pub rank: RankModel,
     pub ns: f64,
@@ -379,6 +384,7 @@ pub struct Placed {
 #[derive(Clone, Debug, Serialize)]
 pub struct Sized {
     pub label: String,
+    pub backend: String,
     pub format: String,
     pub rank: RankModel,
     pub bytes_per_record: f64,
@@ -393,12 +399,16 @@ pub struct Sized {
 #[derive(Clone, Debug, Serialize)]
 pub struct Point {
     pub label: String,
+    pub backend: String,
     pub format: String,
     pub ns: f64,
     pub low: f64,
     pub high: f64,
     pub bytes_per_record: f64,
     pub front: bool,
+    /// The points that beat this one (by [`Point::label`]): with the capability table's
+    /// constraints, a point is on the front of the codecs that qualify when none of those does.
+    pub beaten_by: Vec<String>,
     /// `ns` and `bytes_per_record` as every renderer writes them.
     pub time: String,
     pub size: String,
@@ -470,11 +480,34 @@ impl Analysis {
             .first()
             .filter(|source| !source.emulated)
             .map_or_else(Vec::new, |source| answers(source, sizes));
+        let reference = sources.first();
+        let has = |format: &str, backend: &str, variant: &str, operation: Operation| {
+            reference.is_some_and(|source| {
+                source.dir.ok_rows().any(|row| {
+                    let codec = &row.arm.codec;
+                    codec.format == format
+                        && codec.backend == backend
+                        && codec.variant == variant
+                        && row.arm.operation == operation
+                })
+            })
+        };
+        let robustness = sources.iter().find_map(|source| source.dir.robustness.as_deref());
+        let capabilities = super::capabilities::table(
+            |format, backend, variant| {
+                (
+                    has(format, backend, variant, Operation::AccessAll),
+                    has(format, backend, variant, Operation::Update),
+                )
+            },
+            robustness,
+        );
         Analysis {
             version: VERSION,
             serbench: crate::host::version(),
             hosts,
             answers,
+            capabilities,
             arms,
             sizes: size_models,
             colours,
@@ -587,6 +620,7 @@ fn answer(source: &Source, sizes: &BTreeMap<CodecId, SizeRow>, payload: &str) ->
                 let (interval, ns) = (Interval::of(row)?, row.ns_per_record?);
                 Some(Placed {
                     label: name(&key.codec),
+                    backend: backend_name(&key.codec),
                     format: key.codec.format.clone(),
                     rank: rank.into(),
                     ns,
@@ -619,6 +653,7 @@ fn answer(source: &Source, sizes: &BTreeMap<CodecId, SizeRow>, payload: &str) ->
                 let (row, value) = figures[index];
                 Sized {
                     label: name(&row.codec),
+                    backend: backend_name(&row.codec),
                     format: row.codec.format.clone(),
                     rank: rank.into(),
                     bytes_per_record: value,
@@ -661,6 +696,14 @@ fn short_name(codec: &CodecId, codecs: &[&CodecId]) -> String {
         name += &format!(" {}", codec.framing.name());
     }
     name
+}
+
+/// `backend[variant]`, as the capability table names a backend.
+fn backend_name(codec: &CodecId) -> String {
+    match codec.variant.as_str() {
+        "" => codec.backend.clone(),
+        variant => format!("{}[{variant}]", codec.backend),
+    }
 }
 
 /// The indices of `values` ranked smallest first, equal values sharing a rank (sizes are
@@ -707,20 +750,26 @@ fn points(
     };
     arms.iter()
         .map(|&(key, interval, ns, bytes)| {
-            let dominated = arms.iter().any(|&(other, _, other_ns, other_bytes)| {
-                other != key
-                    && other_bytes <= bytes
-                    && other_ns <= ns
-                    && (other_bytes < bytes || faster(other, key))
-            });
+            let beaten_by: Vec<String> = arms
+                .iter()
+                .filter(|&&(other, _, other_ns, other_bytes)| {
+                    other != key
+                        && other_bytes <= bytes
+                        && other_ns <= ns
+                        && (other_bytes < bytes || faster(other, key))
+                })
+                .map(|(other, ..)| name(&other.codec))
+                .collect();
             Point {
                 label: name(&key.codec),
+                backend: backend_name(&key.codec),
                 format: key.codec.format.clone(),
                 ns,
                 low: interval.low,
                 high: interval.high,
                 bytes_per_record: bytes,
-                front: !dominated,
+                front: beaten_by.is_empty(),
+                beaten_by,
                 time: super::text::duration(ns),
                 size: bytes_text(bytes),
             }

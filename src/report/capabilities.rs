@@ -140,8 +140,17 @@ pub const HEADER: [&str; 10] = [
     "advisories",
 ];
 
-/// A row's cells, as the terminal and Markdown tables show them (Markdown escapes them).
-pub fn cells(row: &Capability) -> Vec<String> {
+/// The columns of `rows`: [`HEADER`], and `hostile input` where a row has robustness figures.
+pub fn header(rows: &[Capability]) -> Vec<&'static str> {
+    let mut header = HEADER.to_vec();
+    if rows.iter().any(|row| row.hostile.is_some()) {
+        header.push("hostile input");
+    }
+    header
+}
+
+/// A row's cells under `header` ([`header`]), as the terminal and Markdown tables show them.
+pub fn cells(row: &Capability, header: &[&str]) -> Vec<String> {
     let yes = |value: bool| if value { "yes" } else { "no" }.to_string();
     let zero_copy = match (row.zero_copy, row.in_place_update) {
         (true, true) => "access, update",
@@ -168,12 +177,24 @@ pub fn cells(row: &Capability) -> Vec<String> {
         } else {
             row.advisories.join("; ")
         },
+        match &row.hostile {
+            Some(hostile) => format!(
+                "worst {}; peak {} B",
+                hostile.worst,
+                super::text::grouped(hostile.peak_alloc_bytes as i64)
+            ),
+            None => "-".to_string(),
+        },
     ]
+    .into_iter()
+    .take(header.len())
+    .collect()
 }
 
 /// The table as Markdown, with what each derived column means and where it comes from.
 pub fn markdown(rows: &[Capability]) -> String {
-    let header: Vec<String> = HEADER.iter().map(|name| name.to_string()).collect();
+    let columns = header(rows);
+    let header: Vec<String> = columns.iter().map(|name| name.to_string()).collect();
     // The crates' facts come from their Cargo.toml files: escaped. The rest is serbench's own
     // text, whose code spans are meant.
     let crates = HEADER
@@ -183,7 +204,7 @@ pub fn markdown(rows: &[Capability]) -> String {
     let cells: Vec<Vec<String>> = rows
         .iter()
         .map(|row| {
-            let mut cells = cells(row);
+            let mut cells = cells(row, &columns);
             cells[crates] = crate::escape::markdown(&cells[crates]);
             cells
         })
@@ -195,7 +216,9 @@ pub fn markdown(rows: &[Capability]) -> String {
          place (access) and change a scalar in place (update). Unsafe: the `unsafe` keywords in \
          the src/ of its crates and of the dependencies named after them, comments left out \
          (src/format/crates.csv, generated from the locked sources by tests/capabilities.rs). \
-         Advisories: checked {}.\n",
+         Advisories: checked {}. Hostile input (from robustness.csv, where there is one): the \
+         worst outcome over the backend's decoders (ok-different and better are no failure) and \
+         the highest peak of live bytes, the allocation limit those inputs need.\n",
         format::all()
             .iter()
             .map(|format| format!("{}: {}", format.name, format.capabilities.languages_source))

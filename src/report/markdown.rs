@@ -247,6 +247,16 @@ fn render_with(dirs: &[ResultsDir], section: &str) -> Result<Rendered> {
             write_sizes_section(&mut markdown, &mut charts, payload, &payload_sizes)?;
         }
     }
+    if !analysis.capabilities.is_empty() {
+        writeln!(markdown, "## Capabilities\n")?;
+        writeln!(
+            markdown,
+            "What each backend offers besides speed (docs/capabilities.md says how each column is \
+             obtained); zero-copy from this report's arms, hostile input from its robustness.csv.\n"
+        )?;
+        markdown.push_str(&super::capabilities::markdown(&analysis.capabilities));
+        markdown.push('\n');
+    }
     for source in &sources {
         if let Some(rows) = &source.dir.robustness {
             writeln!(markdown, "## Robustness: {}\n", text(source))?;

@@ -38,6 +38,7 @@ mod tests {
             serbench: "test",
             hosts: Vec::new(),
             answers: Vec::new(),
+            capabilities: Vec::new(),
             arms: Vec::new(),
             sizes: vec![SizeModel {
                 payload: "data:</script><script>alert(1)</script><!--<script>".into(),

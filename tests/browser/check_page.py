@@ -119,6 +119,48 @@ try:
     driver.execute_script("document.getElementById('answer').scrollIntoView()")
     driver.save_screenshot(os.path.join(screenshots, "answer.png"))
 
+    # The capability table is report.json's, one row per backend; and the constraints re-rank the
+    # answer: ticked "self-describing bytes" (and "safe on untrusted input" where robustness.csv
+    # is there), each cell names the first rank among the backends that qualify, and each
+    # scatter holds only those, ringed where no qualifying dot beats them.
+    capabilities = {(c["format"], c["backend"]): c for c in model["capabilities"]}
+    shown_rows = [(tr.get_attribute("data-format"), tr.get_attribute("data-backend"))
+                  for tr in driver.find_elements(By.CSS_SELECTOR, "#capability-table tr[data-format]")]
+    check(shown_rows == [(c["format"], c["backend"]) for c in model["capabilities"]] and shown_rows,
+          f"capability table rows {shown_rows[:4]}")
+    hostile_known = any(c["hostile"] is not None for c in model["capabilities"])
+    has_robustness = any(os.path.exists(os.path.join(folder, "robustness.csv")) for folder in folders)
+    check(hostile_known == has_robustness, f"hostile input known: {hostile_known}, robustness.csv there: {has_robustness}")
+    driver.find_element(By.ID, "need-self-describing").click()
+    if hostile_known:
+        driver.find_element(By.ID, "need-untrusted").click()
+    def qualifies(item):
+        c = capabilities.get((item["format"], item["backend"]))
+        return c is not None and c["self_describing"] and (not hostile_known or (c["hostile"] is not None and not c["hostile"]["failure"]))
+    answer_rows = driver.find_elements(By.CSS_SELECTOR, "#answer-table tr[data-payload]")
+    for row, answer in zip(answer_rows, answers):
+        cells = [td.text for td in row.find_elements(By.TAG_NAME, "td")]
+        for column, key, figure in ((1, "decode", "time"), (2, "encode", "time"), (3, "bytes", "size")):
+            items = [item for item in answer[key] if qualifies(item)]
+            if not items:
+                check(cells[column] == "-", f"{answer['payload']} {key}: {cells[column]!r} with no qualifying backend")
+                continue
+            place = min(item["rank"]["place"] for item in items)
+            group = [item for item in items if item["rank"]["place"] == place]
+            check(cells[column] == " = ".join(i["label"] for i in group) + " " + group[0][figure],
+                  f"{answer['payload']} {key} under constraints: {cells[column]!r}")
+        points = [p for p in answer["points"] if qualifies(p)]
+        labels = {p["label"] for p in points}
+        front = sorted(p["label"] for p in points if not set(p["beaten_by"]) & labels)
+        figure = driver.find_elements(By.CSS_SELECTOR, f"#scatter-list svg[data-payload='{answer['payload']}']")
+        ringed = sorted(g.get_attribute("data-label") for f in figure for g in f.find_elements(By.CSS_SELECTOR, "g.point.front"))
+        drawn = len([g for f in figure for g in f.find_elements(By.CSS_SELECTOR, "g.point")])
+        check(ringed == front and drawn == len(points), f"{answer['payload']} front under constraints: {ringed} against {front}")
+    driver.save_screenshot(os.path.join(screenshots, "constraints.png"))
+    driver.find_element(By.ID, "need-self-describing").click()
+    if hostile_known:
+        driver.find_element(By.ID, "need-untrusted").click()
+
     # A filter changes the rows shown: one payload's decodes (few enough for every chart to be drawn).
     payload_filter = Select(driver.find_element(By.ID, "filter-payload"))
     first_payload = payload_filter.options[1].get_attribute("value")

@@ -735,24 +735,94 @@ function renderCalculator() {
 }
 
 // ---- the answer: the model's answers as computed in Rust, and each payload's scatter
-(function answer() {
+// What the reader may require (the capability table's columns); a backend qualifies when every
+// ticked one holds for its row. Evolution needs the evolution matrix, which serbench does not
+// measure yet: shown, never tickable.
+const capabilityOf = new Map(
+  model.capabilities.map((row) => [`${row.format}/${row.backend}`, row]),
+);
+const CONSTRAINTS = [
+  ["self-describing", "self-describing bytes", (c) => c.self_describing],
+  [
+    "other-language",
+    "readable from another language",
+    (c) => c.languages.some((language) => language !== "Rust"),
+  ],
+  [
+    "untrusted",
+    "safe on untrusted input (no panic, hang, crash or over-cap in robustness.csv)",
+    (c) => c.hostile !== null && !c.hostile.failure,
+  ],
+  ["zero-copy", "zero-copy access", (c) => c.zero_copy],
+  ["no-unsafe", "no unsafe in its crates", (c) => c.unsafe_keywords === 0],
+  ["no-advisory", "no known advisory", (c) => c.advisories.length === 0],
+];
+function ticked() {
+  return CONSTRAINTS.filter(([id]) => $(`need-${id}`)?.checked);
+}
+function qualifies(item) {
+  const row = capabilityOf.get(`${item.format}/${item.backend}`);
+  return ticked().every(([, , holds]) => row !== undefined && holds(row));
+}
+// The first rank among the items that qualify: those of the smallest place Rust gave.
+function firstQualifying(items) {
+  const shown = items.filter(qualifies);
+  const place = Math.min(...shown.map((item) => item.rank.place));
+  return shown.filter((item) => item.rank.place === place);
+}
+// The points that qualify, each on the front when no qualifying point beats it (Rust lists who
+// beats whom).
+function qualifyingPoints(answer) {
+  const shown = answer.points.filter(qualifies);
+  const labels = new Set(shown.map((point) => point.label));
+  return shown.map((point) => ({
+    ...point,
+    front: !point.beaten_by.some((label) => labels.has(label)),
+  }));
+}
+(function constraints() {
+  const box = $("constraints");
+  const hostileKnown = model.capabilities.some((row) => row.hostile !== null);
+  for (const [id, text] of CONSTRAINTS) {
+    const input = el("input", { type: "checkbox", id: `need-${id}` });
+    if (id === "untrusted" && !hostileKnown) input.disabled = true;
+    input.addEventListener("change", renderAnswer);
+    box.append(el("label", {}, input, ` ${text}`));
+  }
+  const evolution = el("input", {
+    type: "checkbox",
+    id: "need-evolution",
+    disabled: "",
+  });
+  box.append(
+    el(
+      "label",
+      { class: "muted" },
+      evolution,
+      " survives added, removed and renamed fields (needs the evolution matrix, not measured yet)",
+    ),
+  );
+})();
+function renderAnswer() {
   const host = model.hosts[0];
   if (!host || model.answers.length === 0) {
     $("answer").hidden = true;
     return;
   }
+  const needs = ticked().map(([, text]) => text);
   $("answer-intro").textContent =
     `On ${host.label}, per record: the cheapest to decode and to encode (the first rank: ` +
     "names joined by = are those a rerun could order either way), the fewest bytes encoded " +
     "and after zstd, and the front of round-trip time against bytes. Typed arms where the " +
-    "payload has them, else dynamic.";
+    "payload has them, else dynamic." +
+    (needs.length ? ` Only backends with: ${needs.join("; ")}.` : "");
   const first = (items, figure) => {
-    const tied = items.filter((item) => item.rank.place === 1);
+    const tied = firstQualifying(items);
     if (tied.length === 0) return "-";
     return `${tied.map((item) => item.label).join(" = ")} ${tied[0][figure]}`;
   };
   const table = $("answer-table");
-  table.append(
+  table.replaceChildren(
     el(
       "tr",
       {},
@@ -761,8 +831,10 @@ function renderCalculator() {
       ),
     ),
   );
+  $("scatter-list").replaceChildren();
   for (const answer of model.answers) {
-    const front = answer.points
+    const points = qualifyingPoints(answer);
+    const front = points
       .filter((point) => point.front)
       .map((point) => `${point.label} ${point.time}, ${point.size}`)
       .join("; ");
@@ -784,19 +856,60 @@ function renderCalculator() {
         el("td", {}, front || "-"),
       ),
     );
-    if (answer.points.length > 0) $("scatter-list").append(scatter(answer));
+    if (points.length > 0) $("scatter-list").append(scatter(answer, points));
   }
+}
+renderAnswer();
+// ---- capabilities: the model's table as Rust derived it
+(function capabilities() {
+  const table = $("capability-table");
+  const hostile = model.capabilities.some((row) => row.hostile !== null);
+  const columns = [
+    ["format", (c) => c.format],
+    ["backend", (c) => c.backend],
+    ["self-describing", (c) => (c.self_describing ? "yes" : "no")],
+    ["schema", (c) => c.schema],
+    ["evolution (documented)", (c) => c.evolution],
+    [
+      "zero-copy",
+      (c) =>
+        c.zero_copy ? (c.in_place_update ? "access, update" : "access") : "no",
+    ],
+    [
+      "unsafe",
+      (c) => (c.unsafe_keywords === null ? "-" : String(c.unsafe_keywords)),
+    ],
+    ["languages", (c) => `${c.languages.length} (${c.languages.join(", ")})`],
+    ["crates", (c) => c.crates.join("; ") || "-"],
+    ["advisories", (c) => c.advisories.join("; ") || "none known"],
+  ];
+  if (hostile)
+    columns.push([
+      "hostile input",
+      (c) =>
+        c.hostile
+          ? `worst ${c.hostile.worst}; peak ${digits(c.hostile.peak_alloc_bytes)} B`
+          : "-",
+    ]);
+  table.append(el("tr", {}, ...columns.map(([name]) => el("th", {}, name))));
+  for (const row of model.capabilities)
+    table.append(
+      el(
+        "tr",
+        { "data-format": row.format, "data-backend": row.backend },
+        ...columns.map(([, get]) => el("td", {}, get(row))),
+      ),
+    );
 })();
 // Time (y, log) against bytes (x, log), one dot per codec with its 95% whisker; the front's
 // dots ringed and joined, fastest first.
-function scatter(answer) {
+function scatter(answer, points) {
   const width = 900,
     height = 420,
     left = 80,
     right = 200,
     top = 36,
     bottom = 50;
-  const points = answer.points;
   const span = (values) => {
     let low = Math.min(...values),
       high = Math.max(...values);
