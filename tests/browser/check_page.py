@@ -251,6 +251,11 @@ try:
     rate_input = driver.find_element(By.ID, "calc-rate")
     rate_input.clear()
     rate_input.send_keys("12345")
+    prices = {"calc-core-hour": 0.05, "calc-gb-transfer": 0.09, "calc-gb-month": 0.023}
+    for element_id, value in prices.items():
+        box = driver.find_element(By.ID, element_id)
+        box.clear()
+        box.send_keys(str(value))
     Select(driver.find_element(By.ID, "calc-compression")).select_by_value("zstd")
     payload = Select(driver.find_element(By.ID, "calc-payload")).first_selected_option.get_attribute("value")
     host_rows = list(csv.DictReader(open(os.path.join(folders[0], "results.csv"))))
@@ -270,6 +275,19 @@ try:
     check(set(page_rows) == set(computed), f"calculator codecs {sorted(page_rows)} != {sorted(computed)}")
     for key, values in computed.items():
         check(key in page_rows and all(close(a, b) for a, b in zip(page_rows[key], values)), f"calculator {key}: page {page_rows.get(key)}, CSVs {values}")
+    # The cost per month at those prices, its bottleneck, and the ranking by cost.
+    costs = []
+    for r in table:
+        key = r.get_attribute("data-codec")
+        if key not in computed:
+            continue
+        encode, decode, gb_day = computed[key]
+        cpu = (encode + decode) * 730 * prices["calc-core-hour"]
+        wire = gb_day * 730 / 24 * (prices["calc-gb-transfer"] + prices["calc-gb-month"])
+        check(close(float(r.get_attribute("data-cost")), cpu + wire, 1e-9), f"calculator {key}: cost {r.get_attribute('data-cost')}, CSVs {cpu + wire}")
+        check(r.get_attribute("data-bottleneck") == ("CPU" if cpu >= wire else "bytes"), f"calculator {key}: bottleneck {r.get_attribute('data-bottleneck')}")
+        costs.append(float(r.get_attribute("data-cost")))
+    check(costs == sorted(costs) and costs, f"calculator rows not ranked by cost: {costs[:5]}")
     # No cost below 0, whatever an interval's low end.
     for cell in driver.find_elements(By.CSS_SELECTOR, "#calc-table tbody td"):
         check(not re.search(r"(^|[\s\[])-\d", cell.text), f"calculator cell {cell.text!r} is negative")

@@ -631,6 +631,9 @@ for (const id of [
   "calc-payload",
   "calc-compression",
   "calc-host",
+  "calc-core-hour",
+  "calc-gb-transfer",
+  "calc-gb-month",
 ]) {
   $(id).addEventListener("input", renderCalculator);
   $(id).addEventListener("change", renderCalculator);
@@ -678,9 +681,23 @@ function calculatorRows(rate, payload, compression, host) {
       bytes,
     });
   }
-  return rows.sort(
-    (a, b) => a.encode[0] + a.decode[0] - (b.encode[0] + b.decode[0]),
-  );
+  return rows;
+}
+// A month's cost of each row at the reader's prices (730 hours; the month's bytes transferred
+// once and kept for the month), [value, low, high] from the cores' intervals, the bottleneck
+// the larger share; rows ranked by cost.
+const HOURS_PER_MONTH = 730;
+function priced(rows, coreHour, gbTransfer, gbMonth) {
+  for (const row of rows) {
+    const gigabytes = (row.gigabytesPerDay * HOURS_PER_MONTH) / 24;
+    const bytesCost = gigabytes * (gbTransfer + gbMonth);
+    const cpu = [0, 1, 2].map(
+      (i) => (row.encode[i] + row.decode[i]) * HOURS_PER_MONTH * coreHour,
+    );
+    row.cost = cpu.map((value) => value + bytesCost);
+    row.bottleneck = cpu[0] >= bytesCost ? "CPU" : "bytes";
+  }
+  return rows.sort((a, b) => a.cost[0] - b.cost[0]);
 }
 function renderCalculator() {
   const rate = Number($("calc-rate").value) || 0;
@@ -693,6 +710,13 @@ function renderCalculator() {
           $("calc-compression").value,
           Number($("calc-host").value),
         );
+  const price = (id) => Math.max(0, Number($(id).value) || 0);
+  priced(
+    rows,
+    price("calc-core-hour"),
+    price("calc-gb-transfer"),
+    price("calc-gb-month"),
+  );
   const head = [
     "codec",
     "encode cores [95% CI]",
@@ -700,6 +724,8 @@ function renderCalculator() {
     "bytes/message",
     "MB/s",
     "GB/day",
+    "$/month [95% CI]",
+    "bottleneck",
   ];
   $("calc-table").tHead.replaceChildren(
     el(
@@ -722,6 +748,8 @@ function renderCalculator() {
           "data-decode-cores": String(row.decode[0]),
           "data-mb-per-second": String(row.megabytesPerSecond),
           "data-gb-per-day": String(row.gigabytesPerDay),
+          "data-cost": String(row.cost[0]),
+          "data-bottleneck": row.bottleneck,
         },
         el("td", {}, row.label),
         el("td", { class: "num" }, interval(row.encode)),
@@ -729,6 +757,8 @@ function renderCalculator() {
         el("td", { class: "num" }, count(row.bytes)),
         el("td", { class: "num" }, digits(row.megabytesPerSecond)),
         el("td", { class: "num" }, digits(row.gigabytesPerDay)),
+        el("td", { class: "num" }, interval(row.cost)),
+        el("td", {}, row.bottleneck),
       ),
     ),
   );
