@@ -181,17 +181,6 @@ impl RatioAgreement {
     }
 }
 
-/// A ratio with three significant digits at least (a copy-only share of 0.0004 must not read
-/// 0.000).
-fn ratio_figure(value: f64) -> String {
-    if value >= 0.1 || value <= 0.0 || !value.is_finite() {
-        format!("{value:.3}")
-    } else {
-        let decimals = (-value.log10()).ceil() as usize + 2;
-        format!("{value:.decimals$}")
-    }
-}
-
 impl RatioComparison {
     /// The table cells: payload, op, arms, A, its interval, B, its interval (`*` where
     /// unpaired), B over A, and whether the two agree. The arms as `numerator / denominator`
@@ -200,8 +189,8 @@ impl RatioComparison {
         let interval = |interval: &RatioInterval, paired: bool| {
             format!(
                 "[{}, {}]{}",
-                ratio_figure(interval.low),
-                ratio_figure(interval.high),
+                super::text::ratio_text(interval.low),
+                super::text::ratio_text(interval.high),
                 if paired { "" } else { "*" }
             )
         };
@@ -209,9 +198,9 @@ impl RatioComparison {
             self.payload.clone(),
             self.operation.name().to_string(),
             format!("{} / {}", self.numerator, self.denominator),
-            ratio_figure(self.a.ratio),
+            super::text::ratio_text(self.a.ratio),
             interval(&self.a, self.a_paired),
-            ratio_figure(self.b.ratio),
+            super::text::ratio_text(self.b.ratio),
             interval(&self.b, self.b_paired),
             format!("{:.3}", self.b.ratio / self.a.ratio),
             if self.agrees { "yes" } else { "no" }.to_string(),
@@ -694,12 +683,12 @@ impl Comparison {
             })
             .collect();
         Some(format!(
-            "{hosts} ran the {} shared arms {:.2}x {} A as a whole (the common shift, the median B/A). \
+            "{hosts} ran the {} shared arms {} {} A as a whole (the common shift, the median B/A). \
              With it divided out, each arm's ratio of ratios (B/A ÷ shift) says how its standing \
              among the arms moved: {moved} of {} moved beyond their intervals (marked *), median \
              |ratio of ratios - 1| {}.{}",
             agreement.shared,
-            if shift >= 1.0 { shift } else { 1.0 / shift },
+            super::text::ratio(if shift >= 1.0 { shift } else { 1.0 / shift }),
             if shift >= 1.0 {
                 "slower than"
             } else {

@@ -10,7 +10,7 @@ use std::fmt::Write;
 
 use anyhow::Result;
 
-use super::text::{code, table};
+use super::text::{code, ratio, ratio_interval, table};
 use crate::arm::{ArmId, Operation};
 use crate::escape;
 use crate::schema::instructions::InstructionRow;
@@ -161,9 +161,9 @@ pub fn write_section(
                 vec![
                     code(&arm.arm.label()),
                     format!("{:.1}", arm.cycles()),
-                    format!("{:.2}x", arm.cycles() / cheapest),
+                    ratio(arm.cycles() / cheapest),
                     format!("{:.1}", arm.ns()),
-                    format!("{:.2}x", arm.ns() / fastest),
+                    ratio(arm.ns() / fastest),
                     arm.count
                         .instructions_per_record
                         .map_or("-".into(), |count| format!("{count:.1}")),
@@ -187,13 +187,11 @@ pub fn write_section(
             for pair in pairs.iter().take(LISTED_PAIRS) {
                 writeln!(
                     markdown,
-                    "- {} costs {:.2}x the cycles of {} but runs {:.2}x [{:.2}, {:.2}] its time{}",
+                    "- {} costs {} the cycles of {} but runs {} its time{}",
                     code(&pair.cheaper.arm.label()),
-                    pair.cheaper.cycles() / pair.faster.cycles(),
+                    ratio(pair.cheaper.cycles() / pair.faster.cycles()),
                     code(&pair.faster.arm.label()),
-                    pair.ratio.0,
-                    pair.ratio.1,
-                    pair.ratio.2,
+                    ratio_interval(pair.ratio.0, pair.ratio.1, pair.ratio.2),
                     if pair.apart {
                         " (apart)"
                     } else {

@@ -14,7 +14,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
-use super::text::{code, ratio_text, table};
+use super::text::{code, ratio, ratio_bounds, table};
 use crate::UsageError;
 use crate::arm::Operation;
 use crate::escape;
@@ -336,15 +336,13 @@ const HEADERS: [&str; 7] = [
 impl Prediction {
     /// comparison, payload, op, arms (left to the renderer), ratio, CI (`*` where unpaired), PI.
     fn cells(&self) -> Vec<String> {
-        let interval = |interval: &RatioInterval| {
-            format!("[{}, {}]", ratio_text(interval.low), ratio_text(interval.high))
-        };
+        let interval = |interval: &RatioInterval| ratio_bounds(interval.low, interval.high);
         vec![
             self.ratio.comparison.clone(),
             self.ratio.payload.clone(),
             self.ratio.operation.name().to_string(),
             String::new(),
-            format!("{}x", ratio_text(self.quoted.ratio)),
+            ratio(self.quoted.ratio),
             interval(&self.quoted) + if self.paired { "" } else { "*" },
             interval(&self.predicted),
         ]

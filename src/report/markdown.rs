@@ -22,7 +22,7 @@ use super::analysis::Interval;
 use super::analysis::{self, Analysis, Source, VersusFastest};
 use super::charts::{self, Bar, BarChart, Panel, RenderedChart, SizeChart};
 use super::hosts::{self, RankAgreement};
-use super::text::{code, ns, ratio_text, table};
+use super::text::{code, ns, ratio_interval, table};
 use crate::UsageError;
 use crate::arm::{ArmId, CodecId, Operation};
 use crate::escape;
@@ -1140,12 +1140,7 @@ fn write_timing_section(
                     match reference.and_then(|reference| ratios::ratio_of(row, reference)) {
                         _ if source.emulated => "(emulated)".to_string(),
                         Some(_) if std::ptr::eq(source, &sources[0]) => "1.00x".to_string(),
-                        Some((ratio, low, high)) => format!(
-                            "{}x [{}, {}]",
-                            ratio_text(ratio),
-                            ratio_text(low),
-                            ratio_text(high)
-                        ),
+                        Some((ratio, low, high)) => ratio_interval(ratio, low, high),
                         None => "-".to_string(),
                     },
                 );
@@ -1295,12 +1290,7 @@ fn compressor_label(name: &str, levels: impl Iterator<Item = i64>) -> String {
 /// 1, then the paired interval when there is one.
 fn ratio_cell(ratio: &ratios::Ratio) -> String {
     let overlap = if ratio.holds_one { " ≈" } else { "" };
-    let mut cell = format!(
-        "{}x [{}, {}]{overlap}",
-        ratio_text(ratio.ratio),
-        ratio_text(ratio.ci95_low),
-        ratio_text(ratio.ci95_high)
-    );
+    let mut cell = ratio_interval(ratio.ratio, ratio.ci95_low, ratio.ci95_high) + overlap;
     if let (Some(paired), Some(low), Some(high), Some(workers)) = (
         ratio.paired_ratio,
         ratio.paired_low,
@@ -1308,10 +1298,8 @@ fn ratio_cell(ratio: &ratios::Ratio) -> String {
         ratio.paired_workers,
     ) {
         cell += &format!(
-            "; paired {}x [{}, {}] ({workers} workers)",
-            ratio_text(paired),
-            ratio_text(low),
-            ratio_text(high)
+            "; paired {} ({workers} workers)",
+            ratio_interval(paired, low, high)
         );
     }
     cell
@@ -1321,14 +1309,7 @@ fn ratio_cell(ratio: &ratios::Ratio) -> String {
 /// payload and operation, then its unpaired interval and its paired one with the workers,
 /// written as the report writes them (≈ as in [`ratio_cell`]).
 pub fn headline_table(ratios: &[ratios::Ratio]) -> String {
-    let interval = |ratio: f64, low: f64, high: f64| {
-        format!(
-            "{}x [{}, {}]",
-            ratio_text(ratio),
-            ratio_text(low),
-            ratio_text(high)
-        )
-    };
+    let interval = ratio_interval;
     let header = [
         "comparison",
         "payload, op",
@@ -1365,14 +1346,7 @@ pub fn headline_table(ratios: &[ratios::Ratio]) -> String {
 /// An arm over its section's fastest arm: the paired ratio and interval when there is one
 /// (and `true`), else the unpaired ones marked `*` (and `false`).
 fn fastest_cell(ratio: &ratios::Ratio) -> (String, bool) {
-    let interval = |value: f64, low: f64, high: f64| {
-        format!(
-            "{}x [{}, {}]",
-            ratio_text(value),
-            ratio_text(low),
-            ratio_text(high)
-        )
-    };
+    let interval = ratio_interval;
     let (quoted, paired) = ratio.quoted();
     let cell = interval(quoted.ratio, quoted.low, quoted.high);
     (if paired { cell } else { cell + " *" }, paired)
@@ -1408,10 +1382,10 @@ mod tests {
 
     #[test]
     fn small_ratios_keep_two_significant_digits() {
-        assert_eq!(ratio_text(0.3125), "0.31");
-        assert_eq!(ratio_text(1.0), "1.00");
-        assert_eq!(ratio_text(0.0432), "0.043");
-        assert_eq!(ratio_text(0.000_412), "0.00041");
+        assert_eq!(crate::report::text::ratio_text(0.3125), "0.31");
+        assert_eq!(crate::report::text::ratio_text(1.0), "1.00");
+        assert_eq!(crate::report::text::ratio_text(0.0432), "0.043");
+        assert_eq!(crate::report::text::ratio_text(0.000_412), "0.00041");
     }
 
     #[test]

@@ -278,10 +278,10 @@ pub fn ratios(ratios: &[Ratio]) -> String {
                 ratio.payload.clone(),
                 ratio.operation.name().to_string(),
                 format!("{} / {}", ratio.numerator, ratio.denominator),
-                format!("{:.2}x", ratio.ratio),
-                format!("[{:.2}, {:.2}]", ratio.ci95_low, ratio.ci95_high),
+                super::text::ratio(ratio.ratio),
+                super::text::ratio_bounds(ratio.ci95_low, ratio.ci95_high),
                 match (ratio.paired_low, ratio.paired_high) {
-                    (Some(low), Some(high)) => format!("[{low:.2}, {high:.2}]"),
+                    (Some(low), Some(high)) => super::text::ratio_bounds(low, high),
                     _ => "-".to_string(),
                 },
                 verdict(ratio),

@@ -67,6 +67,21 @@ pub fn ratio_text(value: f64) -> String {
     }
 }
 
+/// A ratio as every table and sentence writes it: `1.12x` ([`ratio_text`]).
+pub fn ratio(value: f64) -> String {
+    format!("{}x", ratio_text(value))
+}
+
+/// A ratio's interval: `[1.08, 1.16]`.
+pub fn ratio_bounds(low: f64, high: f64) -> String {
+    format!("[{}, {}]", ratio_text(low), ratio_text(high))
+}
+
+/// A ratio and its interval: `1.12x [1.08, 1.16]`.
+pub fn ratio_interval(value: f64, low: f64, high: f64) -> String {
+    format!("{} {}", ratio(value), ratio_bounds(low, high))
+}
+
 /// A name from a file (an arm's label, a format, a folder) in code font when a code span shows
 /// it as it is (the names serbench gives: letters, digits and `-_./:+[] `), else as escaped text
 /// ([`escape::markdown`]): a code span shows its content literally, so it cannot hold an
