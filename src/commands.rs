@@ -156,12 +156,12 @@ pub fn run(
         .then(|| history::load(history, &history::Identity::of_this_run()))
         .transpose()?;
     let started = Instant::now();
-    let (summary, samples, report) = run_and_report(registry, selection, options)?;
+    let (summary, report) = run_and_report(registry, selection, options)?;
     let rows = &summary.rows;
     let smoke = options.profile.name == Profile::SMOKE.name;
     let mut text = String::new();
     if verbose {
-        text += &table::summary(rows, samples.as_deref());
+        text += &table::summary(rows, &report.analysis.ranks);
         if !summary.ratios.is_empty() && !smoke {
             text += "\nheadline ratios (time per record; below 1 means the first arm is faster):\n";
             text += &table::ratios(&summary.ratios);
@@ -197,20 +197,16 @@ pub fn run(
 }
 
 /// A run, then the report of its whole folder (written while the run still holds the folder),
-/// with the folder's workers (samples.csv, full profile) for the summary's paired ranks.
+/// whose analysis the terminal renders.
 fn run_and_report(
     registry: &Registry,
     selection: &Selection,
     options: &RunOptions,
-) -> Result<(
-    crate::run::RunSummary,
-    Option<Vec<crate::schema::samples::SampleRow>>,
-    markdown::ReportSummary,
-)> {
+) -> Result<(crate::run::RunSummary, markdown::ReportSummary)> {
     let summary = crate::run::run(registry, selection, options)?;
     let loaded = load::load(summary.out.path())?;
     let report = markdown::write(std::slice::from_ref(&loaded), &summary.out)?;
-    Ok((summary, loaded.samples, report))
+    Ok((summary, report))
 }
 
 /// What a profile's intervals are, for the profiles whose intervals are not rerun intervals.

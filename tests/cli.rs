@@ -866,3 +866,47 @@ fn fidelity_without_a_matching_criterion_result_is_a_usage_error() {
     assert_eq!(message.lines().count(), 1, "{message}");
     assert!(message.contains("has a criterion result in"), "{message}");
 }
+
+#[test]
+fn run_prints_the_answer_first_and_every_arm_only_with_verbose() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = |name: &str| dir.path().join(name).display().to_string();
+    let args = [
+        "run",
+        "--profile",
+        "smoke",
+        "--payload",
+        "readings,order",
+        "--op",
+        "encode,decode,roundtrip",
+    ];
+    let plain = serbench(&[&args[..], &["--out", &out("plain")]].concat());
+    assert!(plain.status.success(), "{}", stderr(&plain));
+    let text = String::from_utf8_lossy(&plain.stdout);
+    assert!(text.starts_with("The answer on "), "{text}");
+    // A row per payload, then the front per payload, then where the files are.
+    for payload in ["readings", "order"] {
+        assert_eq!(
+            text.lines().filter(|line| line.starts_with(payload)).count(),
+            2,
+            "{text}"
+        );
+    }
+    assert!(text.contains("every arm's row: --verbose"), "{text}");
+    assert!(
+        !text.contains("ns/record"),
+        "the per-arm table without --verbose:\n{text}"
+    );
+    assert!(
+        text.lines().count() <= 20,
+        "{} lines:\n{text}",
+        text.lines().count()
+    );
+    let verbose = serbench(&[&args[..], &["--out", &out("verbose"), "--verbose"]].concat());
+    assert!(verbose.status.success(), "{}", stderr(&verbose));
+    let text = String::from_utf8_lossy(&verbose.stdout);
+    assert!(
+        text.starts_with("payload") && text.contains("ns/record") && text.contains("The answer on "),
+        "{text}"
+    );
+}

@@ -254,6 +254,10 @@ pub struct Analysis {
     /// Student's t 97.5% quantile for 1, 2, ... degrees of freedom ([`crate::stats::t_975`]):
     /// the page's paired intervals use serbench's own.
     pub t975: Vec<f64>,
+    /// The reference host's ranks by arm (each [`ArmModel::rank`] of `hosts[0]`), for the
+    /// terminal's per-arm table.
+    #[serde(skip)]
+    pub ranks: BTreeMap<ArmId, Rank>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -508,6 +512,7 @@ impl Analysis {
             hosts,
             answers,
             capabilities,
+            ranks: reference.map(|source| source.ranks.clone()).unwrap_or_default(),
             arms,
             sizes: size_models,
             colours,

@@ -2,12 +2,14 @@
 //! summary after a run, the headline ratios, instruction counts and fidelity pairs.
 
 use super::analysis::{Analysis, Answer, Placed, Sized};
-use crate::arm::Arm;
+use std::collections::BTreeMap;
+
+use super::rank::Rank;
+use crate::arm::{Arm, ArmId};
 use crate::format::Unsupported;
 use crate::schema::instructions::InstructionRow;
 use crate::schema::ratios::Ratio;
 use crate::schema::results::ResultRow;
-use crate::schema::samples::SampleRow;
 
 /// Left-aligned text columns; numbers are right-aligned when a column header says so with a
 /// leading `>`. Cells are shown through [`crate::escape::terminal`], so the columns line up
@@ -64,12 +66,10 @@ pub fn render(headers: &[&str], rows: &[Vec<String>]) -> String {
 
 /// The summary printed after `serbench run`: per payload, operation and mode (typed, borrowed
 /// and dynamic decodes are different jobs), fastest first, a blank line between groups, each arm
-/// with its rank in the group ([`super::rank`]: ties share one, paired over the workers of
-/// `samples` where the run kept them). Time is per record; bytes and allocations per operation,
+/// with its rank in the group as the analysis gave it (`ranks`, [`super::rank`]: ties share
+/// one). Time is per record; bytes and allocations per operation,
 /// and counts print as whole numbers where they are whole.
-pub fn summary(rows: &[ResultRow], samples: Option<&[SampleRow]>) -> String {
-    let workers = samples.map(crate::schema::ratios::worker_means);
-    let ranks = super::rank::of_rows(rows, workers.as_ref());
+pub fn summary(rows: &[ResultRow], ranks: &BTreeMap<ArmId, Rank>) -> String {
     let mut sorted: Vec<&ResultRow> = rows.iter().collect();
     let group = |row: &ResultRow| {
         let (rank, payload, operation, _) = row.arm.sort_key();
@@ -442,7 +442,7 @@ mod tests {
             decode("a", Mode::Typed, Framing::Document, 100.0),
             failed,
         ];
-        let text = summary(&rows, None);
+        let text = summary(&rows, &crate::report::rank::of_rows(&rows, None));
         let header: Vec<&str> = text.lines().next().unwrap().split_whitespace().collect();
         assert_eq!(header[..5], ["payload", "op", "mode", "rank", "arm"], "{text}");
         let pair = |rank: &str, arm: &str| (rank.to_string(), arm.to_string());
