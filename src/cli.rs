@@ -192,6 +192,16 @@ enum Command {
     /// often null or absent, maps, conflicts), and `<stem>.typed.avsc`, the Avro schema the
     /// typed arms write with (`--typed`: the generated crate's `schemas/data_<n>.avsc`).
     Schema(SchemaArgs),
+    /// What each format does when the schema changes: the schema-evolution matrix.
+    ///
+    /// For the record type of each payload (`--payload`, default `order`; `--data FILE` for
+    /// yours), each change (add an optional field, add one with a default, remove, rename,
+    /// reorder, widen i32 to i64, make nullable, add an enum variant) gives an old and a new
+    /// type with the format's own mechanism (serde derive's `default` and `alias`); records
+    /// written by one version are read by the other, both ways. Each cell: ok (the expected
+    /// projection), refused (an error), SILENTLY WRONG (another value, no error), or why the
+    /// change cannot be expressed. Formats not measured yet are listed with the reason.
+    Evolve(EvolveArgs),
     /// Internal: this command line's reference as Markdown, docs/commands.md.
     #[command(hide = true)]
     HelpMarkdown(HelpMarkdownArgs),
@@ -544,6 +554,16 @@ struct SchemaArgs {
 }
 
 #[derive(Args)]
+struct EvolveArgs {
+    /// A built-in payload whose record type to change (repeatable; default `order` without
+    /// --data).
+    #[arg(short, long, value_name = "PAYLOAD")]
+    payload: Vec<String>,
+    #[command(flatten)]
+    data: DataArgs,
+}
+
+#[derive(Args)]
 struct HelpMarkdownArgs {}
 
 /// The matrix axes every command can narrow; each flag is repeatable.
@@ -803,6 +823,7 @@ fn execute(command: Command) -> Result<()> {
         Command::Check(args) => args.execute(&registry()?),
         Command::Gen(args) => print(crate::typed::write_crate(&request, &args.formats, &args.out)?),
         Command::Schema(args) => print(commands::schema(&request, &args.out, args.replace)?),
+        Command::Evolve(args) => print(commands::evolve(&args.payload, &request)?),
         Command::HelpMarkdown(args) => args.execute(),
     }
 }
@@ -1019,6 +1040,7 @@ impl Command {
             }
             Command::Worker(WorkerArgs { data, .. })
             | Command::Schema(SchemaArgs { data, .. })
+            | Command::Evolve(EvolveArgs { data, .. })
             | Command::Gen(GenArgs { data, .. })
             | Command::Vs(VsArgs { data, .. }) => data.request(),
             _ => payload::data::Request::default(),

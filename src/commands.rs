@@ -784,6 +784,106 @@ pub fn schema(request: &crate::payload::data::Request, out: &Path, replace: bool
         .collect())
 }
 
+/// `serbench evolve`: the schema-evolution matrix of each payload named (default `order` when
+/// no data file is given) and of each `--data` file.
+pub fn evolve(payloads: &[String], request: &crate::payload::data::Request) -> Result<String> {
+    let mut sources: Vec<(String, Vec<serde_json::Value>)> = Vec::new();
+    let named: Vec<String> = match (payloads.is_empty(), request.sources.is_empty()) {
+        (true, true) => vec!["order".to_string()],
+        _ => payloads.to_vec(),
+    };
+    for payload in &named {
+        let records =
+            crate::evolve::builtin_records(payload).map_err(|error| UsageError::error(error.to_string()))?;
+        sources.push((payload.clone(), records));
+    }
+    if !request.sources.is_empty() {
+        for data in crate::payload::data::load(request)? {
+            sources.push((data.spec.name.to_string(), data.records.clone()));
+        }
+    }
+    let mut text = String::new();
+    for (payload, records) in &sources {
+        let matrix = crate::evolve::matrix(payload, records)?;
+        text += &evolution_text(&matrix);
+    }
+    Ok(text)
+}
+
+/// A matrix as text: one row per backend, one column per change, each cell `new reads old /
+/// old reads new`; then what each change did, what is not measured, and the first detail of
+/// every cell that is not ok.
+fn evolution_text(matrix: &crate::evolve::Matrix) -> String {
+    let mut header = vec!["backend".to_string()];
+    header.extend(matrix.changes.iter().map(|(change, _)| change.name().to_string()));
+    let rows: Vec<Vec<String>> = matrix
+        .rows
+        .iter()
+        .map(|row| {
+            std::iter::once(row.label.clone())
+                .chain(row.cells.iter().map(|(_, cells)| match cells {
+                    Ok([forward, backward]) => {
+                        format!("{} / {}", forward.outcome.name(), backward.outcome.name())
+                    }
+                    Err(_) => "cannot express".to_string(),
+                }))
+                .collect()
+        })
+        .collect();
+    let header: Vec<&str> = header.iter().map(String::as_str).collect();
+    let of = matrix
+        .wrapper
+        .as_ref()
+        .map_or(String::new(), |field| format!(" of its `{field}`"));
+    let mut text = format!(
+        "{}: schema evolution of its record type (each cell: new reads old / old reads new; {} records{of})\n",
+        matrix.payload, matrix.records
+    );
+    text += &table::render(&header, &rows);
+    text += "\nchanges:\n";
+    for (change, what) in &matrix.changes {
+        match what {
+            Ok(what) => text += &format!("  {}: {what}\n", change.name()),
+            Err(why) => text += &format!("  {}: cannot express: {why}\n", change.name()),
+        }
+    }
+    let wrong: Vec<String> = matrix
+        .rows
+        .iter()
+        .flat_map(|row| {
+            row.cells.iter().filter_map(move |(change, cells)| {
+                let cells = cells.as_ref().ok()?;
+                let directions = ["new reads old", "old reads new"];
+                let notes: Vec<String> = cells
+                    .iter()
+                    .zip(directions)
+                    .filter(|(cell, _)| cell.outcome != crate::evolve::Outcome::Ok)
+                    .map(|(cell, direction)| {
+                        format!("{direction}: {} ({})", cell.outcome.name(), cell.detail)
+                    })
+                    .collect();
+                (!notes.is_empty())
+                    .then(|| format!("  {} {}: {}\n", row.label, change.name(), notes.join("; ")))
+            })
+        })
+        .collect();
+    if !wrong.is_empty() {
+        text += "\nnot ok:\n";
+        text += &wrong.concat();
+    }
+    if !matrix.left_out.is_empty() {
+        text += &format!(
+            "\nfields left out of the type (mixed types): {}\n",
+            matrix.left_out.join(", ")
+        );
+    }
+    text += "\nnot measured yet:\n";
+    for (format, reason) in &matrix.unmeasured {
+        text += &format!("  {format}: {reason}\n");
+    }
+    text + "\n"
+}
+
 /// The hidden `worker`: serves the one request of [`crate::worker`]'s protocol on standard
 /// input; the text returned is its role's answer (empty for the roles that stream theirs or
 /// have none).

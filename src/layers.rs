@@ -12,7 +12,7 @@ const LAYERS: [(&str, &[&str]); 13] = [
         &["alloc", "busy", "escape", "host", "reference", "stats"],
     ),
     ("payloads", &["payload"]),
-    ("payload tools", &["codegen", "compress"]),
+    ("payload tools", &["codegen", "compress", "shape"]),
     ("arms", &["arm"]),
     ("formats and timing", &["format", "measure"]),
     ("checks", &["check"]),
@@ -22,6 +22,7 @@ const LAYERS: [(&str, &[&str]); 13] = [
     (
         "measurements and report",
         &[
+            "evolve",
             "footprint",
             "instructions",
             "report",

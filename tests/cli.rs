@@ -910,3 +910,35 @@ fn run_prints_the_answer_first_and_every_arm_only_with_verbose() {
         "{text}"
     );
 }
+
+#[test]
+fn evolve_prints_the_matrix_of_a_data_file_and_refuses_an_unknown_payload() {
+    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/orders.ndjson");
+    let output = serbench(&["evolve", "--data", file]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        text.starts_with("data:orders: schema evolution of its record type"),
+        "{text}"
+    );
+    for expected in ["json/serde_json", "add optional", "changes:", "not measured yet:"] {
+        assert!(text.contains(expected), "{expected} missing:\n{text}");
+    }
+    // A column for each of the eight changes.
+    let header = text.lines().nth(1).unwrap();
+    for change in [
+        "add optional",
+        "add with default",
+        "remove",
+        "rename",
+        "reorder",
+        "widen",
+        "make nullable",
+        "add enum variant",
+    ] {
+        assert!(header.contains(change), "{change} missing: {header}");
+    }
+    let unknown = serbench(&["evolve", "--payload", "nope"]);
+    assert_eq!(unknown.status.code(), Some(2));
+    assert_eq!(stderr(&unknown).lines().count(), 1, "{}", stderr(&unknown));
+}

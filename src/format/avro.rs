@@ -145,6 +145,9 @@ pub static FORMAT: Format = Format {
         ..TypedDerive::SERDE
     }),
     data: DataSupport::Arms(register_data),
+    evolution: super::EvolutionSupport::Unmeasured(
+        "apache-avro resolves a writer's and a reader's schema at run time; not wired into `evolve` yet",
+    ),
 };
 
 /// One `.avsc` file under `schemas/avro/`, compiled in.

@@ -71,6 +71,9 @@ pub static FORMAT: Format = Format {
         ..TypedDerive::SERDE
     }),
     data: DataSupport::Unsupported(NEEDS_RUST_TYPES),
+    evolution: super::EvolutionSupport::Unmeasured(
+        "bitcode's derive has no run-time twin, and its serde API reads no DeserializeSeed",
+    ),
 };
 
 /// The typed arms of a generated payload type (`--typed`, [`super::typed`]).

@@ -74,6 +74,7 @@ pub static FORMAT: Format = Format {
         ..TypedDerive::SERDE
     }),
     data: DataSupport::Unsupported(NEEDS_RUST_TYPES),
+    evolution: super::EvolutionSupport::Unmeasured("borsh's derive has no run-time twin yet"),
 };
 
 /// Borsh refuses to write a list or a map of zero-sized values (a guard against a length that

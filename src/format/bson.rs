@@ -75,6 +75,9 @@ pub static FORMAT: Format = Format {
         ..TypedDerive::SERDE
     }),
     data: DataSupport::Arms(register_data),
+    evolution: super::EvolutionSupport::Unmeasured(
+        "not wired into `evolve` yet (bson's serde Deserializer reads a Bson value)",
+    ),
 };
 
 /// BSON's top level is a document: a list's batch is one (`{"records": [...]}`), a single

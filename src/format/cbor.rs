@@ -116,6 +116,9 @@ pub static FORMAT: Format = Format {
             "minicbor decodes into types with its derive; the value tree of --data is ciborium's",
         );
     }),
+    evolution: super::EvolutionSupport::Unmeasured(
+        "ciborium's Deserializer is not public and minicbor's derive has no run-time twin yet",
+    ),
 };
 
 /// The typed arms of a generated payload type (`--typed`, [`super::typed`]).

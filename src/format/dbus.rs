@@ -79,6 +79,9 @@ pub static FORMAT: Format = Format {
         ),
         Err(reason) => registry.unsupported(payload.spec, "*", &reason),
     }),
+    evolution: super::EvolutionSupport::Unmeasured(
+        "zvariant needs a signature type at compile time; not wired into `evolve` yet",
+    ),
 };
 
 /// The typed arms of a generated payload type (`--typed`, [`super::typed`]).

@@ -102,6 +102,9 @@ pub static FORMAT: Format = Format {
         ..TypedDerive::SERDE
     }),
     data: DataSupport::Unsupported(NEEDS_RUST_TYPES),
+    evolution: super::EvolutionSupport::Unmeasured(
+        "Fory's compatible mode needs its derive; not wired into `evolve` yet",
+    ),
 };
 
 /// What Fory needs of a model type: the serializer its derive generates, registrable as a

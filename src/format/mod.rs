@@ -77,6 +77,25 @@ pub struct Format {
     pub data: DataSupport,
     /// What it needs of the Rust types generated for such data (`--typed`).
     pub typed: TypedSupport,
+    /// How `serbench evolve` writes with one version of a type and reads with another.
+    pub evolution: EvolutionSupport,
+}
+
+/// How `serbench evolve` exercises a format's own way of meeting a changed schema.
+pub enum EvolutionSupport {
+    /// Its serde backends, each type a [`crate::shape::Shape`] that reads and writes as serde's
+    /// derive would for it, with derive's `default` and `alias` attributes.
+    Serde(&'static [SerdeEvolution]),
+    /// Not measured yet: the one-line reason.
+    Unmeasured(&'static str),
+}
+
+/// A serde backend's bytes of a shaped value, and a value read back by a shape.
+pub struct SerdeEvolution {
+    pub backend: &'static str,
+    pub variant: &'static str,
+    pub encode: fn(&crate::shape::Shaped) -> Result<Vec<u8>, String>,
+    pub decode: fn(&[u8], crate::shape::Seed) -> Result<serde_json::Value, String>,
 }
 
 /// A format's documented properties, one per format file.

@@ -135,6 +135,9 @@ pub static FORMAT: Format = Format {
         ..TypedDerive::SERDE
     }),
     data: DataSupport::Unsupported(NEEDS_RUST_TYPES),
+    evolution: super::EvolutionSupport::Unmeasured(
+        "an archived layout is a compiled type's; no run-time twin",
+    ),
 };
 
 const RKYV: Backend = Backend::new("rkyv");

@@ -128,6 +128,9 @@ pub static FORMAT: Format = Format {
         ..TypedDerive::SERDE
     }),
     data: DataSupport::Arms(register_data),
+    evolution: super::EvolutionSupport::Unmeasured(
+        "prost-reflect could read two .proto versions at run time; not wired into `evolve` yet",
+    ),
 };
 
 mod typed;

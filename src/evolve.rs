@@ -1,0 +1,613 @@
+//! `serbench evolve`: what each format does when the schema changes. For a payload's record
+//! type, each change of [`Change::ALL`] gives an old and a new type ([`crate::shape`]), with the
+//! format's own mechanism where it has one (serde derive's `default` and `alias`); records
+//! written by one version are read by the other, both ways, and each cell says whether the
+//! reader got the expected projection (ok), refused the bytes, or decoded something else without
+//! a word (silently wrong), the cell that matters most.
+
+use anyhow::{Context, Result};
+use serde_json::Value;
+
+use crate::format::{self, EvolutionSupport, SerdeEvolution};
+use crate::payload::data::schema::{Kind, Overrides, Schema, Type};
+use crate::shape::{Field, Record, Seed, Shape, Shaped};
+
+/// The records one cell reads at most: enough to meet every field's values, bounded in time.
+const RECORDS: usize = 50;
+
+/// A change of schema, made on the payload's record type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Change {
+    AddOptional,
+    AddDefault,
+    Remove,
+    Rename,
+    Reorder,
+    Widen,
+    Nullable,
+    EnumVariant,
+}
+
+impl Change {
+    pub const ALL: [Change; 8] = [
+        Change::AddOptional,
+        Change::AddDefault,
+        Change::Remove,
+        Change::Rename,
+        Change::Reorder,
+        Change::Widen,
+        Change::Nullable,
+        Change::EnumVariant,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Change::AddOptional => "add optional",
+            Change::AddDefault => "add with default",
+            Change::Remove => "remove",
+            Change::Rename => "rename",
+            Change::Reorder => "reorder",
+            Change::Widen => "widen i32→i64",
+            Change::Nullable => "make nullable",
+            Change::EnumVariant => "add enum variant",
+        }
+    }
+}
+
+/// Who reads whose bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    /// The new version reads what the old one wrote.
+    NewReadsOld,
+    /// The old version reads what the new one wrote.
+    OldReadsNew,
+}
+
+/// What one reader did with the other version's bytes, worst over the records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Outcome {
+    Ok,
+    Refused,
+    SilentlyWrong,
+}
+
+impl Outcome {
+    pub fn name(self) -> &'static str {
+        match self {
+            Outcome::Ok => "ok",
+            Outcome::Refused => "refused",
+            Outcome::SilentlyWrong => "SILENTLY WRONG",
+        }
+    }
+}
+
+/// Makes a new-version record from an old one.
+type Upgrade = Box<dyn Fn(&Value) -> Value>;
+
+/// One change: the two versions and how the new version's writer fills its records.
+struct Versions {
+    old: Shape,
+    new: Shape,
+    /// A new-version record from an old one.
+    upgrade: Upgrade,
+    /// What the change did, in words (`renamed name to name_v2, alias name`).
+    what: String,
+}
+
+/// A backend's cells: per change, both directions, or why the change cannot be expressed.
+pub struct Row {
+    pub label: String,
+    pub cells: Vec<(Change, Result<[Cell; 2], String>)>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Cell {
+    pub outcome: Outcome,
+    /// The first record that was not ok: its error or the first field that differs.
+    pub detail: String,
+}
+
+/// The matrix of one payload.
+pub struct Matrix {
+    pub payload: String,
+    /// The records each cell reads.
+    pub records: usize,
+    /// The field of a one-field document whose items are the records (`readings`), if any.
+    pub wrapper: Option<String>,
+    /// Each change as made on this payload's record (or why it cannot be).
+    pub changes: Vec<(Change, Result<String, String>)>,
+    pub rows: Vec<Row>,
+    /// Formats `evolve` does not measure, with the reason.
+    pub unmeasured: Vec<(&'static str, &'static str)>,
+    /// Fields of the record left out of its shape (mixed types), by name.
+    pub left_out: Vec<String>,
+}
+
+/// The matrix of a payload's `records` (as JSON values) of every enabled serde-evolvable format.
+pub fn matrix(payload: &str, records: &[Value]) -> Result<Matrix> {
+    let (records, wrapper) = unwrapped(records);
+    let records = &records[..records.len().min(RECORDS)];
+    let schema = Schema::infer_typed(records, &Overrides::default());
+    let mut left_out = Vec::new();
+    let Some(Shape::Record(base)) = shape_of(&schema.record, "Record", &mut left_out) else {
+        anyhow::bail!("{payload}: its records are not objects, so it has no record type to evolve");
+    };
+    let changes: Vec<(Change, Result<Versions, String>)> = Change::ALL
+        .iter()
+        .map(|&change| (change, versions(&base, records, change)))
+        .collect();
+    let mut rows = Vec::new();
+    let mut unmeasured = Vec::new();
+    for format in format::all() {
+        match &format.evolution {
+            EvolutionSupport::Unmeasured(reason) => unmeasured.push((format.name, *reason)),
+            EvolutionSupport::Serde(codecs) => {
+                for codec in codecs.iter() {
+                    let label = match codec.variant {
+                        "" => format!("{}/{}", format.name, codec.backend),
+                        variant => format!("{}/{}[{variant}]", format.name, codec.backend),
+                    };
+                    // Correctness first: the unchanged type reads its own bytes back.
+                    let same = Shape::Record(base.clone());
+                    let check = cell(codec, &same, &same, records);
+                    if check.outcome != Outcome::Ok {
+                        anyhow::bail!(
+                            "{label} does not read back its own {payload} records: {}",
+                            check.detail
+                        );
+                    }
+                    let cells = changes
+                        .iter()
+                        .map(|(change, versions)| {
+                            let cells = versions.as_ref().map_err(Clone::clone).map(|versions| {
+                                let new_records: Vec<Value> =
+                                    records.iter().map(|record| (versions.upgrade)(record)).collect();
+                                [
+                                    cell(codec, &versions.old, &versions.new, records),
+                                    cell(codec, &versions.new, &versions.old, &new_records),
+                                ]
+                            });
+                            (*change, cells)
+                        })
+                        .collect();
+                    rows.push(Row { label, cells });
+                }
+            }
+        }
+    }
+    Ok(Matrix {
+        payload: payload.to_string(),
+        records: records.len(),
+        wrapper,
+        changes: changes
+            .into_iter()
+            .map(|(change, versions)| (change, versions.map(|versions| versions.what)))
+            .collect(),
+        rows,
+        unmeasured,
+        left_out,
+    })
+}
+
+/// The records whose type is changed: the items of a lone document's only field where that is
+/// a list or map of objects (a payload that wraps its records: `{"readings": [...]}`), else
+/// `records` themselves; with that field's name.
+fn unwrapped(records: &[Value]) -> (Vec<Value>, Option<String>) {
+    if let [Value::Object(document)] = records
+        && let [(name, inner)] = document.iter().collect::<Vec<_>>()[..]
+    {
+        let items: Vec<Value> = match inner {
+            Value::Array(items) => items.clone(),
+            Value::Object(entries) => entries.values().cloned().collect(),
+            _ => Vec::new(),
+        };
+        if !items.is_empty() && items.iter().all(Value::is_object) {
+            return (items, Some(name.clone()));
+        }
+    }
+    (records.to_vec(), None)
+}
+
+/// `records` written as `writer`, read as `reader`: the worst outcome over them.
+fn cell(codec: &SerdeEvolution, writer: &Shape, reader: &Shape, records: &[Value]) -> Cell {
+    let mut worst = Cell {
+        outcome: Outcome::Ok,
+        detail: String::new(),
+    };
+    for (index, record) in records.iter().enumerate() {
+        let (outcome, detail) = match (codec.encode)(&Shaped(writer, record)) {
+            Err(error) => (
+                Outcome::Refused,
+                format!("record {index}: the writer refused it: {error}"),
+            ),
+            Ok(bytes) => match (
+                (codec.decode)(&bytes, Seed(reader)),
+                project(record, writer, reader),
+            ) {
+                (Err(error), _) => (Outcome::Refused, format!("record {index}: {error}")),
+                (Ok(read), Some(expected)) if read == expected => (Outcome::Ok, String::new()),
+                (Ok(read), Some(expected)) => (
+                    Outcome::SilentlyWrong,
+                    format!("record {index}: {}", difference(&expected, &read)),
+                ),
+                (Ok(read), None) => (
+                    Outcome::SilentlyWrong,
+                    format!(
+                        "record {index}: read {} where the data lacks a field the reader needs",
+                        short(&read)
+                    ),
+                ),
+            },
+        };
+        if outcome > worst.outcome {
+            worst = Cell { outcome, detail };
+        }
+    }
+    worst
+}
+
+/// What a reader of `to` should get from a record of `from`: each of its fields from the same
+/// field of `from` (by name, or renamed: one answers to the other's name), else its default,
+/// else `None` for an `Option`; `None` when a field has none of those (the only right answer
+/// is a refusal). Values are
+/// put through `to`'s shape as JSON, so a float reads as a float.
+pub fn project(record: &Value, from: &Shape, to: &Shape) -> Option<Value> {
+    let (Shape::Record(from), Shape::Record(to)) = (from, to) else {
+        return Some(record.clone());
+    };
+    let mut fields = serde_json::Map::new();
+    for field in &to.fields {
+        // The same field in both versions: one answers to the other's name (a rename's alias).
+        let source = from
+            .fields
+            .iter()
+            .find(|source| field.answers_to(source.name) || source.answers_to(field.name));
+        let value = match source {
+            Some(source) => record.get(source.name).cloned().unwrap_or(Value::Null),
+            None if field.default => field.shape.default_value(),
+            None if matches!(field.shape, Shape::Option(_)) => Value::Null,
+            None => return None,
+        };
+        fields.insert(field.name.to_string(), value);
+    }
+    let shape = Shape::Record(to.clone());
+    let json = serde_json::to_vec(&Shaped(&shape, &Value::Object(fields))).ok()?;
+    serde::de::DeserializeSeed::deserialize(Seed(&shape), &mut serde_json::Deserializer::from_slice(&json))
+        .ok()
+}
+
+/// The first field where `read` differs from `expected`.
+fn difference(expected: &Value, read: &Value) -> String {
+    if let (Value::Object(expected), Value::Object(read)) = (expected, read) {
+        for (name, value) in expected {
+            if read.get(name) != Some(value) {
+                return format!(
+                    "{name} is {} where {} was written",
+                    short(read.get(name).unwrap_or(&Value::Null)),
+                    short(value)
+                );
+            }
+        }
+    }
+    format!("read {} where {} was written", short(read), short(expected))
+}
+
+fn short(value: &Value) -> String {
+    let text = value.to_string();
+    match text.char_indices().nth(60) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text,
+    }
+}
+
+/// The shape of an inferred type: nullable or sometimes absent as `Option`; a field of mixed
+/// types is left out (named in `left_out`).
+fn shape_of(ty: &Type, name: &str, left_out: &mut Vec<String>) -> Option<Shape> {
+    let shape = match &ty.kind {
+        Kind::Null => Shape::Option(Box::new(Shape::String)),
+        Kind::Bool => Shape::Bool,
+        Kind::Int => Shape::I64,
+        Kind::Float => Shape::F64,
+        Kind::String => Shape::String,
+        Kind::Array(item) => Shape::List(Box::new(shape_of(item, name, left_out)?)),
+        Kind::Map(value) => Shape::Map(Box::new(shape_of(value, name, left_out)?)),
+        Kind::Record(fields) => Shape::Record(Record {
+            name: crate::shape::leak(name),
+            fields: fields
+                .iter()
+                .filter_map(|field| {
+                    let mut shape = shape_of(&field.ty, &format!("{name}_{}", field.name), left_out);
+                    if shape.is_none() {
+                        left_out.push(field.name.clone());
+                    }
+                    if field.absent > 0 && !matches!(shape, Some(Shape::Option(_))) {
+                        shape = shape.map(|shape| Shape::Option(Box::new(shape)));
+                    }
+                    Some(Field::new(&field.name, shape?))
+                })
+                .collect(),
+        }),
+        Kind::Union(_) => return None,
+    };
+    Some(match shape {
+        Shape::Option(_) => shape,
+        shape if ty.nulls > 0 => Shape::Option(Box::new(shape)),
+        shape => shape,
+    })
+}
+
+/// The old and new types of `change` on `base`, or why the data cannot express it.
+fn versions(base: &Record, records: &[Value], change: Change) -> Result<Versions, String> {
+    let old = base.clone();
+    let mut new = base.clone();
+    let scalar = |shape: &Shape| matches!(shape, Shape::Bool | Shape::I64 | Shape::F64 | Shape::String);
+    let index_of = |keep: &dyn Fn(&Field) -> bool| base.fields.iter().position(keep);
+    let identity: Upgrade = Box::new(|record: &Value| record.clone());
+    let (old, upgrade, what): (Record, Upgrade, String) = match change {
+        Change::AddOptional => {
+            new.fields
+                .push(Field::new("evolve_note", Shape::Option(Box::new(Shape::String))));
+            let upgrade = Box::new(|record: &Value| with(record, "evolve_note", Value::from("added")));
+            (
+                old,
+                upgrade,
+                "added `evolve_note: Option<String>` at the end".into(),
+            )
+        }
+        Change::AddDefault => {
+            let mut field = Field::new("evolve_count", Shape::I64);
+            field.default = true;
+            new.fields.push(field);
+            let upgrade = Box::new(|record: &Value| with(record, "evolve_count", Value::from(7)));
+            (
+                old,
+                upgrade,
+                "added `#[serde(default)] evolve_count: i64` at the end".into(),
+            )
+        }
+        Change::Remove => {
+            if base.fields.len() < 2 {
+                return Err("the record has one field".into());
+            }
+            let index = base.fields.len() / 2;
+            let removed = new.fields.remove(index).name;
+            let upgrade = Box::new(move |record: &Value| without(record, removed));
+            (
+                old,
+                upgrade,
+                format!(
+                    "removed `{removed}` (field {} of {})",
+                    index + 1,
+                    base.fields.len()
+                ),
+            )
+        }
+        Change::Rename => {
+            let index = index_of(&|field| field.shape == Shape::String)
+                .or_else(|| index_of(&|field| scalar(&field.shape)))
+                .ok_or("the record has no scalar field")?;
+            let from = base.fields[index].name;
+            let to = crate::shape::leak(&format!("{from}_v2"));
+            new.fields[index].name = to;
+            new.fields[index].aliases.push(from);
+            let upgrade = Box::new(move |record: &Value| {
+                let value = record.get(from).cloned().unwrap_or(Value::Null);
+                with(&without(record, from), to, value)
+            });
+            (
+                old,
+                upgrade,
+                format!("renamed `{from}` to `{to}`, `#[serde(alias = \"{from}\")]`"),
+            )
+        }
+        Change::Reorder => {
+            // The first two fields of one type (a swap a positional reader cannot notice), else
+            // the first two fields.
+            let count = base.fields.len();
+            let (first, second) = (0..count)
+                .flat_map(|a| (a + 1..count).map(move |b| (a, b)))
+                .find(|&(a, b)| base.fields[a].shape == base.fields[b].shape)
+                .or((count >= 2).then_some((0, 1)))
+                .ok_or("the record has one field")?;
+            new.fields.swap(first, second);
+            let (a, b) = (base.fields[first].name, base.fields[second].name);
+            let same = base.fields[first].shape == base.fields[second].shape;
+            (
+                old,
+                identity,
+                format!(
+                    "swapped `{a}` and `{b}`{}",
+                    if same { " (same type)" } else { "" }
+                ),
+            )
+        }
+        Change::Widen => {
+            let fits = |name: &str| {
+                records.iter().all(|record| {
+                    record
+                        .get(name)
+                        .is_none_or(|value| value.as_i64().is_some_and(|value| i32::try_from(value).is_ok()))
+                })
+            };
+            let index = index_of(&|field| field.shape == Shape::I64 && fits(field.name))
+                .ok_or("no integer field whose values all fit an i32")?;
+            let mut old = old;
+            old.fields[index].shape = Shape::I32;
+            let name = base.fields[index].name;
+            (old, identity, format!("`{name}`: i32 to i64"))
+        }
+        Change::Nullable => {
+            let index = index_of(&|field| scalar(&field.shape))
+                .ok_or("the record has no scalar field that is not nullable")?;
+            let shape = new.fields[index].shape.clone();
+            new.fields[index].shape = Shape::Option(Box::new(shape));
+            let name = base.fields[index].name;
+            (old, identity, format!("`{name}`: T to Option<T>"))
+        }
+        Change::EnumVariant => {
+            return Err("a schema inferred from JSON has no enum (its tags are strings)".into());
+        }
+    };
+    Ok(Versions {
+        old: Shape::Record(old),
+        new: Shape::Record(new),
+        upgrade,
+        what,
+    })
+}
+
+fn with(record: &Value, name: &str, value: Value) -> Value {
+    let mut record = record.clone();
+    if let Value::Object(fields) = &mut record {
+        fields.insert(name.to_string(), value);
+    }
+    record
+}
+
+fn without(record: &Value, name: &str) -> Value {
+    let mut record = record.clone();
+    if let Value::Object(fields) = &mut record {
+        fields.remove(name);
+    }
+    record
+}
+
+/// The records of a built-in payload: its logical data as JSON, a list's items or the one value.
+pub fn builtin_records(payload: &str) -> Result<Vec<Value>> {
+    let json = crate::payload::logical_json(payload)
+        .with_context(|| format!("{payload}: no such built-in payload"))?;
+    Ok(match serde_json::from_str(&json)? {
+        Value::Array(items) => items,
+        value => vec![value],
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn records() -> Vec<Value> {
+        (0..5)
+            .map(|index| {
+                serde_json::json!({
+                    "id": index,
+                    "city": format!("city {index}"),
+                    "street": format!("street {index}"),
+                    "score": index as f64 + 0.5,
+                    "note": if index % 2 == 0 { Value::Null } else { Value::from("n") },
+                })
+            })
+            .collect()
+    }
+
+    fn outcome(matrix: &Matrix, backend: &str, change: Change) -> Result<(Outcome, Outcome), String> {
+        let row = matrix
+            .rows
+            .iter()
+            .find(|row| row.label == backend)
+            .expect(backend);
+        let (_, cells) = row.cells.iter().find(|(of, _)| *of == change).unwrap();
+        cells
+            .as_ref()
+            .map(|[new, old]| (new.outcome, old.outcome))
+            .map_err(Clone::clone)
+    }
+
+    #[test]
+    fn known_cells_come_out_as_the_formats_document_them() {
+        let matrix = matrix("test", &records()).unwrap();
+        // Swapped fields of one type: positional formats read each other's values, no error.
+        let what = matrix
+            .changes
+            .iter()
+            .find(|(change, _)| *change == Change::Reorder)
+            .unwrap();
+        assert_eq!(
+            what.1.as_deref(),
+            Ok("swapped `city` and `street` (same type)"),
+            "{:?}",
+            matrix.changes
+        );
+        #[cfg(feature = "postcard")]
+        assert_eq!(
+            outcome(&matrix, "postcard/postcard", Change::AddOptional),
+            Ok((Outcome::Refused, Outcome::Ok)),
+            "a new positional reader runs out of bytes; an old one leaves the trailing field unread"
+        );
+        #[cfg(feature = "json")]
+        {
+            // serde's alias: the new reader takes the old name; the old reader misses the new one.
+            assert_eq!(
+                outcome(&matrix, "json/serde_json", Change::Rename),
+                Ok((Outcome::Ok, Outcome::Refused))
+            );
+            assert_eq!(
+                outcome(&matrix, "json/serde_json", Change::Reorder),
+                Ok((Outcome::Ok, Outcome::Ok))
+            );
+        }
+        #[cfg(feature = "msgpack")]
+        assert_eq!(
+            outcome(&matrix, "msgpack/rmp-serde[named]", Change::AddOptional),
+            Ok((Outcome::Ok, Outcome::Ok))
+        );
+        assert!(outcome(&matrix, &matrix.rows[0].label, Change::EnumVariant).is_err());
+    }
+
+    #[cfg(feature = "bincode")]
+    #[test]
+    fn bincode_reads_two_swapped_fields_of_one_type_silently_wrong() {
+        let records: Vec<Value> = (0..3)
+            .map(|index| serde_json::json!({"first": format!("a{index}"), "second": format!("b{index}"), "n": index}))
+            .collect();
+        let matrix = matrix("test", &records).unwrap();
+        assert_eq!(
+            outcome(&matrix, "bincode/bincode", Change::Reorder),
+            Ok((Outcome::SilentlyWrong, Outcome::SilentlyWrong))
+        );
+        let row = matrix
+            .rows
+            .iter()
+            .find(|row| row.label == "bincode/bincode")
+            .unwrap();
+        let (_, Ok([cell, _])) = row
+            .cells
+            .iter()
+            .find(|(change, _)| *change == Change::Reorder)
+            .unwrap()
+        else {
+            panic!()
+        };
+        assert!(
+            cell.detail.contains("first is \"b0\" where \"a0\" was written"),
+            "{}",
+            cell.detail
+        );
+    }
+
+    #[test]
+    fn the_expected_value_follows_a_renamed_field_and_has_none_for_a_removed_one() {
+        let old = Shape::Record(Record {
+            name: "R",
+            fields: vec![Field::new("a", Shape::I64), Field::new("b", Shape::String)],
+        });
+        let mut renamed = Field::new("b_v2", Shape::String);
+        renamed.aliases.push("b");
+        let new = Shape::Record(Record {
+            name: "R",
+            fields: vec![Field::new("a", Shape::I64), renamed],
+        });
+        let record = serde_json::json!({"a": 1, "b": "x"});
+        assert_eq!(
+            project(&record, &old, &new),
+            Some(serde_json::json!({"a": 1, "b_v2": "x"}))
+        );
+        let written = serde_json::json!({"a": 1, "b_v2": "x"});
+        assert_eq!(project(&written, &new, &old), Some(record));
+        let removed = Shape::Record(Record {
+            name: "R",
+            fields: vec![Field::new("a", Shape::I64)],
+        });
+        assert_eq!(project(&serde_json::json!({"a": 1}), &removed, &old), None);
+    }
+}

@@ -1,0 +1,405 @@
+//! A record type known only at run time (from a data schema) that serializes and deserializes
+//! as serde's derive generates for the struct it stands for: fields in order through
+//! `serialize_struct`, read back through `deserialize_struct` by position (`visit_seq`) or by
+//! name (`visit_map`), with derive's `default` and `alias` attributes, an `Option` field absent
+//! from a map read as `None`, unknown keys skipped. `serbench evolve` writes data with one
+//! shape and reads it with another through each serde format, as two versions of a program
+//! with derived types would.
+
+use std::fmt;
+
+use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::ser::{self, Serialize, SerializeMap, SerializeSeq, SerializeStruct};
+use serde_json::{Map, Number, Value};
+
+/// The type of a value.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Shape {
+    Bool,
+    I32,
+    I64,
+    F64,
+    String,
+    Option(Box<Shape>),
+    List(Box<Shape>),
+    /// String keys.
+    Map(Box<Shape>),
+    Record(Record),
+}
+
+/// A struct: its name and fields in declaration order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Record {
+    pub name: &'static str,
+    pub fields: Vec<Field>,
+}
+
+/// A field with derive's attributes: `#[serde(default)]` and `#[serde(alias = "...")]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Field {
+    pub name: &'static str,
+    pub shape: Shape,
+    pub default: bool,
+    pub aliases: Vec<&'static str>,
+}
+
+impl Field {
+    pub fn new(name: &str, shape: Shape) -> Field {
+        Field {
+            name: leak(name),
+            shape,
+            default: false,
+            aliases: Vec::new(),
+        }
+    }
+
+    /// Whether `key` names this field (its name or an alias).
+    pub fn answers_to(&self, key: &str) -> bool {
+        self.name == key || self.aliases.contains(&key)
+    }
+}
+
+/// A name serde needs as `&'static str` (struct and field names): leaked, once per shape.
+pub fn leak(name: &str) -> &'static str {
+    Box::leak(name.to_string().into_boxed_str())
+}
+
+impl Shape {
+    /// The value `#[serde(default)]` gives: `Default::default()` of the type.
+    pub fn default_value(&self) -> Value {
+        match self {
+            Shape::Bool => Value::Bool(false),
+            Shape::I32 | Shape::I64 => Value::from(0),
+            Shape::F64 => Value::from(0.0),
+            Shape::String => Value::from(""),
+            Shape::Option(_) => Value::Null,
+            Shape::List(_) => Value::Array(Vec::new()),
+            Shape::Map(_) => Value::Object(Map::new()),
+            Shape::Record(record) => Value::Object(
+                record
+                    .fields
+                    .iter()
+                    .map(|field| (field.name.to_string(), field.shape.default_value()))
+                    .collect(),
+            ),
+        }
+    }
+}
+
+/// A value of a shape, serialized as the derived type would serialize it.
+pub struct Shaped<'a>(pub &'a Shape, pub &'a Value);
+
+impl Serialize for Shaped<'_> {
+    fn serialize<S: ser::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let wrong = || ser::Error::custom(format!("{} is no {:?}", self.1, self.0));
+        match (self.0, self.1) {
+            (Shape::Bool, Value::Bool(value)) => serializer.serialize_bool(*value),
+            (Shape::I32, Value::Number(number)) => {
+                let value = number
+                    .as_i64()
+                    .and_then(|value| i32::try_from(value).ok())
+                    .ok_or_else(wrong)?;
+                serializer.serialize_i32(value)
+            }
+            (Shape::I64, Value::Number(number)) => {
+                serializer.serialize_i64(number.as_i64().ok_or_else(wrong)?)
+            }
+            (Shape::F64, Value::Number(number)) => {
+                serializer.serialize_f64(number.as_f64().ok_or_else(wrong)?)
+            }
+            (Shape::String, Value::String(text)) => serializer.serialize_str(text),
+            (Shape::Option(_), Value::Null) => serializer.serialize_none(),
+            (Shape::Option(inner), value) => serializer.serialize_some(&Shaped(inner, value)),
+            (Shape::List(inner), Value::Array(items)) => {
+                let mut seq = serializer.serialize_seq(Some(items.len()))?;
+                for item in items {
+                    seq.serialize_element(&Shaped(inner, item))?;
+                }
+                seq.end()
+            }
+            (Shape::Map(inner), Value::Object(entries)) => {
+                let mut map = serializer.serialize_map(Some(entries.len()))?;
+                for (key, value) in entries {
+                    map.serialize_entry(key, &Shaped(inner, value))?;
+                }
+                map.end()
+            }
+            (Shape::Record(record), Value::Object(fields)) => {
+                let mut out = serializer.serialize_struct(record.name, record.fields.len())?;
+                for field in &record.fields {
+                    let value = fields.get(field.name).unwrap_or(&Value::Null);
+                    out.serialize_field(field.name, &Shaped(&field.shape, value))?;
+                }
+                out.end()
+            }
+            _ => Err(wrong()),
+        }
+    }
+}
+
+/// Reads a value of a shape as the derived type would (a [`DeserializeSeed`]).
+#[derive(Clone, Copy)]
+pub struct Seed<'a>(pub &'a Shape);
+
+impl<'de> DeserializeSeed<'de> for Seed<'_> {
+    type Value = Value;
+
+    fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        match self.0 {
+            Shape::Bool => deserializer.deserialize_bool(self),
+            Shape::I32 => deserializer.deserialize_i32(self),
+            Shape::I64 => deserializer.deserialize_i64(self),
+            Shape::F64 => deserializer.deserialize_f64(self),
+            Shape::String => deserializer.deserialize_string(self),
+            Shape::Option(_) => deserializer.deserialize_option(self),
+            Shape::List(_) => deserializer.deserialize_seq(self),
+            Shape::Map(_) => deserializer.deserialize_map(self),
+            Shape::Record(record) => {
+                let names: Vec<&'static str> = record.fields.iter().map(|field| field.name).collect();
+                deserializer.deserialize_struct(record.name, Box::leak(names.into_boxed_slice()), self)
+            }
+        }
+    }
+}
+
+impl Seed<'_> {
+    fn integer<E: de::Error>(self, value: i128) -> Result<Value, E> {
+        let fits = match self.0 {
+            Shape::I32 => i32::try_from(value).is_ok(),
+            Shape::I64 => i64::try_from(value).is_ok(),
+            Shape::F64 => return Ok(Value::from(value as f64)),
+            _ => false,
+        };
+        match (fits, i64::try_from(value)) {
+            (true, Ok(value)) => Ok(Value::from(value)),
+            _ => Err(E::invalid_value(de::Unexpected::Other(&value.to_string()), &self)),
+        }
+    }
+}
+
+impl<'de> Visitor<'de> for Seed<'_> {
+    type Value = Value;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+        write!(formatter, "a {:?}", self.0)
+    }
+
+    fn visit_bool<E: de::Error>(self, value: bool) -> Result<Value, E> {
+        match self.0 {
+            Shape::Bool => Ok(Value::Bool(value)),
+            _ => Err(E::invalid_type(de::Unexpected::Bool(value), &self)),
+        }
+    }
+
+    fn visit_i64<E: de::Error>(self, value: i64) -> Result<Value, E> {
+        self.integer(value.into())
+    }
+
+    fn visit_u64<E: de::Error>(self, value: u64) -> Result<Value, E> {
+        self.integer(value.into())
+    }
+
+    fn visit_f64<E: de::Error>(self, value: f64) -> Result<Value, E> {
+        match self.0 {
+            Shape::F64 => Number::from_f64(value)
+                .map(Value::Number)
+                .ok_or_else(|| E::custom("a non-finite float")),
+            _ => Err(E::invalid_type(de::Unexpected::Float(value), &self)),
+        }
+    }
+
+    fn visit_str<E: de::Error>(self, value: &str) -> Result<Value, E> {
+        match self.0 {
+            Shape::String => Ok(Value::from(value)),
+            _ => Err(E::invalid_type(de::Unexpected::Str(value), &self)),
+        }
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<Value, E> {
+        match self.0 {
+            Shape::Option(_) => Ok(Value::Null),
+            _ => Err(E::invalid_type(de::Unexpected::Option, &self)),
+        }
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Value, E> {
+        self.visit_none()
+    }
+
+    fn visit_some<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        match self.0 {
+            Shape::Option(inner) => Seed(inner).deserialize(deserializer),
+            _ => Err(de::Error::invalid_type(de::Unexpected::Option, &self)),
+        }
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        match self.0 {
+            Shape::List(inner) => {
+                let mut items = Vec::new();
+                while let Some(item) = seq.next_element_seed(Seed(inner))? {
+                    items.push(item);
+                }
+                Ok(Value::Array(items))
+            }
+            // By position, as derive's `visit_seq`: a missing trailing field takes its default
+            // where it has one, else the length is wrong; trailing elements are not read.
+            Shape::Record(record) => {
+                let mut fields = Map::new();
+                for (index, field) in record.fields.iter().enumerate() {
+                    let value = match seq.next_element_seed(Seed(&field.shape))? {
+                        Some(value) => value,
+                        None if field.default => field.shape.default_value(),
+                        None => return Err(de::Error::invalid_length(index, &self)),
+                    };
+                    fields.insert(field.name.to_string(), value);
+                }
+                Ok(Value::Object(fields))
+            }
+            _ => Err(de::Error::invalid_type(de::Unexpected::Seq, &self)),
+        }
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        match self.0 {
+            Shape::Map(inner) => {
+                let mut entries = Map::new();
+                while let Some(key) = map.next_key::<String>()? {
+                    entries.insert(key, map.next_value_seed(Seed(inner))?);
+                }
+                Ok(Value::Object(entries))
+            }
+            // By name or alias, as derive's `visit_map`: unknown keys skipped, a duplicate
+            // refused, a missing field its default, `None` for an `Option`, else refused.
+            Shape::Record(record) => {
+                let mut fields = Map::new();
+                while let Some(key) = map.next_key::<String>()? {
+                    match record.fields.iter().find(|field| field.answers_to(&key)) {
+                        Some(field) if fields.contains_key(field.name) => {
+                            return Err(de::Error::duplicate_field(field.name));
+                        }
+                        Some(field) => {
+                            fields.insert(field.name.to_string(), map.next_value_seed(Seed(&field.shape))?);
+                        }
+                        None => {
+                            map.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                }
+                for field in &record.fields {
+                    if fields.contains_key(field.name) {
+                        continue;
+                    }
+                    let value = match &field.shape {
+                        _ if field.default => field.shape.default_value(),
+                        Shape::Option(_) => Value::Null,
+                        _ => return Err(de::Error::missing_field(field.name)),
+                    };
+                    fields.insert(field.name.to_string(), value);
+                }
+                Ok(Value::Object(fields))
+            }
+            _ => Err(de::Error::invalid_type(de::Unexpected::Map, &self)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// bincode's serde API writes what its derive writes for a struct of these types: what
+    /// `evolve` measures of bincode through it holds for the derive the arms use.
+    #[cfg(feature = "bincode")]
+    #[test]
+    fn bincodes_serde_bytes_of_a_shape_are_its_derives() {
+        #[derive(bincode::Encode, serde::Serialize)]
+        struct Twin {
+            id: i64,
+            small: i32,
+            note: Option<String>,
+            items: Vec<String>,
+            ratio: f64,
+            flag: bool,
+        }
+        let twin = Twin {
+            id: -70_000,
+            small: 12,
+            note: Some("n".into()),
+            items: vec!["a".into(), "b".into()],
+            ratio: 0.5,
+            flag: true,
+        };
+        let shape = Shape::Record(Record {
+            name: "Twin",
+            fields: vec![
+                Field::new("id", Shape::I64),
+                Field::new("small", Shape::I32),
+                Field::new("note", Shape::Option(Box::new(Shape::String))),
+                Field::new("items", Shape::List(Box::new(Shape::String))),
+                Field::new("ratio", Shape::F64),
+                Field::new("flag", Shape::Bool),
+            ],
+        });
+        let config = bincode::config::standard();
+        let value = serde_json::to_value(&twin).unwrap();
+        assert_eq!(
+            bincode::serde::encode_to_vec(Shaped(&shape, &value), config).unwrap(),
+            bincode::encode_to_vec(&twin, config).unwrap()
+        );
+    }
+
+    /// The derived twin of a shape: the same bytes through serde_json and postcard.
+    #[derive(serde::Serialize, serde::Deserialize, Debug, PartialEq)]
+    struct Order {
+        id: i64,
+        note: Option<String>,
+        items: Vec<String>,
+    }
+
+    fn order() -> Shape {
+        Shape::Record(Record {
+            name: "Order",
+            fields: vec![
+                Field::new("id", Shape::I64),
+                Field::new("note", Shape::Option(Box::new(Shape::String))),
+                Field::new("items", Shape::List(Box::new(Shape::String))),
+            ],
+        })
+    }
+
+    #[cfg(feature = "postcard")]
+    #[test]
+    fn a_shape_writes_and_reads_the_bytes_its_derived_twin_does() {
+        let derived = Order {
+            id: 7,
+            note: None,
+            items: vec!["a".into()],
+        };
+        let value = serde_json::to_value(&derived).unwrap();
+        let shape = order();
+        let json = serde_json::to_vec(&Shaped(&shape, &value)).unwrap();
+        assert_eq!(json, serde_json::to_vec(&derived).unwrap());
+        let binary = postcard::to_allocvec(&Shaped(&shape, &value)).unwrap();
+        assert_eq!(binary, postcard::to_allocvec(&derived).unwrap());
+        let read = Seed(&shape)
+            .deserialize(&mut serde_json::Deserializer::from_slice(&json))
+            .unwrap();
+        assert_eq!(read, value);
+        let read = Seed(&shape)
+            .deserialize(&mut postcard::Deserializer::from_bytes(&binary))
+            .unwrap();
+        assert_eq!(read, value);
+        // An absent Option field is None by name; by position, a missing field is refused.
+        let read = Seed(&shape)
+            .deserialize(&mut serde_json::Deserializer::from_str(r#"{"id":1,"items":[]}"#))
+            .unwrap();
+        assert_eq!(read, serde_json::json!({"id": 1, "note": null, "items": []}));
+        let short = postcard::to_allocvec(&(1i64,)).unwrap();
+        assert!(
+            Seed(&shape)
+                .deserialize(&mut postcard::Deserializer::from_bytes(&short))
+                .is_err()
+        );
+    }
+}
