@@ -1,4 +1,4 @@
-//! The crate facts behind the capability table (src/format/crates.csv) are those of the locked
+//! The crate facts behind the capability table (src/report/crates.csv) are those of the locked
 //! crate sources: each crate a backend calls, its locked version, licence (its Cargo.toml),
 //! release time (crates.io's index, as cargo cached it) and the `unsafe` keywords in its own
 //! src/ and that of the dependencies it names after itself (fory: fory-core, fory-derive; a
@@ -202,7 +202,7 @@ fn crates_csv_holds_the_facts_of_every_locked_crate_a_backend_calls() {
         let counted = counted.join(" + ");
         csv += &format!("{name},{version},{licence},{published},{count},{files},{counted}\n");
     }
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/format/crates.csv");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/report/crates.csv");
     if std::env::var_os("SERBENCH_BLESS").is_some() {
         std::fs::write(&path, &csv).unwrap();
         return;
@@ -210,7 +210,7 @@ fn crates_csv_holds_the_facts_of_every_locked_crate_a_backend_calls() {
     let committed = std::fs::read_to_string(&path).unwrap_or_default();
     assert!(
         committed == csv,
-        "src/format/crates.csv is not the locked crates' facts; run `SERBENCH_BLESS=1 cargo test \
+        "src/report/crates.csv is not the locked crates' facts; run `SERBENCH_BLESS=1 cargo test \
          --test capabilities`:\n{csv}"
     );
 }

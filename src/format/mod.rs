@@ -18,8 +18,6 @@ use crate::payload::data::{self, DataPayload, TypedRecord};
 use crate::payload::fields::UpdateField;
 use crate::payload::{Borrowed, Model, Payload, PayloadSpec};
 
-pub mod facts;
-
 #[cfg(feature = "avro")]
 pub mod avro;
 #[cfg(feature = "bincode")]

@@ -240,7 +240,7 @@ pub struct Analysis {
     pub hosts: Vec<HostModel>,
     /// Per payload, the answer on the reference host (the first measured one, `hosts[0]`).
     pub answers: Vec<Answer>,
-    /// Every backend's capabilities: zero-copy from the reference host's arms, hostile input
+    /// The capabilities of every backend the folders measured: zero-copy from the reference host's arms, hostile input
     /// from the first folder with a robustness.csv.
     pub capabilities: Vec<super::capabilities::Capability>,
     pub arms: Vec<ArmModel>,
@@ -497,7 +497,17 @@ impl Analysis {
             })
         };
         let robustness = sources.iter().find_map(|source| source.dir.robustness.as_deref());
-        let capabilities = super::capabilities::table(
+        // The backends this report measured, on any host.
+        let measured = |row: &super::capabilities::Capability| {
+            sources.iter().any(|source| {
+                source.by_arm.keys().any(|key| {
+                    let codec = &key.codec;
+                    codec.format == row.format
+                        && super::capabilities::backend_name(&codec.backend, &codec.variant) == row.backend
+                })
+            })
+        };
+        let mut capabilities = super::capabilities::table(
             |format, backend, variant| {
                 (
                     has(format, backend, variant, Operation::AccessAll),
@@ -506,6 +516,7 @@ impl Analysis {
             },
             robustness,
         );
+        capabilities.retain(measured);
         Analysis {
             version: VERSION,
             serbench: crate::host::version(),
@@ -625,7 +636,7 @@ fn answer(source: &Source, sizes: &BTreeMap<CodecId, SizeRow>, payload: &str) ->
                 let (interval, ns) = (Interval::of(row)?, row.ns_per_record?);
                 Some(Placed {
                     label: name(&key.codec),
-                    backend: backend_name(&key.codec),
+                    backend: super::capabilities::backend_name(&key.codec.backend, &key.codec.variant),
                     format: key.codec.format.clone(),
                     rank: rank.into(),
                     ns,
@@ -658,7 +669,7 @@ fn answer(source: &Source, sizes: &BTreeMap<CodecId, SizeRow>, payload: &str) ->
                 let (row, value) = figures[index];
                 Sized {
                     label: name(&row.codec),
-                    backend: backend_name(&row.codec),
+                    backend: super::capabilities::backend_name(&row.codec.backend, &row.codec.variant),
                     format: row.codec.format.clone(),
                     rank: rank.into(),
                     bytes_per_record: value,
@@ -701,14 +712,6 @@ fn short_name(codec: &CodecId, codecs: &[&CodecId]) -> String {
         name += &format!(" {}", codec.framing.name());
     }
     name
-}
-
-/// `backend[variant]`, as the capability table names a backend.
-fn backend_name(codec: &CodecId) -> String {
-    match codec.variant.as_str() {
-        "" => codec.backend.clone(),
-        variant => format!("{}[{variant}]", codec.backend),
-    }
 }
 
 /// The indices of `values` ranked smallest first, equal values sharing a rank (sizes are
@@ -767,7 +770,7 @@ fn points(
                 .collect();
             Point {
                 label: name(&key.codec),
-                backend: backend_name(&key.codec),
+                backend: super::capabilities::backend_name(&key.codec.backend, &key.codec.variant),
                 format: key.codec.format.clone(),
                 ns,
                 low: interval.low,

@@ -1,12 +1,13 @@
 //! The capability table: per backend, what it offers besides speed. Each format file states
 //! what its specification says ([`crate::format::Capabilities`]); the rest is derived: the
 //! schema from its [`crate::format::BackendDoc`], zero-copy access and in-place update from the
-//! arms it has, `unsafe`, licence, release time and advisories from [`crate::format::facts`],
+//! arms it has, `unsafe`, licence, release time and advisories from [`super::facts`],
 //! and the hostile-input outcome from a folder's robustness.csv.
 
 use serde::Serialize;
 
-use crate::format::{self, facts};
+use super::facts;
+use crate::format;
 use crate::schema::robustness::{Outcome, RobustnessRow};
 
 /// One backend's row.
@@ -67,10 +68,7 @@ pub fn table(
                 robustness.and_then(|rows| hostile(rows, format.name, backend.backend, backend.variant));
             rows.push(Capability {
                 format: format.name.to_string(),
-                backend: match backend.variant {
-                    "" => backend.backend.to_string(),
-                    variant => format!("{}[{variant}]", backend.backend),
-                },
+                backend: backend_name(backend.backend, backend.variant),
                 self_describing: format.capabilities.self_describing,
                 schema: backend.schema.to_string(),
                 evolution: format.capabilities.evolution.to_string(),
@@ -103,6 +101,14 @@ pub fn table(
         }
     }
     rows
+}
+
+/// `backend[variant]`, or `backend` for its plain use: how the table names a backend.
+pub fn backend_name(backend: &str, variant: &str) -> String {
+    match variant {
+        "" => backend.to_string(),
+        variant => format!("{backend}[{variant}]"),
+    }
 }
 
 /// The worst outcome and highest peak of one backend's decoders in `rows`.
@@ -215,7 +221,7 @@ pub fn markdown(rows: &[Capability]) -> String {
          documentation (the sources: {}). Zero-copy: the backend has arms that read fields in \
          place (access) and change a scalar in place (update). Unsafe: the `unsafe` keywords in \
          the src/ of its crates and of the dependencies named after them, comments left out \
-         (src/format/crates.csv, generated from the locked sources by tests/capabilities.rs). \
+         (src/report/crates.csv, generated from the locked sources by tests/capabilities.rs). \
          Advisories: checked {}. Hostile input (from robustness.csv, where there is one): the \
          worst outcome over the backend's decoders (ok-different and better are no failure) and \
          the highest peak of live bytes, the allocation limit those inputs need.\n",

@@ -11,6 +11,7 @@ pub mod charts;
 pub mod compare;
 pub mod data_schema;
 pub mod deterministic;
+pub mod facts;
 pub mod fidelity;
 pub mod footprint;
 pub mod formats;

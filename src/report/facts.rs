@@ -81,10 +81,10 @@ mod tests {
     #[test]
     fn every_crate_a_backend_calls_has_its_facts_at_its_locked_version() {
         let mut missing = Vec::new();
-        for format in super::super::all() {
+        for format in crate::format::all() {
             for name in format.backends.iter().flat_map(|backend| backend.crates.iter()) {
                 match of_crate(name) {
-                    Some(facts) if Some(facts.version) == super::super::crate_version(name) => {}
+                    Some(facts) if Some(facts.version) == crate::format::crate_version(name) => {}
                     _ => missing.push(*name),
                 }
             }
