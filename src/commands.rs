@@ -840,6 +840,10 @@ fn evolution_text(matrix: &crate::evolve::Matrix) -> String {
         matrix.payload, matrix.records
     );
     text += &table::render(&header, &rows);
+    text += "\nmechanisms:\n";
+    for row in &matrix.rows {
+        text += &format!("  {}: {}\n", row.label, row.mechanism);
+    }
     text += "\nchanges:\n";
     for (change, what) in &matrix.changes {
         match what {

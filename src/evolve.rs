@@ -1,6 +1,7 @@
 //! `serbench evolve`: what each format does when the schema changes. For a payload's record
 //! type, each change of [`Change::ALL`] gives an old and a new type ([`crate::shape`]), with the
-//! format's own mechanism where it has one (serde derive's `default` and `alias`); records
+//! format's own mechanism where it has one (serde derive's `default` and `alias`, Protobuf's
+//! field numbers, Avro's resolved writer and reader schemas); records
 //! written by one version are read by the other, both ways, and each cell says whether the
 //! reader got the expected projection (ok), refused the bytes, or decoded something else without
 //! a word (silently wrong), the cell that matters most.
@@ -8,7 +9,7 @@
 use anyhow::{Context, Result};
 use serde_json::Value;
 
-use crate::format::{self, EvolutionSupport, SerdeEvolution};
+use crate::format::{self, EvolutionSupport, SchemaEvolution, SerdeEvolution};
 use crate::payload::data::schema::{Kind, Overrides, Schema, Type};
 use crate::shape::{Field, Record, Seed, Shape, Shaped};
 
@@ -97,6 +98,8 @@ struct Versions {
 /// A backend's cells: per change, both directions, or why the change cannot be expressed.
 pub struct Row {
     pub label: String,
+    /// How the backend meets a change, in a few words.
+    pub mechanism: &'static str,
     pub cells: Vec<(Change, Result<[Cell; 2], String>)>,
 }
 
@@ -118,7 +121,7 @@ pub struct Matrix {
     pub changes: Vec<(Change, Result<String, String>)>,
     pub rows: Vec<Row>,
     /// Formats `evolve` does not measure, with the reason.
-    pub unmeasured: Vec<(&'static str, &'static str)>,
+    pub unmeasured: Vec<(String, String)>,
     /// Fields of the record left out of its shape (mixed types), by name.
     pub left_out: Vec<String>,
 }
@@ -138,42 +141,42 @@ pub fn matrix(payload: &str, records: &[Value]) -> Result<Matrix> {
         .collect();
     let mut rows = Vec::new();
     let mut unmeasured = Vec::new();
-    for format in format::all() {
-        match &format.evolution {
-            EvolutionSupport::Unmeasured(reason) => unmeasured.push((format.name, *reason)),
-            EvolutionSupport::Serde(codecs) => {
-                for codec in codecs.iter() {
-                    let label = match codec.variant {
-                        "" => format!("{}/{}", format.name, codec.backend),
-                        variant => format!("{}/{}[{variant}]", format.name, codec.backend),
-                    };
-                    // Correctness first: the unchanged type reads its own bytes back.
-                    let same = Shape::Record(base.clone());
-                    let check = cell(codec, &same, &same, records);
-                    if check.outcome != Outcome::Ok {
-                        anyhow::bail!(
-                            "{label} does not read back its own {payload} records: {}",
-                            check.detail
-                        );
-                    }
-                    let cells = changes
-                        .iter()
-                        .map(|(change, versions)| {
-                            let cells = versions.as_ref().map_err(Clone::clone).map(|versions| {
-                                let new_records: Vec<Value> =
-                                    records.iter().map(|record| (versions.upgrade)(record)).collect();
-                                [
-                                    cell(codec, &versions.old, &versions.new, records),
-                                    cell(codec, &versions.new, &versions.old, &new_records),
-                                ]
-                            });
-                            (*change, cells)
-                        })
-                        .collect();
-                    rows.push(Row { label, cells });
+    for (label, backend) in backends(&mut unmeasured) {
+        // Correctness first: the unchanged type reads its own bytes back.
+        let same = Shape::Record(base.clone());
+        let check = cell(backend, &same, &same, records);
+        if check.outcome != Outcome::Ok {
+            match backend {
+                Evolving::Serde(_) => anyhow::bail!(
+                    "{label} does not read back its own {payload} records: {}",
+                    check.detail
+                ),
+                // A schema language may lack a shape the data has (a list of lists in Protobuf).
+                Evolving::Schema(_) => {
+                    unmeasured.push((label, format!("cannot carry this record type: {}", check.detail)));
+                    continue;
                 }
             }
         }
+        let cells = changes
+            .iter()
+            .map(|(change, versions)| {
+                let cells = versions.as_ref().map_err(Clone::clone).map(|versions| {
+                    let new_records: Vec<Value> =
+                        records.iter().map(|record| (versions.upgrade)(record)).collect();
+                    [
+                        cell(backend, &versions.old, &versions.new, records),
+                        cell(backend, &versions.new, &versions.old, &new_records),
+                    ]
+                });
+                (*change, cells)
+            })
+            .collect();
+        rows.push(Row {
+            label,
+            mechanism: backend.mechanism(),
+            cells,
+        });
     }
     Ok(Matrix {
         payload: payload.to_string(),
@@ -187,6 +190,69 @@ pub fn matrix(payload: &str, records: &[Value]) -> Result<Matrix> {
         unmeasured,
         left_out,
     })
+}
+
+/// Every enabled backend `evolve` exercises, by label; the formats it does not, with the reason,
+/// into `unmeasured`.
+fn backends(unmeasured: &mut Vec<(String, String)>) -> Vec<(String, Evolving<'static>)> {
+    let label = |format: &str, backend: &str, variant: &str| match variant {
+        "" => format!("{format}/{backend}"),
+        variant => format!("{format}/{backend}[{variant}]"),
+    };
+    let mut backends = Vec::new();
+    for format in format::all() {
+        match &format.evolution {
+            EvolutionSupport::Unmeasured(reason) => {
+                unmeasured.push((format.name.to_string(), reason.to_string()))
+            }
+            EvolutionSupport::Serde(codecs) => backends.extend(codecs.iter().map(|codec| {
+                (
+                    label(format.name, codec.backend, codec.variant),
+                    Evolving::Serde(codec),
+                )
+            })),
+            EvolutionSupport::Schema(codecs) => backends.extend(codecs.iter().map(|codec| {
+                (
+                    label(format.name, codec.backend, codec.variant),
+                    Evolving::Schema(codec),
+                )
+            })),
+        }
+    }
+    backends
+}
+
+/// A backend as `evolve` drives it: a serde backend reads with the reader's type alone; a
+/// schema-driven one is also given the writer's schema (which Avro's reader needs).
+#[derive(Clone, Copy)]
+enum Evolving<'a> {
+    Serde(&'a SerdeEvolution),
+    Schema(&'a SchemaEvolution),
+}
+
+impl Evolving<'_> {
+    fn encode(self, shape: &Shape, record: &Value) -> Result<Vec<u8>, String> {
+        match self {
+            Evolving::Serde(codec) => (codec.encode)(&Shaped(shape, record)),
+            Evolving::Schema(codec) => (codec.encode)(shape, record),
+        }
+    }
+
+    fn decode(self, writer: &Shape, reader: &Shape, bytes: &[u8]) -> Result<Value, String> {
+        match self {
+            Evolving::Serde(codec) => (codec.decode)(bytes, Seed(reader)),
+            Evolving::Schema(codec) => (codec.decode)(writer, reader, bytes),
+        }
+    }
+
+    fn mechanism(self) -> &'static str {
+        match self {
+            Evolving::Serde(_) => {
+                "serde derive's `default` and `alias` (by name where the format writes names)"
+            }
+            Evolving::Schema(codec) => codec.mechanism,
+        }
+    }
 }
 
 /// The records whose type is changed: the items of a lone document's only field where that is
@@ -209,19 +275,19 @@ fn unwrapped(records: &[Value]) -> (Vec<Value>, Option<String>) {
 }
 
 /// `records` written as `writer`, read as `reader`: the worst outcome over them.
-fn cell(codec: &SerdeEvolution, writer: &Shape, reader: &Shape, records: &[Value]) -> Cell {
+fn cell(backend: Evolving, writer: &Shape, reader: &Shape, records: &[Value]) -> Cell {
     let mut worst = Cell {
         outcome: Outcome::Ok,
         detail: String::new(),
     };
     for (index, record) in records.iter().enumerate() {
-        let (outcome, detail) = match (codec.encode)(&Shaped(writer, record)) {
+        let (outcome, detail) = match backend.encode(writer, record) {
             Err(error) => (
                 Outcome::Refused,
                 format!("record {index}: the writer refused it: {error}"),
             ),
             Ok(bytes) => match (
-                (codec.decode)(&bytes, Seed(reader)),
+                backend.decode(writer, reader, &bytes),
                 project(record, writer, reader),
             ) {
                 (Err(error), _) => (Outcome::Refused, format!("record {index}: {error}")),
@@ -315,7 +381,8 @@ fn shape_of(ty: &Type, name: &str, left_out: &mut Vec<String>) -> Option<Shape> 
             name: crate::shape::leak(name),
             fields: fields
                 .iter()
-                .filter_map(|field| {
+                .enumerate()
+                .filter_map(|(index, field)| {
                     let mut shape = shape_of(&field.ty, &format!("{name}_{}", field.name), left_out);
                     if shape.is_none() {
                         left_out.push(field.name.clone());
@@ -323,7 +390,9 @@ fn shape_of(ty: &Type, name: &str, left_out: &mut Vec<String>) -> Option<Shape> 
                     if field.absent > 0 && !matches!(shape, Some(Shape::Option(_))) {
                         shape = shape.map(|shape| Shape::Option(Box::new(shape)));
                     }
-                    Some(Field::new(&field.name, shape?))
+                    let mut field = Field::new(&field.name, shape?);
+                    field.id = index as u32 + 1;
+                    Some(field)
                 })
                 .collect(),
         }),
@@ -343,10 +412,13 @@ fn versions(base: &Record, records: &[Value], change: Change) -> Result<Versions
     let scalar = |shape: &Shape| matches!(shape, Shape::Bool | Shape::I64 | Shape::F64 | Shape::String);
     let index_of = |keep: &dyn Fn(&Field) -> bool| base.fields.iter().position(keep);
     let identity: Upgrade = Box::new(|record: &Value| record.clone());
+    // An added field's tag: one no field of the base has had.
+    let next_id = base.fields.iter().map(|field| field.id).max().unwrap_or(0) + 1;
     let (old, upgrade, what): (Record, Upgrade, String) = match change {
         Change::AddOptional => {
-            new.fields
-                .push(Field::new("evolve_note", Shape::Option(Box::new(Shape::String))));
+            let mut field = Field::new("evolve_note", Shape::Option(Box::new(Shape::String)));
+            field.id = next_id;
+            new.fields.push(field);
             let upgrade = Box::new(|record: &Value| with(record, "evolve_note", Value::from("added")));
             (
                 old,
@@ -357,12 +429,14 @@ fn versions(base: &Record, records: &[Value], change: Change) -> Result<Versions
         Change::AddDefault => {
             let mut field = Field::new("evolve_count", Shape::I64);
             field.default = true;
+            field.id = next_id;
             new.fields.push(field);
             let upgrade = Box::new(|record: &Value| with(record, "evolve_count", Value::from(7)));
             (
                 old,
                 upgrade,
-                "added `#[serde(default)] evolve_count: i64` at the end".into(),
+                "added `evolve_count: i64` at the end, default 0 (serde `default`, Avro `\"default\": 0`)"
+                    .into(),
             )
         }
         Change::Remove => {
@@ -397,7 +471,7 @@ fn versions(base: &Record, records: &[Value], change: Change) -> Result<Versions
             (
                 old,
                 upgrade,
-                format!("renamed `{from}` to `{to}`, `#[serde(alias = \"{from}\")]`"),
+                format!("renamed `{from}` to `{to}`, the old name an alias (serde `alias`, Avro `aliases`)"),
             )
         }
         Change::Reorder => {
@@ -500,6 +574,13 @@ mod tests {
             .collect()
     }
 
+    /// Three fields, none nullable: `remove` takes the middle one, `b`.
+    fn plain_records() -> Vec<Value> {
+        (0..4)
+            .map(|index| serde_json::json!({"a": index, "b": format!("b{index}"), "c": index * 2}))
+            .collect()
+    }
+
     fn outcome(matrix: &Matrix, backend: &str, change: Change) -> Result<(Outcome, Outcome), String> {
         let row = matrix
             .rows
@@ -552,6 +633,61 @@ mod tests {
             Ok((Outcome::Ok, Outcome::Ok))
         );
         assert!(outcome(&matrix, &matrix.rows[0].label, Change::EnumVariant).is_err());
+    }
+
+    #[cfg(feature = "protobuf")]
+    #[test]
+    fn protobuf_survives_a_rename_and_an_old_reader_gets_a_removed_field_as_its_default() {
+        let matrix = matrix("test", &plain_records()).unwrap();
+        // Names are not on the wire: a renamed field keeps its number.
+        assert_eq!(
+            outcome(&matrix, "protobuf/prost", Change::Rename),
+            Ok((Outcome::Ok, Outcome::Ok))
+        );
+        assert_eq!(
+            outcome(&matrix, "protobuf/prost", Change::Reorder),
+            Ok((Outcome::Ok, Outcome::Ok))
+        );
+        // proto3 reads an absent field as its default: the old reader cannot tell it was removed.
+        assert_eq!(
+            outcome(&matrix, "protobuf/prost", Change::Remove),
+            Ok((Outcome::Ok, Outcome::SilentlyWrong))
+        );
+        // int32 and int64 are both varints: widening is wire-compatible while values fit.
+        assert_eq!(
+            outcome(&matrix, "protobuf/prost", Change::Widen),
+            Ok((Outcome::Ok, Outcome::Ok))
+        );
+    }
+
+    #[cfg(feature = "avro")]
+    #[test]
+    fn avro_resolves_an_added_field_with_a_default_and_matches_fields_by_name() {
+        let matrix = matrix("test", &plain_records()).unwrap();
+        assert_eq!(
+            outcome(&matrix, "avro/apache-avro", Change::AddDefault),
+            Ok((Outcome::Ok, Outcome::Ok))
+        );
+        assert_eq!(
+            outcome(&matrix, "avro/apache-avro", Change::AddOptional),
+            Ok((Outcome::Ok, Outcome::Ok))
+        );
+        // A reader without the field and no default for it refuses the writer's bytes.
+        assert_eq!(
+            outcome(&matrix, "avro/apache-avro", Change::Remove),
+            Ok((Outcome::Ok, Outcome::Refused))
+        );
+        // The spec promotes int to long; apache-avro also narrows a long that fits an int.
+        assert_eq!(
+            outcome(&matrix, "avro/apache-avro", Change::Widen),
+            Ok((Outcome::Ok, Outcome::Ok))
+        );
+        // The spec lets an implementation use aliases (\"may optionally\"); apache-avro 0.22
+        // matches a reader's fields by name alone, so a rename is refused both ways.
+        assert_eq!(
+            outcome(&matrix, "avro/apache-avro", Change::Rename),
+            Ok((Outcome::Refused, Outcome::Refused))
+        );
     }
 
     #[cfg(feature = "bincode")]

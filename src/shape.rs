@@ -41,6 +41,9 @@ pub struct Field {
     pub shape: Shape,
     pub default: bool,
     pub aliases: Vec<&'static str>,
+    /// Its tag where a schema numbers fields (Protobuf's field number): kept by a rename or a
+    /// move, new for an added field; 0 for none.
+    pub id: u32,
 }
 
 impl Field {
@@ -50,6 +53,15 @@ impl Field {
             shape,
             default: false,
             aliases: Vec::new(),
+            id: 0,
+        }
+    }
+
+    /// Its tag: `id`, else its place (1-based) in `record`.
+    pub fn tag(&self, index: usize) -> u32 {
+        match self.id {
+            0 => index as u32 + 1,
+            id => id,
         }
     }
 
@@ -57,6 +69,19 @@ impl Field {
     pub fn answers_to(&self, key: &str) -> bool {
         self.name == key || self.aliases.contains(&key)
     }
+}
+
+/// `name` as an identifier of schema languages that allow `[A-Za-z_][A-Za-z0-9_]*` (Protobuf,
+/// Avro): every other character an underscore, a leading digit after one.
+pub fn identifier(name: &str) -> String {
+    let mut out: String = name
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    if !out.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
+        out.insert(0, '_');
+    }
+    out
 }
 
 /// A name serde needs as `&'static str` (struct and field names): leaked, once per shape.
@@ -86,12 +111,34 @@ impl Shape {
     }
 }
 
+/// The Rust type the shape stands for (`Option<Vec<i64>>`; a record by its name and size).
+impl fmt::Display for Shape {
+    fn fmt(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+        match self {
+            Shape::Bool => formatter.write_str("bool"),
+            Shape::I32 => formatter.write_str("i32"),
+            Shape::I64 => formatter.write_str("i64"),
+            Shape::F64 => formatter.write_str("f64"),
+            Shape::String => formatter.write_str("String"),
+            Shape::Option(inner) => write!(formatter, "Option<{inner}>"),
+            Shape::List(item) => write!(formatter, "Vec<{item}>"),
+            Shape::Map(value) => write!(formatter, "BTreeMap<String, {value}>"),
+            Shape::Record(record) => write!(
+                formatter,
+                "struct {} ({} fields)",
+                record.name,
+                record.fields.len()
+            ),
+        }
+    }
+}
+
 /// A value of a shape, serialized as the derived type would serialize it.
 pub struct Shaped<'a>(pub &'a Shape, pub &'a Value);
 
 impl Serialize for Shaped<'_> {
     fn serialize<S: ser::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let wrong = || ser::Error::custom(format!("{} is no {:?}", self.1, self.0));
+        let wrong = || ser::Error::custom(format!("{} is no {}", self.1, self.0));
         match (self.0, self.1) {
             (Shape::Bool, Value::Bool(value)) => serializer.serialize_bool(*value),
             (Shape::I32, Value::Number(number)) => {
@@ -181,7 +228,7 @@ impl<'de> Visitor<'de> for Seed<'_> {
     type Value = Value;
 
     fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
-        write!(formatter, "a {:?}", self.0)
+        write!(formatter, "a {}", self.0)
     }
 
     fn visit_bool<E: de::Error>(self, value: bool) -> Result<Value, E> {

@@ -145,10 +145,10 @@ pub static FORMAT: Format = Format {
         ..TypedDerive::SERDE
     }),
     data: DataSupport::Arms(register_data),
-    evolution: super::EvolutionSupport::Unmeasured(
-        "apache-avro resolves a writer's and a reader's schema at run time; not wired into `evolve` yet",
-    ),
+    evolution: super::EvolutionSupport::Schema(&[evolve::EVOLUTION]),
 };
+
+mod evolve;
 
 /// One `.avsc` file under `schemas/avro/`, compiled in.
 #[derive(Debug)]

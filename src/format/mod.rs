@@ -84,6 +84,9 @@ pub enum EvolutionSupport {
     /// Its serde backends, each type a [`crate::shape::Shape`] that reads and writes as serde's
     /// derive would for it, with derive's `default` and `alias` attributes.
     Serde(&'static [SerdeEvolution]),
+    /// Its backends driven by a schema made from each shape at run time, in the format's own
+    /// schema language with its own evolution mechanism (field numbers, resolved schemas).
+    Schema(&'static [SchemaEvolution]),
     /// Not measured yet: the one-line reason.
     Unmeasured(&'static str),
 }
@@ -94,6 +97,22 @@ pub struct SerdeEvolution {
     pub variant: &'static str,
     pub encode: fn(&crate::shape::Shaped) -> Result<Vec<u8>, String>,
     pub decode: fn(&[u8], crate::shape::Seed) -> Result<serde_json::Value, String>,
+}
+
+/// A schema-driven backend's bytes of a value written with one shape's schema, and a value read
+/// back with another's: `decode` gets both, for formats whose reader is given the writer's schema
+/// (Avro); the others ignore it.
+pub struct SchemaEvolution {
+    pub backend: &'static str,
+    pub variant: &'static str,
+    /// The mechanism, in a few words ("field numbers", "writer and reader schemas resolved").
+    pub mechanism: &'static str,
+    pub encode: fn(&crate::shape::Shape, &serde_json::Value) -> Result<Vec<u8>, String>,
+    pub decode: fn(
+        writer: &crate::shape::Shape,
+        reader: &crate::shape::Shape,
+        &[u8],
+    ) -> Result<serde_json::Value, String>,
 }
 
 /// A format's documented properties, one per format file.

@@ -128,11 +128,10 @@ pub static FORMAT: Format = Format {
         ..TypedDerive::SERDE
     }),
     data: DataSupport::Arms(register_data),
-    evolution: super::EvolutionSupport::Unmeasured(
-        "prost-reflect could read two .proto versions at run time; not wired into `evolve` yet",
-    ),
+    evolution: super::EvolutionSupport::Schema(&[evolve::EVOLUTION]),
 };
 
+mod evolve;
 mod typed;
 
 const BACKEND: &str = "prost";
