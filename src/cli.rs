@@ -561,6 +561,13 @@ struct EvolveArgs {
     payload: Vec<String>,
     #[command(flatten)]
     data: DataArgs,
+    /// Also write the matrix as DIR/evolution.csv (docs/capabilities.md#schema-evolution); with a
+    /// results.csv in DIR, its report is written again to include it.
+    #[arg(short, long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Move the evolution.csv the folder holds into its replaced/ folder first.
+    #[arg(long, requires = "out")]
+    replace: bool,
 }
 
 #[derive(Args)]
@@ -823,7 +830,12 @@ fn execute(command: Command) -> Result<()> {
         Command::Check(args) => args.execute(&registry()?),
         Command::Gen(args) => print(crate::typed::write_crate(&request, &args.formats, &args.out)?),
         Command::Schema(args) => print(commands::schema(&request, &args.out, args.replace)?),
-        Command::Evolve(args) => print(commands::evolve(&args.payload, &request)?),
+        Command::Evolve(args) => print(commands::evolve(
+            &args.payload,
+            &request,
+            args.out.as_deref(),
+            args.replace,
+        )?),
         Command::HelpMarkdown(args) => args.execute(),
     }
 }

@@ -128,6 +128,7 @@ pub fn list_capabilities(registry: &Registry, markdown: bool) -> String {
             )
         },
         None,
+        None,
     );
     if markdown {
         return crate::report::capabilities::markdown(&rows);
@@ -785,8 +786,26 @@ pub fn schema(request: &crate::payload::data::Request, out: &Path, replace: bool
 }
 
 /// `serbench evolve`: the schema-evolution matrix of each payload named (default `order` when
-/// no data file is given) and of each `--data` file.
-pub fn evolve(payloads: &[String], request: &crate::payload::data::Request) -> Result<String> {
+/// no data file is given) and of each `--data` file; with `out`, also into evolution.csv (and
+/// the folder's report again when it has a results.csv).
+pub fn evolve(
+    payloads: &[String],
+    request: &crate::payload::data::Request,
+    out: Option<&Path>,
+    replace: bool,
+) -> Result<String> {
+    // The folder is checked and claimed before anything is measured.
+    let out = out
+        .map(|out| -> Result<OutDir> {
+            let out = OutDir::lock(out)?;
+            load::check_besides(out.path(), SetKind::Evolution.files())?;
+            if out.holds(results::FILE_NAME) {
+                out.check_owned(crate::schema::REPORT)?;
+            }
+            out.claim(SetKind::Evolution, replace)?;
+            Ok(out)
+        })
+        .transpose()?;
     let mut sources: Vec<(String, Vec<serde_json::Value>)> = Vec::new();
     let named: Vec<String> = match (payloads.is_empty(), request.sources.is_empty()) {
         (true, true) => vec!["order".to_string()],
@@ -803,87 +822,79 @@ pub fn evolve(payloads: &[String], request: &crate::payload::data::Request) -> R
         }
     }
     let mut text = String::new();
+    let mut rows = Vec::new();
     for (payload, records) in &sources {
         let matrix = crate::evolve::matrix(payload, records)?;
         text += &evolution_text(&matrix);
+        rows.extend(matrix.csv_rows());
+    }
+    if let Some(out) = out {
+        out.write_file(crate::schema::evolution::FILE_NAME, |file| {
+            file.write_all(&crate::files::to_csv(&rows)?)?;
+            Ok(())
+        })?;
+        text += &format!("{}\n", out.file(crate::schema::evolution::FILE_NAME).display());
+        if out.holds(results::FILE_NAME) {
+            let report = markdown::write(&[load::load(out.path())?], &out)?;
+            text += &format!("report: {}\n", report.report.display());
+        }
     }
     Ok(text)
 }
 
 /// A matrix as text: one row per backend, one column per change, each cell `new reads old /
-/// old reads new`; then what each change did, what is not measured, and the first detail of
-/// every cell that is not ok.
+/// old reads new`; then what each change did, each backend's mechanism, the first detail of
+/// every cell that is not ok, and what is not measured. The table is the report's model
+/// ([`crate::report::evolution`]); names from a data file are escaped for the terminal.
 fn evolution_text(matrix: &crate::evolve::Matrix) -> String {
-    let mut header = vec!["backend".to_string()];
-    header.extend(matrix.changes.iter().map(|(change, _)| change.name().to_string()));
-    let rows: Vec<Vec<String>> = matrix
-        .rows
-        .iter()
-        .map(|row| {
-            std::iter::once(row.label.clone())
-                .chain(row.cells.iter().map(|(_, cells)| match cells {
-                    Ok([forward, backward]) => {
-                        format!("{} / {}", forward.outcome.name(), backward.outcome.name())
-                    }
-                    Err(_) => "cannot express".to_string(),
-                }))
-                .collect()
-        })
-        .collect();
+    use crate::escape::terminal;
+    let rows = matrix.csv_rows();
+    let Some(model) = crate::report::evolution::matrices(&rows).pop() else {
+        return format!(
+            "{}: no backend carries its record type\n",
+            terminal(&matrix.payload)
+        );
+    };
+    let (header, rows) = model.table();
+    let escaped = |cells: Vec<String>| -> Vec<String> {
+        cells.iter().map(|cell| terminal(cell).into_owned()).collect()
+    };
+    let header = escaped(header);
+    let rows: Vec<Vec<String>> = rows.into_iter().map(escaped).collect();
     let header: Vec<&str> = header.iter().map(String::as_str).collect();
     let of = matrix
         .wrapper
         .as_ref()
-        .map_or(String::new(), |field| format!(" of its `{field}`"));
+        .map_or(String::new(), |field| format!(" of its `{}`", terminal(field)));
     let mut text = format!(
         "{}: schema evolution of its record type (each cell: new reads old / old reads new; {} records{of})\n",
-        matrix.payload, matrix.records
+        terminal(&matrix.payload),
+        matrix.records
     );
     text += &table::render(&header, &rows);
     text += "\nmechanisms:\n";
-    for row in &matrix.rows {
+    for row in &model.rows {
         text += &format!("  {}: {}\n", row.label, row.mechanism);
     }
     text += "\nchanges:\n";
-    for (change, what) in &matrix.changes {
-        match what {
-            Ok(what) => text += &format!("  {}: {what}\n", change.name()),
-            Err(why) => text += &format!("  {}: cannot express: {why}\n", change.name()),
-        }
+    for change in &model.changes {
+        text += &format!("  {}: {}\n", change.change, terminal(&change.what));
     }
-    let wrong: Vec<String> = matrix
-        .rows
-        .iter()
-        .flat_map(|row| {
-            row.cells.iter().filter_map(move |(change, cells)| {
-                let cells = cells.as_ref().ok()?;
-                let directions = ["new reads old", "old reads new"];
-                let notes: Vec<String> = cells
-                    .iter()
-                    .zip(directions)
-                    .filter(|(cell, _)| cell.outcome != crate::evolve::Outcome::Ok)
-                    .map(|(cell, direction)| {
-                        format!("{direction}: {} ({})", cell.outcome.name(), cell.detail)
-                    })
-                    .collect();
-                (!notes.is_empty())
-                    .then(|| format!("  {} {}: {}\n", row.label, change.name(), notes.join("; ")))
-            })
-        })
-        .collect();
-    if !wrong.is_empty() {
+    if !model.not_ok.is_empty() {
         text += "\nnot ok:\n";
-        text += &wrong.concat();
+        for line in &model.not_ok {
+            text += &format!("  {}\n", terminal(line));
+        }
     }
     if !matrix.left_out.is_empty() {
         text += &format!(
             "\nfields left out of the type (mixed types): {}\n",
-            matrix.left_out.join(", ")
+            terminal(&matrix.left_out.join(", "))
         );
     }
-    text += "\nnot measured yet:\n";
-    for (format, reason) in &matrix.unmeasured {
-        text += &format!("  {format}: {reason}\n");
+    text += "\nnot measured:\n";
+    for (backend, reason) in &matrix.unmeasured {
+        text += &format!("  {backend}: {}\n", terminal(reason));
     }
     text + "\n"
 }

@@ -11,49 +11,11 @@ use serde_json::Value;
 
 use crate::format::{self, EvolutionSupport, SchemaEvolution, SerdeEvolution};
 use crate::payload::data::schema::{Kind, Overrides, Schema, Type};
+use crate::schema::evolution::{Change, EvolutionRow};
 use crate::shape::{Field, Record, Seed, Shape, Shaped};
 
 /// The records one cell reads at most: enough to meet every field's values, bounded in time.
 const RECORDS: usize = 50;
-
-/// A change of schema, made on the payload's record type.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Change {
-    AddOptional,
-    AddDefault,
-    Remove,
-    Rename,
-    Reorder,
-    Widen,
-    Nullable,
-    EnumVariant,
-}
-
-impl Change {
-    pub const ALL: [Change; 8] = [
-        Change::AddOptional,
-        Change::AddDefault,
-        Change::Remove,
-        Change::Rename,
-        Change::Reorder,
-        Change::Widen,
-        Change::Nullable,
-        Change::EnumVariant,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Change::AddOptional => "add optional",
-            Change::AddDefault => "add with default",
-            Change::Remove => "remove",
-            Change::Rename => "rename",
-            Change::Reorder => "reorder",
-            Change::Widen => "widen i32→i64",
-            Change::Nullable => "make nullable",
-            Change::EnumVariant => "add enum variant",
-        }
-    }
-}
 
 /// Who reads whose bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -97,6 +59,10 @@ struct Versions {
 
 /// A backend's cells: per change, both directions, or why the change cannot be expressed.
 pub struct Row {
+    pub format: &'static str,
+    pub backend: &'static str,
+    pub variant: &'static str,
+    /// `format/backend` or `format/backend[variant]`.
     pub label: String,
     /// How the backend meets a change, in a few words.
     pub mechanism: &'static str,
@@ -141,7 +107,14 @@ pub fn matrix(payload: &str, records: &[Value]) -> Result<Matrix> {
         .collect();
     let mut rows = Vec::new();
     let mut unmeasured = Vec::new();
-    for (label, backend) in backends(&mut unmeasured) {
+    for ([format, backend_name, variant], backend) in backends(&mut unmeasured) {
+        let label = crate::schema::evolution::EvolutionRow {
+            format: format.to_string(),
+            backend: backend_name.to_string(),
+            variant: variant.to_string(),
+            ..Default::default()
+        }
+        .label();
         // Correctness first: the unchanged type reads its own bytes back.
         let same = Shape::Record(base.clone());
         let check = cell(backend, &same, &same, records);
@@ -173,6 +146,9 @@ pub fn matrix(payload: &str, records: &[Value]) -> Result<Matrix> {
             })
             .collect();
         rows.push(Row {
+            format,
+            backend: backend_name,
+            variant,
             label,
             mechanism: backend.mechanism(),
             cells,
@@ -192,13 +168,53 @@ pub fn matrix(payload: &str, records: &[Value]) -> Result<Matrix> {
     })
 }
 
+impl Outcome {
+    /// Its name in evolution.csv.
+    pub fn csv_name(self) -> &'static str {
+        match self {
+            Outcome::Ok => "ok",
+            Outcome::Refused => "refused",
+            Outcome::SilentlyWrong => "silently-wrong",
+        }
+    }
+}
+
+impl Matrix {
+    /// The matrix as evolution.csv's rows: one per backend and change.
+    pub fn csv_rows(&self) -> Vec<EvolutionRow> {
+        let mut out = Vec::new();
+        for row in &self.rows {
+            for ((change, cells), (_, what)) in row.cells.iter().zip(&self.changes) {
+                let [new, old] = match cells {
+                    Ok([new, old]) => [new, old].map(|cell| (cell.outcome.csv_name(), cell.detail.clone())),
+                    Err(_) => [
+                        ("cannot-express", String::new()),
+                        ("cannot-express", String::new()),
+                    ],
+                };
+                out.push(EvolutionRow {
+                    payload: self.payload.clone(),
+                    records: self.records,
+                    format: row.format.to_string(),
+                    backend: row.backend.to_string(),
+                    variant: row.variant.to_string(),
+                    mechanism: row.mechanism.to_string(),
+                    change: change.name().to_string(),
+                    what: what.clone().unwrap_or_else(|why| why),
+                    new_reads_old: new.0.to_string(),
+                    new_reads_old_detail: new.1,
+                    old_reads_new: old.0.to_string(),
+                    old_reads_new_detail: old.1,
+                });
+            }
+        }
+        out
+    }
+}
+
 /// Every enabled backend `evolve` exercises, by label; the formats it does not, with the reason,
 /// into `unmeasured`.
-fn backends(unmeasured: &mut Vec<(String, String)>) -> Vec<(String, Evolving<'static>)> {
-    let label = |format: &str, backend: &str, variant: &str| match variant {
-        "" => format!("{format}/{backend}"),
-        variant => format!("{format}/{backend}[{variant}]"),
-    };
+fn backends(unmeasured: &mut Vec<(String, String)>) -> Vec<([&'static str; 3], Evolving<'static>)> {
     let mut backends = Vec::new();
     for format in format::all() {
         match &format.evolution {
@@ -207,13 +223,13 @@ fn backends(unmeasured: &mut Vec<(String, String)>) -> Vec<(String, Evolving<'st
             }
             EvolutionSupport::Serde(codecs) => backends.extend(codecs.iter().map(|codec| {
                 (
-                    label(format.name, codec.backend, codec.variant),
+                    [format.name, codec.backend, codec.variant],
                     Evolving::Serde(codec),
                 )
             })),
             EvolutionSupport::Schema(codecs) => backends.extend(codecs.iter().map(|codec| {
                 (
-                    label(format.name, codec.backend, codec.variant),
+                    [format.name, codec.backend, codec.variant],
                     Evolving::Schema(codec),
                 )
             })),

@@ -31,9 +31,16 @@ fn the_page_of_the_committed_full_run_agrees_with_its_csvs_in_a_real_browser() {
     }
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let run = tempfile::tempdir().unwrap();
-    // robustness.csv too: the capability table's hostile-input column and the page's "safe on
-    // untrusted input" constraint come from it.
-    for file in ["results.csv", "samples.csv", "sizes.csv", "robustness.csv"] {
+    // robustness.csv and evolution.csv too: the capability table's hostile-input and measured
+    // evolution columns, and the page's "safe on untrusted input" and "survives added, removed
+    // and renamed fields" constraints, come from them.
+    for file in [
+        "results.csv",
+        "samples.csv",
+        "sizes.csv",
+        "robustness.csv",
+        "evolution.csv",
+    ] {
         std::fs::copy(
             root.join("results/x86_64-linux").join(file),
             run.path().join(file),

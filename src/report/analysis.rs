@@ -240,9 +240,12 @@ pub struct Analysis {
     pub hosts: Vec<HostModel>,
     /// Per payload, the answer on the reference host (the first measured one, `hosts[0]`).
     pub answers: Vec<Answer>,
-    /// The capabilities of every backend the folders measured: zero-copy from the reference host's arms, hostile input
-    /// from the first folder with a robustness.csv.
+    /// The capabilities of every backend the folders measured: zero-copy from the reference
+    /// host's arms, hostile input from the first folder with a robustness.csv, evolution from the
+    /// first with an evolution.csv.
     pub capabilities: Vec<super::capabilities::Capability>,
+    /// The schema-evolution matrices of the first folder with an evolution.csv, per payload.
+    pub evolution: Vec<super::evolution::EvolutionMatrix>,
     pub arms: Vec<ArmModel>,
     pub sizes: Vec<SizeModel>,
     /// Each format's chart colour, `#rrggbb`.
@@ -497,6 +500,7 @@ impl Analysis {
             })
         };
         let robustness = sources.iter().find_map(|source| source.dir.robustness.as_deref());
+        let evolution = sources.iter().find_map(|source| source.dir.evolution.as_deref());
         // The backends this report measured, on any host.
         let measured = |row: &super::capabilities::Capability| {
             sources.iter().any(|source| {
@@ -515,6 +519,7 @@ impl Analysis {
                 )
             },
             robustness,
+            evolution,
         );
         capabilities.retain(measured);
         Analysis {
@@ -523,6 +528,7 @@ impl Analysis {
             hosts,
             answers,
             capabilities,
+            evolution: evolution.map(super::evolution::matrices).unwrap_or_default(),
             ranks: reference.map(|source| source.ranks.clone()).unwrap_or_default(),
             arms,
             sizes: size_models,
@@ -824,6 +830,7 @@ mod tests {
             samples: None,
             footprint: None,
             instructions: None,
+            evolution: None,
         }
     }
 

@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use super::facts;
 use crate::format;
+use crate::schema::evolution::{Change, EvolutionRow, OUTCOMES};
 use crate::schema::robustness::{Outcome, RobustnessRow};
 
 /// One backend's row.
@@ -32,6 +33,8 @@ pub struct Capability {
     pub crates: Vec<String>,
     /// Each advisory as `crate: ID, what`.
     pub advisories: Vec<String>,
+    /// From evolution.csv, where the folder has one.
+    pub evolved: Option<Evolved>,
     /// From robustness.csv, where the folder has one: the worst outcome over its decoders'
     /// hostile inputs (`ok-different` and better are no failure) and the highest peak of live
     /// bytes, the allocation limit a service needs for those inputs.
@@ -50,6 +53,7 @@ pub struct Hostile {
 pub fn table(
     arms: impl Fn(&str, &str, &str) -> (bool, bool),
     robustness: Option<&[RobustnessRow]>,
+    evolution: Option<&[EvolutionRow]>,
 ) -> Vec<Capability> {
     let mut rows = Vec::new();
     for format in format::all() {
@@ -96,6 +100,8 @@ pub fn table(
                     .flat_map(|name| facts::advisories(name))
                     .map(|advisory| format!("{}: {}, {}", advisory.krate, advisory.id, advisory.what))
                     .collect(),
+                evolved: evolution
+                    .and_then(|rows| evolved(rows, format.name, backend.backend, backend.variant)),
                 hostile,
             });
         }
@@ -146,55 +152,127 @@ pub const HEADER: [&str; 10] = [
     "advisories",
 ];
 
-/// The columns of `rows`: [`HEADER`], and `hostile input` where a row has robustness figures.
+/// The columns of `rows`: [`HEADER`], then `evolution (measured)` and `hostile input` where a
+/// row has figures for them.
 pub fn header(rows: &[Capability]) -> Vec<&'static str> {
     let mut header = HEADER.to_vec();
+    if rows.iter().any(|row| row.evolved.is_some()) {
+        header.push(EVOLVED);
+    }
     if rows.iter().any(|row| row.hostile.is_some()) {
-        header.push("hostile input");
+        header.push(HOSTILE);
     }
     header
 }
 
+const EVOLVED: &str = "evolution (measured: new reads old / old reads new)";
+const HOSTILE: &str = "hostile input";
+
 /// A row's cells under `header` ([`header`]), as the terminal and Markdown tables show them.
 pub fn cells(row: &Capability, header: &[&str]) -> Vec<String> {
     let yes = |value: bool| if value { "yes" } else { "no" }.to_string();
-    let zero_copy = match (row.zero_copy, row.in_place_update) {
-        (true, true) => "access, update",
-        (true, false) => "access",
-        _ => "no",
+    let listed = |items: &[String], none: &str| match items {
+        [] => none.to_string(),
+        items => items.join("; "),
     };
-    vec![
-        row.format.clone(),
-        row.backend.clone(),
-        yes(row.self_describing),
-        row.schema.clone(),
-        row.evolution.clone(),
-        zero_copy.to_string(),
-        row.unsafe_keywords
-            .map_or("-".to_string(), |count| count.to_string()),
-        format!("{} ({})", row.languages.len(), row.languages.join(", ")),
-        if row.crates.is_empty() {
-            "-".to_string()
+    header
+        .iter()
+        .map(|&column| match column {
+            "format" => row.format.clone(),
+            "backend" => row.backend.clone(),
+            "self-describing" => yes(row.self_describing),
+            "schema" => row.schema.clone(),
+            "evolution (documented)" => row.evolution.clone(),
+            "zero-copy" => match (row.zero_copy, row.in_place_update) {
+                (true, true) => "access, update",
+                (true, false) => "access",
+                _ => "no",
+            }
+            .to_string(),
+            "unsafe" => row
+                .unsafe_keywords
+                .map_or("-".to_string(), |count| count.to_string()),
+            "languages" => format!("{} ({})", row.languages.len(), row.languages.join(", ")),
+            "crates" => listed(&row.crates, "-"),
+            "advisories" => listed(&row.advisories, "none known"),
+            EVOLVED => row
+                .evolved
+                .as_ref()
+                .map_or("-".to_string(), |evolved| evolved.summary.clone()),
+            HOSTILE => match &row.hostile {
+                Some(hostile) => format!(
+                    "worst {}; peak {} B",
+                    hostile.worst,
+                    super::text::grouped(hostile.peak_alloc_bytes as i64)
+                ),
+                None => "-".to_string(),
+            },
+            other => unreachable!("no capability column {other}"),
+        })
+        .collect()
+}
+
+/// What evolution.csv measured of one backend, over every payload in it.
+#[derive(Clone, Debug, Serialize)]
+pub struct Evolved {
+    /// Per change, the worst outcome each way: `ok` for those ok both ways, then each other.
+    pub summary: String,
+    /// An added optional field, a removed field and a renamed one each read right both ways on
+    /// every payload (the page's evolution constraint).
+    pub survives: bool,
+    /// The changes after which a reader decoded a different value without an error.
+    pub silently_wrong: Vec<String>,
+}
+
+/// The changes a backend must survive both ways for [`Evolved::survives`].
+const SURVIVE: [Change; 3] = [Change::AddOptional, Change::Remove, Change::Rename];
+
+/// `rows`' cells of one backend, summarised; `None` when it has none.
+fn evolved(rows: &[EvolutionRow], format: &str, backend: &str, variant: &str) -> Option<Evolved> {
+    let own: Vec<&EvolutionRow> = rows
+        .iter()
+        .filter(|row| row.format == format && row.backend == backend && row.variant == variant)
+        .collect();
+    if own.is_empty() {
+        return None;
+    }
+    let rank = |outcome: &str| OUTCOMES.iter().position(|known| *known == outcome);
+    let worst = |change: &str, read: fn(&EvolutionRow) -> &str| {
+        own.iter()
+            .filter(|row| row.change == change)
+            .map(|row| read(row))
+            .filter(|outcome| *outcome != "cannot-express")
+            .max_by_key(|outcome| rank(outcome))
+    };
+    let mut ok = Vec::new();
+    let mut others = Vec::new();
+    let mut silently_wrong = Vec::new();
+    for change in Change::ALL.map(Change::name) {
+        let (Some(new), Some(old)) = (
+            worst(change, |row| &row.new_reads_old),
+            worst(change, |row| &row.old_reads_new),
+        ) else {
+            continue;
+        };
+        if new == "ok" && old == "ok" {
+            ok.push(change);
         } else {
-            row.crates.join("; ")
-        },
-        if row.advisories.is_empty() {
-            "none known".to_string()
-        } else {
-            row.advisories.join("; ")
-        },
-        match &row.hostile {
-            Some(hostile) => format!(
-                "worst {}; peak {} B",
-                hostile.worst,
-                super::text::grouped(hostile.peak_alloc_bytes as i64)
-            ),
-            None => "-".to_string(),
-        },
-    ]
-    .into_iter()
-    .take(header.len())
-    .collect()
+            others.push(format!("{change}: {new} / {old}"));
+        }
+        if new == "silently-wrong" || old == "silently-wrong" {
+            silently_wrong.push(change.to_string());
+        }
+    }
+    let mut summary = Vec::new();
+    if !ok.is_empty() {
+        summary.push(format!("ok: {}", ok.join(", ")));
+    }
+    summary.extend(others);
+    Some(Evolved {
+        summary: summary.join("; "),
+        survives: SURVIVE.iter().all(|change| ok.contains(&change.name())),
+        silently_wrong,
+    })
 }
 
 /// The table as Markdown, with what each derived column means and where it comes from.
@@ -222,7 +300,10 @@ pub fn markdown(rows: &[Capability]) -> String {
          place (access) and change a scalar in place (update). Unsafe: the `unsafe` keywords in \
          the src/ of its crates and of the dependencies named after them, comments left out \
          (src/report/crates.csv, generated from the locked sources by tests/capabilities.rs). \
-         Advisories: checked {}. Hostile input (from robustness.csv, where there is one): the \
+         Advisories: checked {}. Evolution (measured, from evolution.csv where there is one): \
+         per change of schema, the worst outcome over the payloads when the new version reads \
+         the old one's bytes and when the old reads the new (docs/capabilities.md#schema-evolution). \
+         Hostile input (from robustness.csv, where there is one): the \
          worst outcome over the backend's decoders (ok-different and better are no failure) and \
          the highest peak of live bytes, the allocation limit those inputs need.\n",
         format::all()
@@ -264,7 +345,7 @@ mod tests {
             worst: None,
         };
         let rows = [robustness(3, 0), robustness(2, 1)];
-        let table = table(|_, _, _| (false, false), Some(&rows));
+        let table = table(|_, _, _| (false, false), Some(&rows), None);
         assert_eq!(table.len(), backends);
         let postcard = table.iter().find(|row| row.backend == "postcard").unwrap();
         let hostile = postcard.hostile.as_ref().unwrap();

@@ -1122,6 +1122,7 @@ mod tests {
                 samples: None,
                 footprint: None,
                 instructions: None,
+                evolution: None,
             };
             Side::of(&dir, build.to_string()).line()
         };

@@ -257,6 +257,18 @@ fn render_with(dirs: &[ResultsDir], section: &str) -> Result<Rendered> {
         markdown.push_str(&super::capabilities::markdown(&analysis.capabilities));
         markdown.push('\n');
     }
+    if !analysis.evolution.is_empty() {
+        writeln!(markdown, "## Schema evolution\n")?;
+        writeln!(
+            markdown,
+            "What each backend's reader does with bytes written by the other version of a changed \
+             record type (`serbench evolve`, evolution.csv; docs/capabilities.md#schema-evolution): \
+             ok (the expected value), refused (an error) or SILENTLY WRONG (another value, no error).\n"
+        )?;
+        for matrix in &analysis.evolution {
+            markdown.push_str(&matrix.markdown());
+        }
+    }
     for source in &sources {
         if let Some(rows) = &source.dir.robustness {
             writeln!(markdown, "## Robustness: {}\n", text(source))?;
@@ -1504,6 +1516,7 @@ mod tests {
             samples: samples.then_some(sample_rows),
             footprint: None,
             instructions: None,
+            evolution: None,
         }
     }
 
@@ -1589,6 +1602,7 @@ mod tests {
             samples: None,
             footprint: None,
             instructions: None,
+            evolution: None,
         }
     }
 

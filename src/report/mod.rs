@@ -1,7 +1,7 @@
 //! What a user reads: the Markdown report and its SVG charts ([`markdown`], [`charts`]), the
 //! tables printed after a command ([`table`]), results folders side by side ([`compare`]), a
 //! rerun's prediction intervals from earlier runs ([`history`]), the fidelity and
-//! deterministic-cost comparisons, the one-sentence verdicts, the rankings that group ties
+//! deterministic-cost comparisons, the schema-evolution matrices, the one-sentence verdicts, the rankings that group ties
 //! ([`rank`]), and a data file's inferred schema written out ([`data_schema`]). It reads the rows
 //! of [`crate::schema`] and writes through [`crate::files`].
 
@@ -11,6 +11,7 @@ pub mod charts;
 pub mod compare;
 pub mod data_schema;
 pub mod deterministic;
+pub mod evolution;
 pub mod facts;
 pub mod fidelity;
 pub mod footprint;

@@ -39,6 +39,7 @@ mod tests {
             hosts: Vec::new(),
             answers: Vec::new(),
             capabilities: Vec::new(),
+            evolution: Vec::new(),
             ranks: Default::default(),
             arms: Vec::new(),
             sizes: vec![SizeModel {

@@ -1,6 +1,6 @@
 //! Reading a results folder back for `report`, `compare` and `fidelity`: results.csv
 //! (required), sizes.csv, robustness.csv, samples.csv (checked against results.csv),
-//! footprint.csv and instructions.csv (optional), each validated completely by
+//! footprint.csv, instructions.csv and evolution.csv (optional), each validated completely by
 //! [`files::read_complete`] before anything is written, so a bad file stops the command with
 //! one line naming the file and the line.
 
@@ -32,6 +32,8 @@ pub struct ResultsDir {
     pub footprint: Option<Vec<FootprintRow>>,
     /// `None` when the folder has no instructions.csv (from `run --measure instructions`).
     pub instructions: Option<Vec<super::instructions::InstructionRow>>,
+    /// `None` when the folder has no evolution.csv (from `serbench evolve --out`).
+    pub evolution: Option<Vec<super::evolution::EvolutionRow>>,
 }
 
 impl ResultsDir {
@@ -92,7 +94,7 @@ pub fn labels(dirs: &[ResultsDir]) -> Vec<String> {
 }
 
 /// Reads a results folder (or a results.csv path), and its sizes.csv, robustness.csv,
-/// footprint.csv and instructions.csv if it has them, each completely validated.
+/// footprint.csv, instructions.csv and evolution.csv if it has them, each completely validated.
 pub fn load(path: &Path) -> Result<ResultsDir> {
     let (dir, results_path) = if path.is_dir() {
         (path.to_path_buf(), path.join(results::FILE_NAME))
@@ -131,6 +133,7 @@ pub fn load(path: &Path) -> Result<ResultsDir> {
         samples: companions.samples,
         footprint: companions.footprint,
         instructions: companions.instructions,
+        evolution: companions.evolution,
     })
 }
 
@@ -154,6 +157,7 @@ struct Companions {
     samples: Option<Vec<SampleRow>>,
     footprint: Option<Vec<FootprintRow>>,
     instructions: Option<Vec<super::instructions::InstructionRow>>,
+    evolution: Option<Vec<super::evolution::EvolutionRow>>,
 }
 
 impl Companions {
@@ -185,6 +189,9 @@ impl Companions {
                 .map(|path| files::read_complete::<FootprintRow>(&path))
                 .transpose()?,
             instructions: optional(super::instructions::FILE_NAME)
+                .map(|path| files::read_complete(&path))
+                .transpose()?,
+            evolution: optional(super::evolution::FILE_NAME)
                 .map(|path| files::read_complete(&path))
                 .transpose()?,
         })
@@ -366,6 +373,7 @@ mod tests {
             samples: None,
             footprint: None,
             instructions: None,
+            evolution: None,
         };
         let dirs = [
             dir("runs/before", "x86_64-linux"),

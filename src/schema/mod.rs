@@ -6,6 +6,7 @@
 //! other.
 
 pub mod domains;
+pub mod evolution;
 pub mod footprint;
 pub mod instructions;
 pub mod load;
@@ -82,6 +83,8 @@ pub enum SetKind {
     Instructions,
     /// `footprint`: footprint.csv.
     Footprint,
+    /// `evolve --out`: evolution.csv.
+    Evolution,
 }
 
 /// The files derived from a run's results.csv: sizes, ratios and the report's files. Made
@@ -130,6 +133,7 @@ impl ResultSet for SetKind {
             SetKind::Robustness => &[robustness::FILE_NAME],
             SetKind::Instructions => &[instructions::FILE_NAME],
             SetKind::Footprint => &[footprint::FILE_NAME],
+            SetKind::Evolution => &[evolution::FILE_NAME],
         }
     }
 

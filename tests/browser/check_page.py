@@ -131,12 +131,35 @@ try:
     hostile_known = any(c["hostile"] is not None for c in model["capabilities"])
     has_robustness = any(os.path.exists(os.path.join(folder, "robustness.csv")) for folder in folders)
     check(hostile_known == has_robustness, f"hostile input known: {hostile_known}, robustness.csv there: {has_robustness}")
+    # evolution.csv, where there is one: a backend survives when an added optional field, a
+    # removed one and a renamed one were each expressed and read right both ways on every payload.
+    evolution_files = [os.path.join(folder, "evolution.csv") for folder in folders
+                       if os.path.exists(os.path.join(folder, "evolution.csv"))]
+    evolution_rows = list(csv.DictReader(open(evolution_files[0]))) if evolution_files else []
+    evolution_known = any(c["evolved"] is not None for c in model["capabilities"])
+    check(evolution_known == bool(evolution_rows), f"evolution known: {evolution_known}, evolution.csv rows: {len(evolution_rows)}")
+    def survives(c):
+        label = lambda row: row["backend"] + (f"[{row['variant']}]" if row["variant"] else "")
+        own = [row for row in evolution_rows if row["format"] == c["format"] and label(row) == c["backend"]]
+        needed = ("add optional", "remove", "rename")
+        return all(any(row["change"] == change and row["new_reads_old"] != "cannot-express" for row in own) for change in needed) and all(
+            row["new_reads_old"] == "ok" and row["old_reads_new"] == "ok" for row in own
+            if row["change"] in needed and row["new_reads_old"] != "cannot-express")
+    if evolution_known:
+        check(any(survives(c) for c in model["capabilities"]) and not all(survives(c) for c in model["capabilities"]),
+              "the evolution constraint keeps some backends and drops others")
     driver.find_element(By.ID, "need-self-describing").click()
     if hostile_known:
         driver.find_element(By.ID, "need-untrusted").click()
+    if evolution_known:
+        driver.find_element(By.ID, "need-evolution").click()
+    else:
+        check(not driver.find_element(By.ID, "need-evolution").is_enabled(), "the evolution constraint is tickable without evolution.csv")
     def qualifies(item):
         c = capabilities.get((item["format"], item["backend"]))
-        return c is not None and c["self_describing"] and (not hostile_known or (c["hostile"] is not None and not c["hostile"]["failure"]))
+        return (c is not None and c["self_describing"]
+                and (not hostile_known or (c["hostile"] is not None and not c["hostile"]["failure"]))
+                and (not evolution_known or survives(c)))
     answer_rows = driver.find_elements(By.CSS_SELECTOR, "#answer-table tr[data-payload]")
     for row, answer in zip(answer_rows, answers):
         cells = [td.text for td in row.find_elements(By.TAG_NAME, "td")]
@@ -160,6 +183,8 @@ try:
     driver.find_element(By.ID, "need-self-describing").click()
     if hostile_known:
         driver.find_element(By.ID, "need-untrusted").click()
+    if evolution_known:
+        driver.find_element(By.ID, "need-evolution").click()
 
     # A filter changes the rows shown: one payload's decodes (few enough for every chart to be drawn).
     payload_filter = Select(driver.find_element(By.ID, "filter-payload"))

@@ -766,8 +766,8 @@ function renderCalculator() {
 
 // ---- the answer: the model's answers as computed in Rust, and each payload's scatter
 // What the reader may require (the capability table's columns); a backend qualifies when every
-// ticked one holds for its row. Evolution needs the evolution matrix, which serbench does not
-// measure yet: shown, never tickable.
+// ticked one holds for its row. Evolution and hostile input need their files (evolution.csv,
+// robustness.csv): without one the box is shown and cannot be ticked.
 const capabilityOf = new Map(
   model.capabilities.map((row) => [`${row.format}/${row.backend}`, row]),
 );
@@ -782,6 +782,11 @@ const CONSTRAINTS = [
     "untrusted",
     "safe on untrusted input (no panic, hang, crash or over-cap in robustness.csv)",
     (c) => c.hostile !== null && !c.hostile.failure,
+  ],
+  [
+    "evolution",
+    "survives added, removed and renamed fields both ways (from evolution.csv)",
+    (c) => c.evolved !== null && c.evolved.survives,
   ],
   ["zero-copy", "zero-copy access", (c) => c.zero_copy],
   ["no-unsafe", "no unsafe in its crates", (c) => c.unsafe_keywords === 0],
@@ -812,26 +817,24 @@ function qualifyingPoints(answer) {
 }
 (function constraints() {
   const box = $("constraints");
-  const hostileKnown = model.capabilities.some((row) => row.hostile !== null);
+  const known = {
+    untrusted: model.capabilities.some((row) => row.hostile !== null),
+    evolution: model.capabilities.some((row) => row.evolved !== null),
+  };
   for (const [id, text] of CONSTRAINTS) {
     const input = el("input", { type: "checkbox", id: `need-${id}` });
-    if (id === "untrusted" && !hostileKnown) input.disabled = true;
+    const missing = known[id] === false;
+    if (missing) input.disabled = true;
     input.addEventListener("change", renderAnswer);
-    box.append(el("label", {}, input, ` ${text}`));
+    box.append(
+      el(
+        "label",
+        missing ? { class: "muted" } : {},
+        input,
+        ` ${text}${missing ? " (not in this report)" : ""}`,
+      ),
+    );
   }
-  const evolution = el("input", {
-    type: "checkbox",
-    id: "need-evolution",
-    disabled: "",
-  });
-  box.append(
-    el(
-      "label",
-      { class: "muted" },
-      evolution,
-      " survives added, removed and renamed fields (needs the evolution matrix, not measured yet)",
-    ),
-  );
 })();
 function renderAnswer() {
   const host = model.hosts[0];
@@ -913,6 +916,11 @@ renderAnswer();
     ["crates", (c) => c.crates.join("; ") || "-"],
     ["advisories", (c) => c.advisories.join("; ") || "none known"],
   ];
+  if (model.capabilities.some((row) => row.evolved !== null))
+    columns.push([
+      "evolution (measured: new reads old / old reads new)",
+      (c) => (c.evolved ? c.evolved.summary : "-"),
+    ]);
   if (hostile)
     columns.push([
       "hostile input",
