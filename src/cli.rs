@@ -771,8 +771,13 @@ fn is_broken_pipe(error: &anyhow::Error) -> bool {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let outcome = match cli.command.data_request() {
-        // The plain binary hands a `--typed` command to the binary built for the data's types.
-        request if request.typed && !crate::typed::hook::installed() => {
+        // The plain binary hands a `--typed` command to the binary built for the data's types;
+        // `evolve`'s typed versions are made at run time (src/shape.rs), so it builds nothing.
+        request
+            if request.typed
+                && !crate::typed::hook::installed()
+                && !matches!(cli.command, Command::Evolve(_)) =>
+        {
             match cli.command.built_in_payloads().first() {
                 Some(payload) => Err(UsageError::error(format!(
                     "--typed measures the --data files only (its binary holds no built-in payload): \

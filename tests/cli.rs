@@ -921,7 +921,13 @@ fn evolve_prints_the_matrix_of_a_data_file_and_refuses_an_unknown_payload() {
         text.starts_with("data:orders: schema evolution of its record type"),
         "{text}"
     );
-    for expected in ["json/serde_json", "add optional", "changes:", "not measured yet:"] {
+    for expected in [
+        "json/serde_json",
+        "add optional",
+        "changes:",
+        "mechanisms:",
+        "not measured:",
+    ] {
         assert!(text.contains(expected), "{expected} missing:\n{text}");
     }
     // A column for each of the eight changes.
@@ -938,7 +944,69 @@ fn evolve_prints_the_matrix_of_a_data_file_and_refuses_an_unknown_payload() {
     ] {
         assert!(header.contains(change), "{change} missing: {header}");
     }
+    // Typed, the same matrix: its versions are typed already, so nothing is built.
+    let typed = serbench(&["evolve", "--data", file, "--typed"]);
+    assert!(typed.status.success(), "{}", stderr(&typed));
+    assert_eq!(String::from_utf8_lossy(&typed.stdout), text);
+    assert!(!stderr(&typed).contains("building"), "{}", stderr(&typed));
     let unknown = serbench(&["evolve", "--payload", "nope"]);
     assert_eq!(unknown.status.code(), Some(2));
     assert_eq!(stderr(&unknown).lines().count(), 1, "{}", stderr(&unknown));
+}
+
+/// `evolve --out` beside a run: evolution.csv written, the report written again with the
+/// matrices and the measured evolution column; a second write refused without --replace.
+#[test]
+fn evolve_out_writes_evolution_csv_and_the_folders_report_takes_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let run = serbench(&[
+        "run",
+        "--format",
+        "json,protobuf",
+        "--payload",
+        "order",
+        "--profile",
+        "smoke",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    let evolve = serbench(&["evolve", "--payload", "order", "--out", out.to_str().unwrap()]);
+    assert!(evolve.status.success(), "{}", stderr(&evolve));
+    let rows: Vec<serbench::schema::evolution::EvolutionRow> =
+        serbench::files::read_complete(&out.join("evolution.csv")).unwrap();
+    let cell = |label: &str, change: &str| {
+        rows.iter()
+            .find(|row| row.label() == label && row.change == change)
+            .map(|row| (row.new_reads_old.as_str(), row.old_reads_new.as_str()))
+    };
+    assert_eq!(cell("protobuf/prost", "rename"), Some(("ok", "ok")));
+    assert_eq!(cell("json/serde_json", "rename"), Some(("ok", "refused")));
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(report.contains("## Schema evolution"), "{report}");
+    assert!(report.contains("evolution (measured: new reads old / old reads new)"));
+    let model: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
+    let prost = model["capabilities"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|row| row["format"] == "protobuf" && row["backend"] == "prost")
+        .unwrap();
+    // Protobuf reads an added and a renamed field both ways but an old reader takes a removed
+    // field as its default: it does not survive all three.
+    assert_eq!(prost["evolved"]["survives"], false, "{prost}");
+    assert_eq!(prost["evolved"]["silently_wrong"], serde_json::json!(["remove"]));
+    let again = serbench(&["evolve", "--payload", "order", "--out", out.to_str().unwrap()]);
+    assert_eq!(again.status.code(), Some(2), "{}", stderr(&again));
+    let replaced = serbench(&[
+        "evolve",
+        "--payload",
+        "order",
+        "--out",
+        out.to_str().unwrap(),
+        "--replace",
+    ]);
+    assert!(replaced.status.success(), "{}", stderr(&replaced));
 }
