@@ -4,12 +4,13 @@
 //! the front of time against bytes). The terminal summary, report.md, report.html and
 //! report.json (the model serialized, with [`VERSION`]) render it; none computes its own.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use anyhow::Result;
 use serde::Serialize;
 
-use super::rank::{self, Rank};
+use super::hosts::RankAgreement;
+use super::rank::{self, Interval, Rank};
 use crate::arm::{ArmId, CodecId, Mode, Operation};
 use crate::host::Host;
 use crate::schema::load::{self, ResultsDir};
@@ -20,39 +21,6 @@ use crate::stats::LAYOUT_SPREAD;
 
 /// The version of report.json's shape: raised when a field changes meaning or goes away.
 pub const VERSION: u32 = 2;
-
-/// A mean and its 95% interval, per record.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Interval {
-    pub mean: f64,
-    pub low: f64,
-    pub high: f64,
-}
-
-impl Interval {
-    /// A row's time per record and its interval; `None` for a row without figures.
-    pub fn of(row: &ResultRow) -> Option<Interval> {
-        let records = row.records as f64;
-        Some(Interval {
-            mean: row.mean_ns? / records,
-            low: row.ci95_low_ns? / records,
-            high: row.ci95_high_ns? / records,
-        })
-    }
-
-    pub fn contains(&self, value: f64) -> bool {
-        self.low <= value && value <= self.high
-    }
-
-    pub fn overlaps(&self, other: &Interval) -> bool {
-        self.low <= other.high && other.low <= self.high
-    }
-
-    /// Half the interval's width as a fraction of the mean.
-    pub fn relative_half_width(&self) -> f64 {
-        (self.high - self.low) / 2.0 / self.mean
-    }
-}
 
 /// One folder's rows by arm, with its label.
 pub struct Source<'a> {
@@ -65,6 +33,9 @@ pub struct Source<'a> {
     pub emulated: bool,
     /// Each ranked arm's rank in its section ([`rank::of_rows`]); none on an emulated host.
     pub ranks: BTreeMap<ArmId, Rank>,
+    /// Each section's (payload, operation) arms over its fastest, computed once
+    /// ([`Source::versus_fastest`]).
+    versus: BTreeMap<(String, String), VersusFastest>,
 }
 
 /// The folders as sources, measured hosts first: the first is every section's reference host.
@@ -84,14 +55,28 @@ pub fn sources(dirs: &[ResultsDir]) -> Vec<Source<'_>> {
                 true => BTreeMap::new(),
                 false => rank::of_rows(&dir.rows, workers.as_ref()),
             };
-            Source {
+            let mut source = Source {
                 label,
                 dir,
                 by_arm: dir.rows.iter().map(|row| (row.arm.clone(), row)).collect(),
                 workers,
                 emulated,
                 ranks,
-            }
+                versus: BTreeMap::new(),
+            };
+            let sections: BTreeSet<(String, String)> = source
+                .by_arm
+                .keys()
+                .map(|key| (key.codec.payload.clone(), key.operation.name().to_string()))
+                .collect();
+            source.versus = sections
+                .into_iter()
+                .filter_map(|(payload, operation)| {
+                    let versus = source.compute_versus_fastest(&payload, &operation)?;
+                    Some(((payload, operation), versus))
+                })
+                .collect();
+            source
         })
         .collect();
     sources.sort_by_key(|source| source.emulated);
@@ -117,7 +102,11 @@ impl Source<'_> {
     /// and every other ok arm with an interval over the fastest of its own mode (a borrowed or
     /// dynamic decode is another job than a typed one), paired over workers where the folder
     /// kept them. `None` when the section has no such arm.
-    pub fn versus_fastest(&self, payload: &str, operation: &str) -> Option<VersusFastest<'_>> {
+    pub fn versus_fastest(&self, payload: &str, operation: &str) -> Option<&VersusFastest> {
+        self.versus.get(&(payload.to_string(), operation.to_string()))
+    }
+
+    fn compute_versus_fastest(&self, payload: &str, operation: &str) -> Option<VersusFastest> {
         if self.emulated {
             return None;
         }
@@ -141,11 +130,11 @@ impl Source<'_> {
                     return None;
                 }
                 let ratio = ratios::pair("vs fastest", &section, self.workers.as_ref(), key, of_mode)?;
-                Some((*key, ratio))
+                Some(((*key).clone(), ratio))
             })
             .collect();
         Some(VersusFastest {
-            fastest: fastest.into_values().map(|(key, _)| key).collect(),
+            fastest: fastest.into_values().map(|(key, _)| key.clone()).collect(),
             ratios,
         })
     }
@@ -166,11 +155,11 @@ impl Source<'_> {
 }
 
 /// One section's arms over the fastest arm of their mode ([`Source::versus_fastest`]).
-pub struct VersusFastest<'a> {
+pub struct VersusFastest {
     /// The fastest arm of each mode.
-    pub fastest: Vec<&'a ArmId>,
+    pub fastest: Vec<ArmId>,
     /// Every other arm that has an interval; an arm without one has no entry.
-    pub ratios: BTreeMap<&'a ArmId, Ratio>,
+    pub ratios: BTreeMap<ArmId, Ratio>,
 }
 
 /// The sizes of every folder that has a sizes.csv, one row per codec and payload, and the notes
@@ -261,6 +250,10 @@ pub struct Analysis {
     /// terminal's per-arm table.
     #[serde(skip)]
     pub ranks: BTreeMap<ArmId, Rank>,
+    /// Per section (payload, operation) where the reference host has two arms or more, its
+    /// ranking against each other measured host's, in host order ([`hosts::rank_agreement`]).
+    #[serde(skip)]
+    pub agreements: BTreeMap<(String, String), Vec<RankAgreement>>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -530,6 +523,7 @@ impl Analysis {
             capabilities,
             evolution: evolution.map(super::evolution::matrices).unwrap_or_default(),
             ranks: reference.map(|source| source.ranks.clone()).unwrap_or_default(),
+            agreements: agreements(sources),
             arms,
             sizes: size_models,
             colours,
@@ -539,15 +533,32 @@ impl Analysis {
     }
 }
 
+/// Each section's ranking on the first measured host against every other measured one's.
+fn agreements(sources: &[Source]) -> BTreeMap<(String, String), Vec<RankAgreement>> {
+    let measured: Vec<&Source> = sources.iter().filter(|source| !source.emulated).collect();
+    let Some((reference, others)) = measured.split_first() else {
+        return BTreeMap::new();
+    };
+    let mut agreements = BTreeMap::new();
+    for (payload, operation) in reference.versus.keys() {
+        let first = reference.section_intervals(payload, operation);
+        if first.len() < 2 {
+            continue;
+        }
+        let against = others
+            .iter()
+            .map(|other| super::hosts::rank_agreement(&first, &other.section_intervals(payload, operation)))
+            .collect();
+        agreements.insert((payload.clone(), operation.clone()), against);
+    }
+    agreements
+}
+
 /// Every arm of one folder with its figures, rank and ratio to its section's fastest.
 fn arm_models(index: usize, source: &Source) -> Vec<ArmModel> {
-    let mut sections: BTreeMap<(String, String), Option<VersusFastest>> = BTreeMap::new();
     let mut arms = Vec::new();
     for (key, row) in &source.by_arm {
-        let section = (key.codec.payload.clone(), key.operation.name().to_string());
-        let versus = sections
-            .entry(section)
-            .or_insert_with(|| source.versus_fastest(&key.codec.payload, key.operation.name()));
+        let versus = source.versus_fastest(&key.codec.payload, key.operation.name());
         let ok = row.status == STATUS_OK;
         let per_record = |total: Option<f64>| Some(total? / row.records as f64).filter(|_| ok);
         let mut workers: Vec<[f64; 2]> = source

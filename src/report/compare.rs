@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-use super::analysis::Interval;
+use super::rank::Interval;
 use super::table;
 use super::text::{code, ns};
 use crate::arm::{ArmId, Operation};

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use super::analysis::Interval;
+use super::rank::Interval;
 use crate::arm::ArmId;
 use crate::stats;
 

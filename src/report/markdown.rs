@@ -18,10 +18,10 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-use super::analysis::Interval;
 use super::analysis::{self, Analysis, Source, VersusFastest};
 use super::charts::{self, Bar, BarChart, Panel, RenderedChart, SizeChart};
-use super::hosts::{self, RankAgreement};
+use super::hosts::RankAgreement;
+use super::rank::Interval;
 use super::text::{code, ns, ratio_interval, table};
 use crate::UsageError;
 use crate::arm::{ArmId, CodecId, Operation};
@@ -187,7 +187,7 @@ fn render_with(dirs: &[ResultsDir], section: &str) -> Result<Rendered> {
     write_answer(&mut markdown, &analysis)?;
     write_hosts(&mut markdown, &sources)?;
     write_precision(&mut markdown, &sources, &sections(dirs))?;
-    write_across_hosts(&mut markdown, &sources, &sections(dirs))?;
+    write_across_hosts(&mut markdown, &sources, &analysis, &sections(dirs))?;
 
     let without_sizes: Vec<&Source> = sources
         .iter()
@@ -236,7 +236,14 @@ fn render_with(dirs: &[ResultsDir], section: &str) -> Result<Rendered> {
         operations.sort();
         operations.dedup();
         for operation in operations {
-            write_timing_section(&mut markdown, &mut charts, &sources, payload, operation.name())?;
+            write_timing_section(
+                &mut markdown,
+                &mut charts,
+                &sources,
+                &analysis,
+                payload,
+                operation.name(),
+            )?;
         }
         write_zero_copy_section(&mut markdown, &mut charts, &sources, payload)?;
         let payload_sizes: Vec<&SizeRow> = sizes
@@ -522,6 +529,7 @@ fn ranked<'s, 'a>(sources: &'s [Source<'a>]) -> Vec<&'s Source<'a>> {
 fn write_across_hosts(
     markdown: &mut String,
     sources: &[Source],
+    analysis: &Analysis,
     sections: &std::collections::BTreeSet<(String, Operation)>,
 ) -> Result<()> {
     let ranked = ranked(sources);
@@ -588,10 +596,12 @@ fn write_across_hosts(
             operation.name().to_string(),
             first.len().to_string(),
         ];
+        let key = (payload.clone(), operation.name().to_string());
+        let Some(agreements) = analysis.agreements.get(&key) else {
+            continue;
+        };
         let (mut any_flip, mut any_tau) = (false, false);
-        for other in others {
-            let agreement =
-                hosts::rank_agreement(&first, &other.section_intervals(payload, operation.name()));
+        for agreement in agreements {
             any_flip |= !agreement.flips.is_empty();
             any_tau |= agreement.tau.is_some();
             row.push(optional(agreement.tau, |tau| format!("{tau:.2}")));
@@ -625,16 +635,19 @@ fn write_across_hosts(
 }
 
 /// The section's flips between the reference host and each other measured host, as list items.
-fn flip_lines(sources: &[Source], payload: &str, operation: &str) -> Vec<String> {
+fn flip_lines(sources: &[Source], analysis: &Analysis, payload: &str, operation: &str) -> Vec<String> {
     let ranked = ranked(sources);
     let Some((reference, others)) = ranked.split_first() else {
         return Vec::new();
     };
-    let first = reference.section_intervals(payload, operation);
+    let Some(agreements) = analysis
+        .agreements
+        .get(&(payload.to_string(), operation.to_string()))
+    else {
+        return Vec::new();
+    };
     let mut lines = Vec::new();
-    for other in others {
-        let RankAgreement { flips, .. } =
-            hosts::rank_agreement(&first, &other.section_intervals(payload, operation));
+    for (other, RankAgreement { flips, .. }) in others.iter().zip(agreements) {
         for flip in flips {
             let span = |interval: &Interval| {
                 format!(
@@ -1001,6 +1014,7 @@ fn write_timing_section(
     markdown: &mut String,
     charts: &mut Vec<RenderedChart>,
     sources: &[Source],
+    analysis: &Analysis,
     payload: &str,
     operation: &str,
 ) -> Result<()> {
@@ -1092,7 +1106,7 @@ fn write_timing_section(
         // Host against host, arm by arm: how much slower or faster than the first folder.
         header.push(format!(">vs {} [95% CI]", text(&sources[0])));
     }
-    let versus_fastest: Vec<Option<VersusFastest>> = sources
+    let versus_fastest: Vec<Option<&VersusFastest>> = sources
         .iter()
         .map(|source| source.versus_fastest(payload, operation))
         .collect();
@@ -1182,7 +1196,7 @@ fn write_timing_section(
             )?;
         }
     }
-    let flips = flip_lines(sources, payload, operation);
+    let flips = flip_lines(sources, analysis, payload, operation);
     if !flips.is_empty() {
         writeln!(
             markdown,

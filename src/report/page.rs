@@ -41,6 +41,7 @@ mod tests {
             capabilities: Vec::new(),
             evolution: Vec::new(),
             ranks: Default::default(),
+            agreements: Default::default(),
             arms: Vec::new(),
             sizes: vec![SizeModel {
                 payload: "data:</script><script>alert(1)</script><!--<script>".into(),

@@ -103,6 +103,39 @@ pub fn of_rows<'a>(
     ranked
 }
 
+/// A mean and its 95% interval, per record.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Interval {
+    pub mean: f64,
+    pub low: f64,
+    pub high: f64,
+}
+
+impl Interval {
+    /// A row's time per record and its interval; `None` for a row without figures.
+    pub fn of(row: &ResultRow) -> Option<Interval> {
+        let records = row.records as f64;
+        Some(Interval {
+            mean: row.mean_ns? / records,
+            low: row.ci95_low_ns? / records,
+            high: row.ci95_high_ns? / records,
+        })
+    }
+
+    pub fn contains(&self, value: f64) -> bool {
+        self.low <= value && value <= self.high
+    }
+
+    pub fn overlaps(&self, other: &Interval) -> bool {
+        self.low <= other.high && other.low <= self.high
+    }
+
+    /// Half the interval's width as a fraction of the mean.
+    pub fn relative_half_width(&self) -> f64 {
+        (self.high - self.low) / 2.0 / self.mean
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
