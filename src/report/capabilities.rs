@@ -217,15 +217,17 @@ pub fn cells(row: &Capability, header: &[&str]) -> Vec<String> {
 pub struct Evolved {
     /// Per change, the worst outcome each way: `ok` for those ok both ways, then each other.
     pub summary: String,
-    /// An added optional field, a removed field and a renamed one each read right both ways on
-    /// every payload (the page's evolution constraint).
+    /// An added optional field and a renamed one each read right both ways on every payload
+    /// (the page's evolution constraint). Removing an optional field is adding it read the other
+    /// way, so both ways of the first cover it; removing a field every reader requires is
+    /// refused or misread by every format, and is left out.
     pub survives: bool,
     /// The changes after which a reader decoded a different value without an error.
     pub silently_wrong: Vec<String>,
 }
 
 /// The changes a backend must survive both ways for [`Evolved::survives`].
-const SURVIVE: [Change; 3] = [Change::AddOptional, Change::Remove, Change::Rename];
+const SURVIVE: [Change; 2] = [Change::AddOptional, Change::Rename];
 
 /// `rows`' cells of one backend, summarised; `None` when it has none.
 fn evolved(rows: &[EvolutionRow], format: &str, backend: &str, variant: &str) -> Option<Evolved> {

@@ -785,7 +785,7 @@ const CONSTRAINTS = [
   ],
   [
     "evolution",
-    "survives added, removed and renamed fields both ways (from evolution.csv)",
+    "survives added and removed optional fields and renamed fields, both ways (from evolution.csv)",
     (c) => c.evolved !== null && c.evolved.survives,
   ],
   ["zero-copy", "zero-copy access", (c) => c.zero_copy],
