@@ -648,6 +648,23 @@ mod tests {
             outcome(&matrix, "msgpack/rmp-serde[named]", Change::AddOptional),
             Ok((Outcome::Ok, Outcome::Ok))
         );
+        // ciborium and bson write maps keyed by name, read through `Seeded`.
+        #[cfg(feature = "cbor")]
+        assert_eq!(
+            outcome(&matrix, "cbor/ciborium", Change::Rename),
+            Ok((Outcome::Ok, Outcome::Refused))
+        );
+        #[cfg(feature = "bson")]
+        assert_eq!(
+            outcome(&matrix, "bson/bson", Change::AddOptional),
+            Ok((Outcome::Ok, Outcome::Ok))
+        );
+        // bitcode's serde API is positional: two swapped fields of one type read each other.
+        #[cfg(feature = "bitcode")]
+        assert_eq!(
+            outcome(&matrix, "bitcode/bitcode[serde]", Change::Reorder),
+            Ok((Outcome::SilentlyWrong, Outcome::SilentlyWrong))
+        );
         assert!(outcome(&matrix, &matrix.rows[0].label, Change::EnumVariant).is_err());
     }
 

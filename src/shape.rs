@@ -184,6 +184,33 @@ impl Serialize for Shaped<'_> {
     }
 }
 
+thread_local! {
+    /// The shape [`Seeded`] reads, set by [`read_as`] for one call.
+    static READER: std::cell::RefCell<Option<Shape>> = const { std::cell::RefCell::new(None) };
+}
+
+/// A value read as the shape [`read_as`] names: for libraries whose decode takes a
+/// `Deserialize` type and no seed (ciborium, bson, bitcode's serde API). It deserializes
+/// exactly as [`Seed`] does.
+pub struct Seeded(pub Value);
+
+impl<'de> de::Deserialize<'de> for Seeded {
+    fn deserialize<D: de::Deserializer<'de>>(deserializer: D) -> Result<Seeded, D::Error> {
+        let shape = READER
+            .with(|reader| reader.borrow().clone())
+            .ok_or_else(|| de::Error::custom("Seeded read outside read_as"))?;
+        Seed(&shape).deserialize(deserializer).map(Seeded)
+    }
+}
+
+/// `read()` with [`Seeded`] reading `shape` (on this thread, for this call).
+pub fn read_as<T>(shape: &Shape, read: impl FnOnce() -> T) -> T {
+    let previous = READER.with(|reader| reader.replace(Some(shape.clone())));
+    let out = read();
+    READER.with(|reader| *reader.borrow_mut() = previous);
+    out
+}
+
 /// Reads a value of a shape as the derived type would (a [`DeserializeSeed`]).
 #[derive(Clone, Copy)]
 pub struct Seed<'a>(pub &'a Shape);
@@ -358,6 +385,26 @@ mod tests {
     /// bincode's serde API writes what its derive writes for a struct of these types: what
     /// `evolve` measures of bincode through it holds for the derive the arms use.
     #[cfg(feature = "bincode")]
+    #[test]
+    fn seeded_reads_as_the_seed_does_and_only_inside_read_as() {
+        let shape = Shape::Record(Record {
+            name: "R",
+            fields: vec![
+                Field::new("id", Shape::I64),
+                Field::new("note", Shape::Option(Box::new(Shape::String))),
+            ],
+        });
+        let json = br#"{"id": 3, "unknown": [1], "note": "n"}"#;
+        let seeded = read_as(&shape, || serde_json::from_slice::<Seeded>(json)).unwrap();
+        let seed =
+            DeserializeSeed::deserialize(Seed(&shape), &mut serde_json::Deserializer::from_slice(json))
+                .unwrap();
+        assert_eq!(seeded.0, seed);
+        assert_eq!(seed, serde_json::json!({"id": 3, "note": "n"}));
+        let outside = serde_json::from_slice::<Seeded>(json).err().unwrap();
+        assert!(outside.to_string().contains("outside read_as"), "{outside}");
+    }
+
     #[test]
     fn bincodes_serde_bytes_of_a_shape_are_its_derives() {
         #[derive(bincode::Encode, serde::Serialize)]

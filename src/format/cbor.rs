@@ -116,9 +116,20 @@ pub static FORMAT: Format = Format {
             "minicbor decodes into types with its derive; the value tree of --data is ciborium's",
         );
     }),
-    evolution: super::EvolutionSupport::Unmeasured(
-        "ciborium's Deserializer is not public and minicbor's derive has no run-time twin yet",
-    ),
+    evolution: super::EvolutionSupport::Serde(&[super::SerdeEvolution {
+        backend: "ciborium",
+        variant: "",
+        encode: |value| {
+            let mut out = Vec::new();
+            ciborium::into_writer(value, &mut out).map_err(|error| error.to_string())?;
+            Ok(out)
+        },
+        decode: |bytes, seed| {
+            crate::shape::read_as(seed.0, || ciborium::from_reader::<crate::shape::Seeded, _>(bytes))
+                .map(|read| read.0)
+                .map_err(|error| error.to_string())
+        },
+    }]),
 };
 
 /// The typed arms of a generated payload type (`--typed`, [`super::typed`]).
