@@ -322,6 +322,8 @@ fn cell(backend: Evolving, writer: &Shape, reader: &Shape, records: &[Value]) ->
             },
         };
         if outcome > worst.outcome {
+            // One line: a library's error may span several.
+            let detail = detail.split_whitespace().collect::<Vec<_>>().join(" ");
             worst = Cell { outcome, detail };
         }
     }
@@ -690,6 +692,24 @@ mod tests {
         assert_eq!(
             outcome(&matrix, "protobuf/prost", Change::Widen),
             Ok((Outcome::Ok, Outcome::Ok))
+        );
+    }
+
+    #[cfg(feature = "flatbuffers")]
+    #[test]
+    fn flatbuffers_keeps_ids_through_a_rename_and_a_move_and_refuses_a_missing_required_string() {
+        let matrix = matrix("test", &plain_records()).unwrap();
+        for change in [Change::Rename, Change::Reorder, Change::AddOptional] {
+            assert_eq!(
+                outcome(&matrix, "flatbuffers/flatbuffers", change),
+                Ok((Outcome::Ok, Outcome::Ok)),
+                "{change:?}"
+            );
+        }
+        // `b` is a `String`, so `(required)`: an old reader's verifier refuses the new bytes.
+        assert_eq!(
+            outcome(&matrix, "flatbuffers/flatbuffers", Change::Remove),
+            Ok((Outcome::Ok, Outcome::Refused))
         );
     }
 

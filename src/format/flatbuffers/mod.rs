@@ -144,10 +144,10 @@ pub static FORMAT: Format = Format {
     data: DataSupport::Unsupported(
         "no value tree: it reads only through Rust code flatc generated from a .fbs (--typed writes one for the data)",
     ),
-    evolution: super::EvolutionSupport::Unmeasured(
-        "needs generated code per schema version; not wired into `evolve` yet",
-    ),
+    evolution: super::EvolutionSupport::Schema(&[evolve::EVOLUTION]),
 };
+
+mod evolve;
 
 mod typed;
 
