@@ -221,18 +221,20 @@ fn backends(unmeasured: &mut Vec<(String, String)>) -> Vec<([&'static str; 3], E
             EvolutionSupport::Unmeasured(reason) => {
                 unmeasured.push((format.name.to_string(), reason.to_string()))
             }
-            EvolutionSupport::Serde(codecs) => backends.extend(codecs.iter().map(|codec| {
-                (
-                    [format.name, codec.backend, codec.variant],
-                    Evolving::Serde(codec),
-                )
-            })),
-            EvolutionSupport::Schema(codecs) => backends.extend(codecs.iter().map(|codec| {
-                (
-                    [format.name, codec.backend, codec.variant],
-                    Evolving::Schema(codec),
-                )
-            })),
+            EvolutionSupport::Measured { serde, schema } => {
+                backends.extend(serde.iter().map(|codec| {
+                    (
+                        [format.name, codec.backend, codec.variant],
+                        Evolving::Serde(codec),
+                    )
+                }));
+                backends.extend(schema.iter().map(|codec| {
+                    (
+                        [format.name, codec.backend, codec.variant],
+                        Evolving::Schema(codec),
+                    )
+                }));
+            }
         }
     }
     backends
@@ -709,6 +711,28 @@ mod tests {
         // `b` is a `String`, so `(required)`: an old reader's verifier refuses the new bytes.
         assert_eq!(
             outcome(&matrix, "flatbuffers/flatbuffers", Change::Remove),
+            Ok((Outcome::Ok, Outcome::Refused))
+        );
+    }
+
+    #[cfg(feature = "cbor")]
+    #[test]
+    fn minicbor_keeps_indices_through_a_rename_and_refuses_a_missing_required_field() {
+        let matrix = matrix("test", &plain_records()).unwrap();
+        for change in [
+            Change::Rename,
+            Change::Reorder,
+            Change::AddOptional,
+            Change::AddDefault,
+        ] {
+            assert_eq!(
+                outcome(&matrix, "cbor/minicbor", change),
+                Ok((Outcome::Ok, Outcome::Ok)),
+                "{change:?}"
+            );
+        }
+        assert_eq!(
+            outcome(&matrix, "cbor/minicbor", Change::Remove),
             Ok((Outcome::Ok, Outcome::Refused))
         );
     }

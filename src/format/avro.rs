@@ -145,7 +145,10 @@ pub static FORMAT: Format = Format {
         ..TypedDerive::SERDE
     }),
     data: DataSupport::Arms(register_data),
-    evolution: super::EvolutionSupport::Schema(&[evolve::EVOLUTION]),
+    evolution: super::EvolutionSupport::Measured {
+        schema: &[evolve::EVOLUTION],
+        serde: &[],
+    },
 };
 
 mod evolve;

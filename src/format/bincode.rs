@@ -78,22 +78,25 @@ pub static FORMAT: Format = Format {
     data: DataSupport::Unsupported(NEEDS_RUST_TYPES),
     // Through bincode's serde API, which writes what its derive writes for a struct of these
     // types (src/shape.rs tests it): the derive has no run-time twin.
-    evolution: super::EvolutionSupport::Serde(&[super::SerdeEvolution {
-        backend: "bincode",
-        variant: "",
-        encode: |value| {
-            bincode::serde::encode_to_vec(value, bincode::config::standard())
-                .map_err(|error| error.to_string())
-        },
-        // A read of another version's bytes can take any length for a string or a list: the
-        // limit (16 MiB) refuses what would otherwise abort the process out of memory.
-        decode: |bytes, seed| {
-            let config = bincode::config::standard().with_limit::<{ 16 << 20 }>();
-            bincode::serde::seed_decode_from_slice(seed, bytes, config)
-                .map(|(value, _)| value)
-                .map_err(|error| error.to_string())
-        },
-    }]),
+    evolution: super::EvolutionSupport::Measured {
+        serde: &[super::SerdeEvolution {
+            backend: "bincode",
+            variant: "",
+            encode: |value| {
+                bincode::serde::encode_to_vec(value, bincode::config::standard())
+                    .map_err(|error| error.to_string())
+            },
+            // A read of another version's bytes can take any length for a string or a list: the
+            // limit (16 MiB) refuses what would otherwise abort the process out of memory.
+            decode: |bytes, seed| {
+                let config = bincode::config::standard().with_limit::<{ 16 << 20 }>();
+                bincode::serde::seed_decode_from_slice(seed, bytes, config)
+                    .map(|(value, _)| value)
+                    .map_err(|error| error.to_string())
+            },
+        }],
+        schema: &[],
+    },
 };
 
 /// The typed arms of a generated payload type (`--typed`, [`super::typed`]).

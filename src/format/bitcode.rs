@@ -72,16 +72,19 @@ pub static FORMAT: Format = Format {
     }),
     data: DataSupport::Unsupported(NEEDS_RUST_TYPES),
     // Its serde API: the derive (`native`) has no run-time twin.
-    evolution: super::EvolutionSupport::Serde(&[super::SerdeEvolution {
-        backend: "bitcode",
-        variant: "serde",
-        encode: |value| bitcode::serialize(value).map_err(|error| error.to_string()),
-        decode: |bytes, seed| {
-            crate::shape::read_as(seed.0, || bitcode::deserialize::<crate::shape::Seeded>(bytes))
-                .map(|read| read.0)
-                .map_err(|error| error.to_string())
-        },
-    }]),
+    evolution: super::EvolutionSupport::Measured {
+        serde: &[super::SerdeEvolution {
+            backend: "bitcode",
+            variant: "serde",
+            encode: |value| bitcode::serialize(value).map_err(|error| error.to_string()),
+            decode: |bytes, seed| {
+                crate::shape::read_as(seed.0, || bitcode::deserialize::<crate::shape::Seeded>(bytes))
+                    .map(|read| read.0)
+                    .map_err(|error| error.to_string())
+            },
+        }],
+        schema: &[],
+    },
 };
 
 /// The typed arms of a generated payload type (`--typed`, [`super::typed`]).

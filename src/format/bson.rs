@@ -75,18 +75,21 @@ pub static FORMAT: Format = Format {
         ..TypedDerive::SERDE
     }),
     data: DataSupport::Arms(register_data),
-    evolution: super::EvolutionSupport::Serde(&[super::SerdeEvolution {
-        backend: "bson",
-        variant: "",
-        encode: |value| ::bson::serialize_to_vec(value).map_err(|error| error.to_string()),
-        decode: |bytes, seed| {
-            crate::shape::read_as(seed.0, || {
-                ::bson::deserialize_from_slice::<crate::shape::Seeded>(bytes)
-            })
-            .map(|read| read.0)
-            .map_err(|error| error.to_string())
-        },
-    }]),
+    evolution: super::EvolutionSupport::Measured {
+        serde: &[super::SerdeEvolution {
+            backend: "bson",
+            variant: "",
+            encode: |value| ::bson::serialize_to_vec(value).map_err(|error| error.to_string()),
+            decode: |bytes, seed| {
+                crate::shape::read_as(seed.0, || {
+                    ::bson::deserialize_from_slice::<crate::shape::Seeded>(bytes)
+                })
+                .map(|read| read.0)
+                .map_err(|error| error.to_string())
+            },
+        }],
+        schema: &[],
+    },
 };
 
 /// BSON's top level is a document: a list's batch is one (`{"records": [...]}`), a single

@@ -116,21 +116,26 @@ pub static FORMAT: Format = Format {
             "minicbor decodes into types with its derive; the value tree of --data is ciborium's",
         );
     }),
-    evolution: super::EvolutionSupport::Serde(&[super::SerdeEvolution {
-        backend: "ciborium",
-        variant: "",
-        encode: |value| {
-            let mut out = Vec::new();
-            ciborium::into_writer(value, &mut out).map_err(|error| error.to_string())?;
-            Ok(out)
-        },
-        decode: |bytes, seed| {
-            crate::shape::read_as(seed.0, || ciborium::from_reader::<crate::shape::Seeded, _>(bytes))
-                .map(|read| read.0)
-                .map_err(|error| error.to_string())
-        },
-    }]),
+    evolution: super::EvolutionSupport::Measured {
+        serde: &[super::SerdeEvolution {
+            backend: "ciborium",
+            variant: "",
+            encode: |value| {
+                let mut out = Vec::new();
+                ciborium::into_writer(value, &mut out).map_err(|error| error.to_string())?;
+                Ok(out)
+            },
+            decode: |bytes, seed| {
+                crate::shape::read_as(seed.0, || ciborium::from_reader::<crate::shape::Seeded, _>(bytes))
+                    .map(|read| read.0)
+                    .map_err(|error| error.to_string())
+            },
+        }],
+        schema: &[evolve::EVOLUTION],
+    },
 };
+
+mod evolve;
 
 /// The typed arms of a generated payload type (`--typed`, [`super::typed`]).
 pub fn register_typed<P: Model + Native>(registry: &mut Registry, payload: &Payload<P>) {

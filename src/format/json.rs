@@ -158,18 +158,21 @@ pub static FORMAT: Format = Format {
     },
     typed: TypedSupport::Derive(&TypedDerive::SERDE),
     data: DataSupport::Arms(register_data),
-    evolution: super::EvolutionSupport::Serde(&[super::SerdeEvolution {
-        backend: "serde_json",
-        variant: "",
-        encode: |value| serde_json::to_vec(value).map_err(|error| error.to_string()),
-        decode: |bytes, seed| {
-            let mut deserializer = serde_json::Deserializer::from_slice(bytes);
-            let value = serde::de::DeserializeSeed::deserialize(seed, &mut deserializer);
-            value
-                .and_then(|value| deserializer.end().map(|()| value))
-                .map_err(|error| error.to_string())
-        },
-    }]),
+    evolution: super::EvolutionSupport::Measured {
+        serde: &[super::SerdeEvolution {
+            backend: "serde_json",
+            variant: "",
+            encode: |value| serde_json::to_vec(value).map_err(|error| error.to_string()),
+            decode: |bytes, seed| {
+                let mut deserializer = serde_json::Deserializer::from_slice(bytes);
+                let value = serde::de::DeserializeSeed::deserialize(seed, &mut deserializer);
+                value
+                    .and_then(|value| deserializer.end().map(|()| value))
+                    .map_err(|error| error.to_string())
+            },
+        }],
+        schema: &[],
+    },
 };
 
 /// The typed arms of a generated payload type (`--typed`, [`super::typed`]). A list's records are

@@ -81,12 +81,14 @@ pub struct Format {
 
 /// How `serbench evolve` exercises a format's own way of meeting a changed schema.
 pub enum EvolutionSupport {
-    /// Its serde backends, each type a [`crate::shape::Shape`] that reads and writes as serde's
-    /// derive would for it, with derive's `default` and `alias` attributes.
-    Serde(&'static [SerdeEvolution]),
-    /// Its backends driven by a schema made from each shape at run time, in the format's own
-    /// schema language with its own evolution mechanism (field numbers, resolved schemas).
-    Schema(&'static [SchemaEvolution]),
+    /// Its backends `evolve` drives. `serde`: each type a [`crate::shape::Shape`] that reads and
+    /// writes as serde's derive would for it, with derive's `default` and `alias` attributes.
+    /// `schema`: driven by a schema made from each shape at run time, in the format's own schema
+    /// language with its own evolution mechanism (field numbers, ids, resolved schemas).
+    Measured {
+        serde: &'static [SerdeEvolution],
+        schema: &'static [SchemaEvolution],
+    },
     /// Not measured yet: the one-line reason.
     Unmeasured(&'static str),
 }

@@ -86,28 +86,31 @@ pub static FORMAT: Format = Format {
         // arms are that variant's and pair with the named typed arms (`--typed`).
         registry.data_tree(payload, NAMED, ValueData, &Operation::CODEC);
     }),
-    evolution: super::EvolutionSupport::Serde(&[
-        super::SerdeEvolution {
-            backend: "rmp-serde",
-            variant: "",
-            encode: |value| rmp_serde::to_vec(value).map_err(|error| error.to_string()),
-            decode: |bytes, seed| {
-                let mut deserializer = rmp_serde::Deserializer::from_read_ref(bytes);
-                serde::de::DeserializeSeed::deserialize(seed, &mut deserializer)
-                    .map_err(|error| error.to_string())
+    evolution: super::EvolutionSupport::Measured {
+        serde: &[
+            super::SerdeEvolution {
+                backend: "rmp-serde",
+                variant: "",
+                encode: |value| rmp_serde::to_vec(value).map_err(|error| error.to_string()),
+                decode: |bytes, seed| {
+                    let mut deserializer = rmp_serde::Deserializer::from_read_ref(bytes);
+                    serde::de::DeserializeSeed::deserialize(seed, &mut deserializer)
+                        .map_err(|error| error.to_string())
+                },
             },
-        },
-        super::SerdeEvolution {
-            backend: "rmp-serde",
-            variant: "named",
-            encode: |value| rmp_serde::to_vec_named(value).map_err(|error| error.to_string()),
-            decode: |bytes, seed| {
-                let mut deserializer = rmp_serde::Deserializer::from_read_ref(bytes);
-                serde::de::DeserializeSeed::deserialize(seed, &mut deserializer)
-                    .map_err(|error| error.to_string())
+            super::SerdeEvolution {
+                backend: "rmp-serde",
+                variant: "named",
+                encode: |value| rmp_serde::to_vec_named(value).map_err(|error| error.to_string()),
+                decode: |bytes, seed| {
+                    let mut deserializer = rmp_serde::Deserializer::from_read_ref(bytes);
+                    serde::de::DeserializeSeed::deserialize(seed, &mut deserializer)
+                        .map_err(|error| error.to_string())
+                },
             },
-        },
-    ]),
+        ],
+        schema: &[],
+    },
 };
 
 /// The typed arms of a generated payload type (`--typed`, [`super::typed`]).

@@ -48,16 +48,19 @@ pub static FORMAT: Format = Format {
     data: DataSupport::Unsupported(
         "not self-describing (no type tags on the wire): it decodes only into compiled Rust types",
     ),
-    evolution: super::EvolutionSupport::Serde(&[super::SerdeEvolution {
-        backend: "postcard",
-        variant: "",
-        encode: |value| postcard::to_allocvec(value).map_err(|error| error.to_string()),
-        decode: |bytes, seed| {
-            let mut deserializer = postcard::Deserializer::from_bytes(bytes);
-            serde::de::DeserializeSeed::deserialize(seed, &mut deserializer)
-                .map_err(|error| error.to_string())
-        },
-    }]),
+    evolution: super::EvolutionSupport::Measured {
+        serde: &[super::SerdeEvolution {
+            backend: "postcard",
+            variant: "",
+            encode: |value| postcard::to_allocvec(value).map_err(|error| error.to_string()),
+            decode: |bytes, seed| {
+                let mut deserializer = postcard::Deserializer::from_bytes(bytes);
+                serde::de::DeserializeSeed::deserialize(seed, &mut deserializer)
+                    .map_err(|error| error.to_string())
+            },
+        }],
+        schema: &[],
+    },
 };
 
 /// The typed arms of a generated payload type (`--typed`, [`super::typed`]).

@@ -144,7 +144,10 @@ pub static FORMAT: Format = Format {
     data: DataSupport::Unsupported(
         "no value tree: it reads only through Rust code flatc generated from a .fbs (--typed writes one for the data)",
     ),
-    evolution: super::EvolutionSupport::Schema(&[evolve::EVOLUTION]),
+    evolution: super::EvolutionSupport::Measured {
+        schema: &[evolve::EVOLUTION],
+        serde: &[],
+    },
 };
 
 mod evolve;
