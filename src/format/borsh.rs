@@ -74,8 +74,13 @@ pub static FORMAT: Format = Format {
         ..TypedDerive::SERDE
     }),
     data: DataSupport::Unsupported(NEEDS_RUST_TYPES),
-    evolution: super::EvolutionSupport::Unmeasured("borsh's derive has no run-time twin yet"),
+    evolution: super::EvolutionSupport::Measured {
+        serde: &[],
+        schema: &[evolve::EVOLUTION],
+    },
 };
+
+mod evolve;
 
 /// Borsh refuses to write a list or a map of zero-sized values (a guard against a length that
 /// costs nothing to claim): the generated struct of a record with no fields, or whose fields are
