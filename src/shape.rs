@@ -84,6 +84,23 @@ pub fn identifier(name: &str) -> String {
     out
 }
 
+thread_local! {
+    /// Each record's field names as the `&'static [&str]` `deserialize_struct` takes: leaked once
+    /// per distinct list, not once per decode.
+    static FIELD_NAMES: std::cell::RefCell<std::collections::HashMap<Vec<&'static str>, &'static [&'static str]>> =
+        std::cell::RefCell::default();
+}
+
+fn field_names(record: &Record) -> &'static [&'static str] {
+    let names: Vec<&'static str> = record.fields.iter().map(|field| field.name).collect();
+    FIELD_NAMES.with(|cache| {
+        *cache
+            .borrow_mut()
+            .entry(names)
+            .or_insert_with_key(|names| Box::leak(names.clone().into_boxed_slice()))
+    })
+}
+
 /// A name serde needs as `&'static str` (struct and field names): leaked, once per shape.
 pub fn leak(name: &str) -> &'static str {
     Box::leak(name.to_string().into_boxed_str())
@@ -228,10 +245,7 @@ impl<'de> DeserializeSeed<'de> for Seed<'_> {
             Shape::Option(_) => deserializer.deserialize_option(self),
             Shape::List(_) => deserializer.deserialize_seq(self),
             Shape::Map(_) => deserializer.deserialize_map(self),
-            Shape::Record(record) => {
-                let names: Vec<&'static str> = record.fields.iter().map(|field| field.name).collect();
-                deserializer.deserialize_struct(record.name, Box::leak(names.into_boxed_slice()), self)
-            }
+            Shape::Record(record) => deserializer.deserialize_struct(record.name, field_names(record), self),
         }
     }
 }
