@@ -588,9 +588,7 @@ fn arm_models(index: usize, source: &Source) -> Vec<ArmModel> {
             mb_per_s: row.mb_per_s.filter(|_| ok),
             encoded_bytes: row.encoded_bytes,
             allocs_per_op: row.allocs_per_op,
-            fastest: versus
-                .as_ref()
-                .is_some_and(|versus| versus.fastest.contains(&key)),
+            fastest: versus.as_ref().is_some_and(|versus| versus.fastest.contains(key)),
             rank: source.ranks.get(key).copied().map(RankModel::from),
             workers,
             vs_fastest: versus

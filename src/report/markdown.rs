@@ -1148,7 +1148,7 @@ fn write_timing_section(
                 optional(row.allocs_per_op, super::table::count),
                 match versus_fastest {
                     _ if source.emulated => "(emulated)".to_string(),
-                    Some(section) if section.fastest.contains(&key) => "fastest".to_string(),
+                    Some(section) if section.fastest.contains(key) => "fastest".to_string(),
                     Some(section) => match section.ratios.get(key) {
                         Some(ratio) => {
                             let (cell, paired) = fastest_cell(ratio);
