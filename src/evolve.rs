@@ -309,16 +309,16 @@ fn cell(backend: Evolving, writer: &Shape, reader: &Shape, records: &[Value]) ->
                 project(record, writer, reader),
             ) {
                 (Err(error), _) => (Outcome::Refused, format!("record {index}: {error}")),
-                (Ok(read), Some(expected)) if read == expected => (Outcome::Ok, String::new()),
-                (Ok(read), Some(expected)) => (
+                (Ok(read), Ok(expected)) if read == expected => (Outcome::Ok, String::new()),
+                (Ok(read), Ok(expected)) => (
                     Outcome::SilentlyWrong,
                     format!("record {index}: {}", difference(&expected, &read)),
                 ),
-                (Ok(read), None) => (
+                (Ok(read), Err(needed)) => (
                     Outcome::SilentlyWrong,
                     format!(
-                        "record {index}: read {} where the data lacks a field the reader needs",
-                        short(&read)
+                        "record {index}: `{needed}` read as {} where the writer had no such field (and the reader no default)",
+                        short(read.get(needed).unwrap_or(&Value::Null))
                     ),
                 ),
             },
@@ -334,12 +334,12 @@ fn cell(backend: Evolving, writer: &Shape, reader: &Shape, records: &[Value]) ->
 
 /// What a reader of `to` should get from a record of `from`: each of its fields from the same
 /// field of `from` (by name, or renamed: one answers to the other's name), else its default,
-/// else `None` for an `Option`; `None` when a field has none of those (the only right answer
-/// is a refusal). Values are
-/// put through `to`'s shape as JSON, so a float reads as a float.
-pub fn project(record: &Value, from: &Shape, to: &Shape) -> Option<Value> {
+/// else `None` for an `Option`; `Err` naming the first field that has none of those (the only
+/// right answer is then a refusal). Values are put through `to`'s shape as JSON, so a float
+/// reads as a float.
+pub fn project(record: &Value, from: &Shape, to: &Shape) -> Result<Value, &'static str> {
     let (Shape::Record(from), Shape::Record(to)) = (from, to) else {
-        return Some(record.clone());
+        return Ok(record.clone());
     };
     let mut fields = serde_json::Map::new();
     for field in &to.fields {
@@ -352,14 +352,23 @@ pub fn project(record: &Value, from: &Shape, to: &Shape) -> Option<Value> {
             Some(source) => record.get(source.name).cloned().unwrap_or(Value::Null),
             None if field.default => field.shape.default_value(),
             None if matches!(field.shape, Shape::Option(_)) => Value::Null,
-            None => return None,
+            None => return Err(field.name),
         };
         fields.insert(field.name.to_string(), value);
     }
     let shape = Shape::Record(to.clone());
-    let json = serde_json::to_vec(&Shaped(&shape, &Value::Object(fields))).ok()?;
-    serde::de::DeserializeSeed::deserialize(Seed(&shape), &mut serde_json::Deserializer::from_slice(&json))
+    let projected = Value::Object(fields);
+    // Through the shape and back (a value the shape cannot hold is compared as it is).
+    let shaped = serde_json::to_vec(&Shaped(&shape, &projected))
         .ok()
+        .and_then(|json| {
+            serde::de::DeserializeSeed::deserialize(
+                Seed(&shape),
+                &mut serde_json::Deserializer::from_slice(&json),
+            )
+            .ok()
+        });
+    Ok(shaped.unwrap_or(projected))
 }
 
 /// The first field where `read` differs from `expected`.
@@ -813,14 +822,14 @@ mod tests {
         let record = serde_json::json!({"a": 1, "b": "x"});
         assert_eq!(
             project(&record, &old, &new),
-            Some(serde_json::json!({"a": 1, "b_v2": "x"}))
+            Ok(serde_json::json!({"a": 1, "b_v2": "x"}))
         );
         let written = serde_json::json!({"a": 1, "b_v2": "x"});
-        assert_eq!(project(&written, &new, &old), Some(record));
+        assert_eq!(project(&written, &new, &old), Ok(record));
         let removed = Shape::Record(Record {
             name: "R",
             fields: vec![Field::new("a", Shape::I64)],
         });
-        assert_eq!(project(&serde_json::json!({"a": 1}), &removed, &old), None);
+        assert_eq!(project(&serde_json::json!({"a": 1}), &removed, &old), Err("b"));
     }
 }
