@@ -867,9 +867,9 @@ fn evolution_text(matrix: &crate::evolve::Matrix) -> String {
         .as_ref()
         .map_or(String::new(), |field| format!(" of its `{}`", terminal(field)));
     let mut text = format!(
-        "{}: schema evolution of its record type (each cell: new reads old / old reads new; {} records{of})\n",
+        "{}: schema evolution of its record type (each cell: new reads old / old reads new; {}{of})\n",
         terminal(&matrix.payload),
-        matrix.records
+        model.records_text()
     );
     text += &table::render(&header, &rows);
     text += "\nmechanisms:\n";

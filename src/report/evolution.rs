@@ -102,6 +102,14 @@ pub fn matrices(rows: &[EvolutionRow]) -> Vec<EvolutionMatrix> {
 }
 
 impl EvolutionMatrix {
+    /// `1 record`, `50 records`.
+    pub fn records_text(&self) -> String {
+        match self.records {
+            1 => "1 record".to_string(),
+            count => format!("{count} records"),
+        }
+    }
+
     /// The table's header and rows: one row per backend, one column per change.
     pub fn table(&self) -> (Vec<String>, Vec<Vec<String>>) {
         let header = std::iter::once("backend".to_string())
@@ -128,9 +136,9 @@ impl EvolutionMatrix {
         let (header, rows) = self.table();
         let (header, rows) = (escape(header), rows.into_iter().map(escape).collect::<Vec<_>>());
         let mut text = format!(
-            "### {}\n\nEach cell: new reads old / old reads new, worst over {} records.\n\n",
+            "### {}\n\nEach cell: new reads old / old reads new, worst over {}.\n\n",
             crate::escape::markdown(&self.payload),
-            self.records
+            self.records_text()
         );
         text += &super::text::table(&header, &rows);
         text += "\n";

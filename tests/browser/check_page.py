@@ -149,6 +149,25 @@ try:
     if evolution_known:
         check(any(survives(c) for c in model["capabilities"]) and not all(survives(c) for c in model["capabilities"]),
               "the evolution constraint keeps some backends and drops others")
+    # The evolution section: one table per payload of evolution.csv, each cell its two outcomes.
+    shown = lambda outcome: "SILENTLY WRONG" if outcome == "silently-wrong" else outcome
+    tables = driver.find_elements(By.CSS_SELECTOR, "#evolution-list table[data-payload]")
+    payloads = list(dict.fromkeys(row["payload"] for row in evolution_rows))
+    check([t.get_attribute("data-payload") for t in tables] == payloads,
+          f"evolution tables {[t.get_attribute('data-payload') for t in tables]} against {payloads}")
+    for table in tables:
+        payload = table.get_attribute("data-payload")
+        for tr in table.find_elements(By.CSS_SELECTOR, "tr[data-label]"):
+            label = tr.get_attribute("data-label")
+            own = [row for row in evolution_rows if row["payload"] == payload and
+                   row["format"] + "/" + row["backend"] + (f"[{row['variant']}]" if row["variant"] else "") == label]
+            expected = ["cannot express" if row["new_reads_old"] == "cannot-express"
+                        else f"{shown(row['new_reads_old'])} / {shown(row['old_reads_new'])}" for row in own]
+            cells = [td.text for td in tr.find_elements(By.TAG_NAME, "td")][1:]
+            check(cells == expected and cells, f"{payload} {label}: {cells} against {expected}")
+    if evolution_known:
+        driver.execute_script("document.getElementById('evolution').scrollIntoView()")
+        driver.save_screenshot(os.path.join(screenshots, "evolution.png"))
     driver.find_element(By.ID, "need-self-describing").click()
     if hostile_known:
         driver.find_element(By.ID, "need-untrusted").click()

@@ -939,6 +939,49 @@ renderAnswer();
       ),
     );
 })();
+// ---- schema evolution: the model's matrices, one table per payload
+(function evolution() {
+  if (model.evolution.length === 0) return;
+  $("evolution").hidden = false;
+  const list = $("evolution-list");
+  for (const matrix of model.evolution) {
+    const table = el(
+      "table",
+      { "data-payload": matrix.payload },
+      el(
+        "tr",
+        {},
+        el("th", {}, "backend"),
+        ...matrix.changes.map((change) =>
+          el("th", { title: change.what }, change.change),
+        ),
+      ),
+    );
+    for (const row of matrix.rows)
+      table.append(
+        el(
+          "tr",
+          { "data-label": row.label, title: row.mechanism },
+          el("td", {}, row.label),
+          ...row.cells.map((cell) =>
+            el(
+              "td",
+              cell.includes("SILENTLY WRONG") ? { class: "wrong" } : {},
+              cell,
+            ),
+          ),
+        ),
+      );
+    list.append(
+      el(
+        "h3",
+        {},
+        `${matrix.payload} (${matrix.records} record${matrix.records === 1 ? "" : "s"})`,
+      ),
+      table,
+    );
+  }
+})();
 // Time (y, log) against bytes (x, log), one dot per codec with its 95% whisker; the front's
 // dots ringed and joined, fastest first.
 function scatter(answer, points) {
