@@ -661,6 +661,22 @@ mod tests {
             outcome(&matrix, "msgpack/rmp-serde[named]", Change::AddOptional),
             Ok((Outcome::Ok, Outcome::Ok))
         );
+        // simd-json and sonic-rs read JSON by name as serde_json does, through `Seeded`.
+        #[cfg(feature = "json")]
+        for backend in ["json/simd-json", "json/sonic-rs"] {
+            assert_eq!(
+                outcome(&matrix, backend, Change::Rename),
+                Ok((Outcome::Ok, Outcome::Refused)),
+                "{backend}"
+            );
+        }
+        // serde_avro_fast does not resolve: the writer's schema read into the reader's serde
+        // type, so a renamed field meets its alias, and an old reader misses the new name.
+        #[cfg(feature = "avro")]
+        assert_eq!(
+            outcome(&matrix, "avro/serde_avro_fast", Change::Rename),
+            Ok((Outcome::Ok, Outcome::Refused))
+        );
         // ciborium and bson write maps keyed by name, read through `Seeded`.
         #[cfg(feature = "cbor")]
         assert_eq!(

@@ -146,7 +146,7 @@ pub static FORMAT: Format = Format {
     }),
     data: DataSupport::Arms(register_data),
     evolution: super::EvolutionSupport::Measured {
-        schema: &[evolve::EVOLUTION],
+        schema: &[evolve::SERDE_EVOLUTION, evolve::EVOLUTION],
         serde: &[],
     },
 };

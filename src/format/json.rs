@@ -159,18 +159,44 @@ pub static FORMAT: Format = Format {
     typed: TypedSupport::Derive(&TypedDerive::SERDE),
     data: DataSupport::Arms(register_data),
     evolution: super::EvolutionSupport::Measured {
-        serde: &[super::SerdeEvolution {
-            backend: "serde_json",
-            variant: "",
-            encode: |value| serde_json::to_vec(value).map_err(|error| error.to_string()),
-            decode: |bytes, seed| {
-                let mut deserializer = serde_json::Deserializer::from_slice(bytes);
-                let value = serde::de::DeserializeSeed::deserialize(seed, &mut deserializer);
-                value
-                    .and_then(|value| deserializer.end().map(|()| value))
-                    .map_err(|error| error.to_string())
+        serde: &[
+            super::SerdeEvolution {
+                backend: "serde_json",
+                variant: "",
+                encode: |value| serde_json::to_vec(value).map_err(|error| error.to_string()),
+                decode: |bytes, seed| {
+                    let mut deserializer = serde_json::Deserializer::from_slice(bytes);
+                    let value = serde::de::DeserializeSeed::deserialize(seed, &mut deserializer);
+                    value
+                        .and_then(|value| deserializer.end().map(|()| value))
+                        .map_err(|error| error.to_string())
+                },
             },
-        }],
+            super::SerdeEvolution {
+                backend: "simd-json",
+                variant: "",
+                encode: |value| simd_json::to_vec(value).map_err(|error| error.to_string()),
+                decode: |bytes, seed| {
+                    // simd-json parses in place: a copy of the bytes.
+                    let mut bytes = bytes.to_vec();
+                    crate::shape::read_as(seed.0, || {
+                        simd_json::serde::from_slice::<crate::shape::Seeded>(&mut bytes)
+                    })
+                    .map(|read| read.0)
+                    .map_err(|error| error.to_string())
+                },
+            },
+            super::SerdeEvolution {
+                backend: "sonic-rs",
+                variant: "",
+                encode: |value| sonic_rs::to_vec(value).map_err(|error| error.to_string()),
+                decode: |bytes, seed| {
+                    crate::shape::read_as(seed.0, || sonic_rs::from_slice::<crate::shape::Seeded>(bytes))
+                        .map(|read| read.0)
+                        .map_err(|error| error.to_string())
+                },
+            },
+        ],
         schema: &[],
     },
 };

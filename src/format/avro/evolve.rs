@@ -2,7 +2,8 @@
 //! nullable field a `["null", T]` union with `"default": null`, a field with a default its
 //! `"default"`, a renamed field its old name in `"aliases"`), and apache-avro resolves the
 //! writer's schema against the reader's, as a reader given the writer's schema by an object
-//! container file or a schema registry does.
+//! container file or a schema registry does. serde_avro_fast, which does not resolve, reads with
+//! the writer's schema into the reader's serde type.
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -38,10 +39,40 @@ pub const EVOLUTION: SchemaEvolution = SchemaEvolution {
     },
 };
 
+/// serde_avro_fast has no schema resolution: it reads with the writer's schema into the reader's
+/// serde type, so fields meet by name through serde (`default`, `alias`), as JSON's do.
+pub const SERDE_EVOLUTION: SchemaEvolution = SchemaEvolution {
+    backend: "serde_avro_fast",
+    variant: "",
+    mechanism: "the writer's schema read into the reader's serde type (fields by name: serde `default`, `alias`)",
+    encode: |shape, value| {
+        let schema = fast_schema(shape)?;
+        let mut config = serde_avro_fast::ser::SerializerConfig::new(&schema);
+        serde_avro_fast::to_datum_vec(&crate::shape::Shaped(shape, value), &mut config)
+            .map_err(|error| error.to_string())
+    },
+    decode: |writer, reader, bytes| {
+        let schema = fast_schema(writer)?;
+        crate::shape::read_as(reader, || {
+            serde_avro_fast::from_datum_slice::<crate::shape::Seeded>(bytes, &schema)
+        })
+        .map(|read| read.0)
+        .map_err(|error| error.to_string())
+    },
+};
+
 /// The Avro schema of a shape, parsed by apache-avro.
 fn schema(shape: &Shape) -> Result<apache_avro::Schema, String> {
     let text = schema_json(shape, &mut BTreeSet::new())?;
     apache_avro::Schema::parse(&text).map_err(|error| format!("the schema does not parse: {error}"))
+}
+
+/// The same schema, parsed by serde_avro_fast.
+fn fast_schema(shape: &Shape) -> Result<serde_avro_fast::Schema, String> {
+    let text = schema_json(shape, &mut BTreeSet::new())?;
+    text.to_string()
+        .parse()
+        .map_err(|error| format!("the schema does not parse: {error}"))
 }
 
 /// A shape as Avro schema JSON; a record defined at its first place, named at the others.
