@@ -220,12 +220,16 @@ impl<'de> de::Deserialize<'de> for Seeded {
     }
 }
 
-/// `read()` with [`Seeded`] reading `shape` (on this thread, for this call).
-pub fn read_as<T>(shape: &Shape, read: impl FnOnce() -> T) -> T {
+/// `read()` with [`Seeded`] reading `shape` (on this thread, for this call): the value read, or
+/// the library's error as text.
+pub fn read_as<E: fmt::Display>(
+    shape: &Shape,
+    read: impl FnOnce() -> Result<Seeded, E>,
+) -> Result<Value, String> {
     let previous = READER.with(|reader| reader.replace(Some(shape.clone())));
     let out = read();
     READER.with(|reader| *reader.borrow_mut() = previous);
-    out
+    out.map(|read| read.0).map_err(|error| error.to_string())
 }
 
 /// Reads a value of a shape as the derived type would (a [`DeserializeSeed`]).
@@ -413,7 +417,7 @@ mod tests {
         let seed =
             DeserializeSeed::deserialize(Seed(&shape), &mut serde_json::Deserializer::from_slice(json))
                 .unwrap();
-        assert_eq!(seeded.0, seed);
+        assert_eq!(seeded, seed);
         assert_eq!(seed, serde_json::json!({"id": 3, "note": "n"}));
         let outside = serde_json::from_slice::<Seeded>(json).err().unwrap();
         assert!(outside.to_string().contains("outside read_as"), "{outside}");

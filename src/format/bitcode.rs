@@ -79,8 +79,6 @@ pub static FORMAT: Format = Format {
             encode: |value| bitcode::serialize(value).map_err(|error| error.to_string()),
             decode: |bytes, seed| {
                 crate::shape::read_as(seed.0, || bitcode::deserialize::<crate::shape::Seeded>(bytes))
-                    .map(|read| read.0)
-                    .map_err(|error| error.to_string())
             },
         }],
         schema: &[],

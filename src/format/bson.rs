@@ -84,8 +84,6 @@ pub static FORMAT: Format = Format {
                 crate::shape::read_as(seed.0, || {
                     ::bson::deserialize_from_slice::<crate::shape::Seeded>(bytes)
                 })
-                .map(|read| read.0)
-                .map_err(|error| error.to_string())
             },
         }],
         schema: &[],

@@ -127,8 +127,6 @@ pub static FORMAT: Format = Format {
             },
             decode: |bytes, seed| {
                 crate::shape::read_as(seed.0, || ciborium::from_reader::<crate::shape::Seeded, _>(bytes))
-                    .map(|read| read.0)
-                    .map_err(|error| error.to_string())
             },
         }],
         schema: &[evolve::EVOLUTION],

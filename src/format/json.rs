@@ -182,8 +182,6 @@ pub static FORMAT: Format = Format {
                     crate::shape::read_as(seed.0, || {
                         simd_json::serde::from_slice::<crate::shape::Seeded>(&mut bytes)
                     })
-                    .map(|read| read.0)
-                    .map_err(|error| error.to_string())
                 },
             },
             super::SerdeEvolution {
@@ -192,8 +190,6 @@ pub static FORMAT: Format = Format {
                 encode: |value| sonic_rs::to_vec(value).map_err(|error| error.to_string()),
                 decode: |bytes, seed| {
                     crate::shape::read_as(seed.0, || sonic_rs::from_slice::<crate::shape::Seeded>(bytes))
-                        .map(|read| read.0)
-                        .map_err(|error| error.to_string())
                 },
             },
         ],

@@ -56,8 +56,6 @@ pub const SERDE_EVOLUTION: SchemaEvolution = SchemaEvolution {
         crate::shape::read_as(reader, || {
             serde_avro_fast::from_datum_slice::<crate::shape::Seeded>(bytes, &schema)
         })
-        .map(|read| read.0)
-        .map_err(|error| error.to_string())
     },
 };
 

@@ -119,66 +119,35 @@ fn decode(decoder: &mut Decoder, shape: &Shape) -> Result<Value, String> {
         Shape::F64 => Value::from(decoder.f64().map_err(error)?),
         Shape::String => Value::from(decoder.str().map_err(error)?),
         Shape::List(item) => {
+            let length = decoder.array().map_err(error)?;
             let mut items = Vec::new();
-            match decoder.array().map_err(error)? {
-                Some(length) => {
-                    for _ in 0..length {
-                        items.push(decode(decoder, item)?);
-                    }
-                }
-                None => {
-                    while decoder.datatype().map_err(error)? != Type::Break {
-                        items.push(decode(decoder, item)?);
-                    }
-                    decoder.skip().map_err(error)?;
-                }
-            }
+            each(decoder, length, |_, decoder| {
+                Ok(items.push(decode(decoder, item)?))
+            })?;
             Value::Array(items)
         }
         Shape::Map(inner) => {
+            let length = decoder.map().map_err(error)?;
             let mut entries = serde_json::Map::new();
-            match decoder.map().map_err(error)? {
-                Some(length) => {
-                    for _ in 0..length {
-                        let key = decoder.str().map_err(error)?.to_string();
-                        entries.insert(key, decode(decoder, inner)?);
-                    }
-                }
-                None => {
-                    while decoder.datatype().map_err(error)? != Type::Break {
-                        let key = decoder.str().map_err(error)?.to_string();
-                        entries.insert(key, decode(decoder, inner)?);
-                    }
-                    decoder.skip().map_err(error)?;
-                }
-            }
+            each(decoder, length, |_, decoder| {
+                let key = decoder.str().map_err(error)?.to_string();
+                entries.insert(key, decode(decoder, inner)?);
+                Ok(())
+            })?;
             Value::Object(entries)
         }
         Shape::Record(record) => {
             let indexed = indexed(record);
             let mut read: Vec<Option<Value>> = vec![None; indexed.len()];
-            let mut element = |position: u64, decoder: &mut Decoder| -> Result<(), String> {
+            let length = decoder.array().map_err(error)?;
+            // An index the reader does not know is skipped.
+            each(decoder, length, |position, decoder| {
                 match indexed.iter().position(|(index, _)| *index == position) {
                     Some(slot) => read[slot] = Some(decode(decoder, &indexed[slot].1.shape)?),
                     None => decoder.skip().map_err(error)?,
                 }
                 Ok(())
-            };
-            match decoder.array().map_err(error)? {
-                Some(length) => {
-                    for position in 0..length {
-                        element(position, decoder)?;
-                    }
-                }
-                None => {
-                    let mut position = 0;
-                    while decoder.datatype().map_err(error)? != Type::Break {
-                        element(position, decoder)?;
-                        position += 1;
-                    }
-                    decoder.skip().map_err(error)?;
-                }
-            }
+            })?;
             let mut fields = serde_json::Map::new();
             for ((index, field), value) in indexed.iter().zip(read) {
                 let value = match value {
@@ -192,6 +161,27 @@ fn decode(decoder: &mut Decoder, shape: &Shape) -> Result<Value, String> {
             Value::Object(fields)
         }
     })
+}
+
+/// Reads the items of an array or map whose head gave `length` (`None`: indefinite, up to its
+/// break, which is consumed), `read` taking each with its position.
+fn each(
+    decoder: &mut Decoder,
+    length: Option<u64>,
+    mut read: impl FnMut(u64, &mut Decoder) -> Result<(), String>,
+) -> Result<(), String> {
+    let error = |error: minicbor::decode::Error| error.to_string();
+    match length {
+        Some(length) => (0..length).try_for_each(|position| read(position, decoder)),
+        None => {
+            let mut position = 0;
+            while decoder.datatype().map_err(error)? != Type::Break {
+                read(position, decoder)?;
+                position += 1;
+            }
+            decoder.skip().map_err(error)
+        }
+    }
 }
 
 #[cfg(test)]
