@@ -358,14 +358,19 @@ pub struct CodecId {
     pub framing: Framing,
 }
 
+/// `format/backend[variant]`, or `format/backend` for the backend's plain use: how every table
+/// names a backend.
+pub fn backend_label(format: &str, backend: &str, variant: &str) -> String {
+    match variant {
+        "" => format!("{format}/{backend}"),
+        variant => format!("{format}/{backend}[{variant}]"),
+    }
+}
+
 impl CodecId {
     /// `format/backend[variant]`.
     pub fn backend_label(&self) -> String {
-        let mut label = format!("{}/{}", self.format, self.backend);
-        if !self.variant.is_empty() {
-            label += &format!("[{}]", self.variant);
-        }
-        label
+        backend_label(&self.format, &self.backend, &self.variant)
     }
 
     /// `format/backend[variant]`, then the framing when it is not document: how the sizes

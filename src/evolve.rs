@@ -34,16 +34,6 @@ pub enum Outcome {
     SilentlyWrong,
 }
 
-impl Outcome {
-    pub fn name(self) -> &'static str {
-        match self {
-            Outcome::Ok => "ok",
-            Outcome::Refused => "refused",
-            Outcome::SilentlyWrong => "SILENTLY WRONG",
-        }
-    }
-}
-
 /// Makes a new-version record from an old one.
 type Upgrade = Box<dyn Fn(&Value) -> Value>;
 
@@ -62,11 +52,16 @@ pub struct Row {
     pub format: &'static str,
     pub backend: &'static str,
     pub variant: &'static str,
-    /// `format/backend` or `format/backend[variant]`.
-    pub label: String,
     /// How the backend meets a change, in a few words.
     pub mechanism: &'static str,
     pub cells: Vec<(Change, Result<[Cell; 2], String>)>,
+}
+
+impl Row {
+    /// `format/backend[variant]`.
+    pub fn label(&self) -> String {
+        crate::arm::backend_label(self.format, self.backend, self.variant)
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -108,13 +103,7 @@ pub fn matrix(payload: &str, records: &[Value]) -> Result<Matrix> {
     let mut rows = Vec::new();
     let mut unmeasured = Vec::new();
     for ([format, backend_name, variant], backend) in backends(&mut unmeasured) {
-        let label = crate::schema::evolution::EvolutionRow {
-            format: format.to_string(),
-            backend: backend_name.to_string(),
-            variant: variant.to_string(),
-            ..Default::default()
-        }
-        .label();
+        let label = crate::arm::backend_label(format, backend_name, variant);
         // Correctness first: the unchanged type reads its own bytes back.
         let same = Shape::Record(base.clone());
         let check = cell(backend, &same, &same, records);
@@ -149,7 +138,6 @@ pub fn matrix(payload: &str, records: &[Value]) -> Result<Matrix> {
             format,
             backend: backend_name,
             variant,
-            label,
             mechanism: backend.mechanism(),
             cells,
         });
@@ -169,8 +157,8 @@ pub fn matrix(payload: &str, records: &[Value]) -> Result<Matrix> {
 }
 
 impl Outcome {
-    /// Its name in evolution.csv.
-    pub fn csv_name(self) -> &'static str {
+    /// Its name in evolution.csv ([`crate::schema::evolution::OUTCOMES`]).
+    pub fn name(self) -> &'static str {
         match self {
             Outcome::Ok => "ok",
             Outcome::Refused => "refused",
@@ -186,7 +174,7 @@ impl Matrix {
         for row in &self.rows {
             for ((change, cells), (_, what)) in row.cells.iter().zip(&self.changes) {
                 let [new, old] = match cells {
-                    Ok([new, old]) => [new, old].map(|cell| (cell.outcome.csv_name(), cell.detail.clone())),
+                    Ok([new, old]) => [new, old].map(|cell| (cell.outcome.name(), cell.detail.clone())),
                     Err(_) => [
                         ("cannot-express", String::new()),
                         ("cannot-express", String::new()),
@@ -614,7 +602,7 @@ mod tests {
         let row = matrix
             .rows
             .iter()
-            .find(|row| row.label == backend)
+            .find(|row| row.label() == backend)
             .expect(backend);
         let (_, cells) = row.cells.iter().find(|(of, _)| *of == change).unwrap();
         cells
@@ -694,7 +682,7 @@ mod tests {
             outcome(&matrix, "bitcode/bitcode[serde]", Change::Reorder),
             Ok((Outcome::SilentlyWrong, Outcome::SilentlyWrong))
         );
-        assert!(outcome(&matrix, &matrix.rows[0].label, Change::EnumVariant).is_err());
+        assert!(outcome(&matrix, &matrix.rows[0].label(), Change::EnumVariant).is_err());
     }
 
     #[cfg(feature = "protobuf")]
@@ -806,7 +794,7 @@ mod tests {
         let row = matrix
             .rows
             .iter()
-            .find(|row| row.label == "bincode/bincode")
+            .find(|row| row.label() == "bincode/bincode")
             .unwrap();
         let (_, Ok([cell, _])) = row
             .cells

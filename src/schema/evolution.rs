@@ -76,24 +76,17 @@ pub struct EvolutionRow {
 }
 
 impl EvolutionRow {
-    /// `format/backend` or `format/backend[variant]`.
+    /// `format/backend[variant]` ([`crate::arm::backend_label`]).
     pub fn label(&self) -> String {
-        match self.variant.as_str() {
-            "" => format!("{}/{}", self.format, self.backend),
-            variant => format!("{}/{}[{variant}]", self.format, self.backend),
-        }
-    }
-
-    /// The change could be made, and both readers read what was written.
-    pub fn ok_both_ways(&self) -> bool {
-        self.new_reads_old == "ok" && self.old_reads_new == "ok"
+        crate::arm::backend_label(&self.format, &self.backend, &self.variant)
     }
 }
 
 impl Record for EvolutionRow {
     const ROW: &'static str = "backend, payload and change";
 
-    /// Known outcomes, both directions expressed or neither, a record read per cell.
+    /// A known change and known outcomes, both directions expressed or neither, a record read
+    /// per cell.
     fn check(&self) -> Result<(), String> {
         for (column, outcome) in [
             ("new_reads_old", &self.new_reads_old),
@@ -109,12 +102,14 @@ impl Record for EvolutionRow {
         if self.records == 0 {
             return Err("records 0: each cell reads at least one record".to_string());
         }
-        if self.payload.is_empty()
-            || self.format.is_empty()
-            || self.backend.is_empty()
-            || self.change.is_empty()
-        {
-            return Err("payload, format, backend and change are named".to_string());
+        if self.payload.is_empty() || self.format.is_empty() || self.backend.is_empty() {
+            return Err("payload, format and backend are named".to_string());
+        }
+        if !Change::ALL.iter().any(|change| change.name() == self.change) {
+            return Err(format!(
+                "change {:?} is not one of serbench evolve's",
+                self.change
+            ));
         }
         Ok(())
     }
@@ -129,7 +124,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_row_with_an_unknown_outcome_or_one_expressed_direction_is_refused() {
+    fn a_row_with_an_unknown_change_or_outcome_or_one_expressed_direction_is_refused() {
         let row = EvolutionRow {
             payload: "order".into(),
             records: 1,
@@ -148,8 +143,13 @@ mod tests {
         assert!(unknown.check().unwrap_err().contains("old_reads_new \"fine\""));
         let half = EvolutionRow {
             new_reads_old: "cannot-express".into(),
-            ..row
+            ..row.clone()
         };
         assert!(half.check().is_err());
+        let change = EvolutionRow {
+            change: "<script>".into(),
+            ..row
+        };
+        assert!(change.check().unwrap_err().contains("\"<script>\" is not one"));
     }
 }

@@ -122,7 +122,8 @@ fn decode(decoder: &mut Decoder, shape: &Shape) -> Result<Value, String> {
             let length = decoder.array().map_err(error)?;
             let mut items = Vec::new();
             each(decoder, length, |_, decoder| {
-                Ok(items.push(decode(decoder, item)?))
+                items.push(decode(decoder, item)?);
+                Ok(())
             })?;
             Value::Array(items)
         }
