@@ -8,6 +8,9 @@
 //! cases of one payload and operation against serbench's ratio of the same arms and its
 //! interval (paired over workers when the run kept samples.csv): whether criterion's ratio falls
 //! inside it is the fidelity that matters when the two binaries place code differently.
+//! Criterion's binary is one more code layout (and process, and moment): beside the interval of
+//! serbench's mean ratio, [`RatioPair::next_layout`] is where one more of serbench's workers
+//! would put it, the prediction interval over the same workers, and the fair test of the two.
 
 use std::path::{Path, PathBuf};
 
@@ -17,6 +20,7 @@ use serde::Deserialize;
 use crate::schema::ratios::{self, Ratio};
 use crate::schema::results::{ResultRow, STATUS_OK};
 use crate::schema::samples::SampleRow;
+use crate::stats::{self, RatioInterval};
 
 /// One arm measured both ways.
 #[derive(Clone, Debug, PartialEq)]
@@ -156,12 +160,20 @@ pub fn pairs(criterion: &[(String, f64)], rows: &[ResultRow]) -> Vec<Pair> {
 pub struct RatioPair {
     pub criterion: f64,
     pub serbench: Ratio,
+    /// Where one more worker's ratio (another layout) would fall, 95%, from the run's workers
+    /// ([`stats::next_unit_ratio`]); `None` without samples.csv.
+    pub next_layout: Option<RatioInterval>,
 }
 
 impl RatioPair {
     /// serbench's interval (the paired one where there is one) holds criterion's ratio.
     pub fn inside(&self) -> bool {
         self.serbench.quoted().0.holds(self.criterion)
+    }
+
+    /// The interval for one more layout holds criterion's ratio.
+    pub fn inside_next_layout(&self) -> Option<bool> {
+        self.next_layout.map(|interval| interval.holds(self.criterion))
     }
 }
 
@@ -186,16 +198,24 @@ pub fn ratio_pairs(pairs: &[Pair], rows: &[ResultRow], samples: Option<&[SampleR
                 (arm_b, arm_a, b.criterion_ns / a.criterion_ns)
             };
             if let Some(serbench) = ratios::pair("fidelity", &by_arm, workers.as_ref(), slow, fast) {
-                found.push(RatioPair { criterion, serbench });
+                let next_layout = workers
+                    .as_ref()
+                    .and_then(|workers| stats::next_unit_ratio(&ratios::paired(workers, slow, fast)));
+                found.push(RatioPair {
+                    criterion,
+                    serbench,
+                    next_layout,
+                });
             }
         }
     }
     found
 }
 
-/// The ratio table: each pair's criterion ratio, serbench's with its interval, and whether the
-/// interval holds criterion's; then one line counting them.
+/// The ratio table: each pair's criterion ratio, serbench's with its interval and the interval of
+/// one more layout, and whether each holds criterion's; then a line counting each.
 pub fn ratio_table(pairs: &[RatioPair]) -> String {
+    let yes = |inside: bool| if inside { "yes" } else { "NO" }.to_string();
     let cells: Vec<Vec<String>> = pairs
         .iter()
         .map(|pair| {
@@ -210,20 +230,45 @@ pub fn ratio_table(pairs: &[RatioPair]) -> String {
                     "{:.3} [{:.3}, {:.3}] {kind}",
                     interval.ratio, interval.low, interval.high
                 ),
-                if pair.inside() { "yes".into() } else { "NO".into() },
+                yes(pair.inside()),
+                pair.next_layout
+                    .map_or("-".into(), |next| format!("[{:.3}, {:.3}]", next.low, next.high)),
+                pair.inside_next_layout().map_or("-".into(), yes),
             ]
         })
         .collect();
+    let share = |inside: usize, of: usize| {
+        format!(
+            "{inside} of {of} pairs ({:.0}%)",
+            100.0 * inside as f64 / of.max(1) as f64
+        )
+    };
     let inside = pairs.iter().filter(|pair| pair.inside()).count();
-    format!(
-        "{}\ncriterion's ratio is inside serbench's 95% interval for {inside} of {} pairs ({:.0}%).\n",
+    let mut out = format!(
+        "{}\ncriterion's ratio is inside serbench's 95% interval for {}.\n",
         super::table::render(
-            &["section", "arms", ">criterion ratio", ">serbench ratio", "inside"],
+            &[
+                "section",
+                "arms",
+                ">criterion ratio",
+                ">serbench ratio",
+                "inside",
+                ">one more layout",
+                "inside",
+            ],
             &cells
         ),
-        pairs.len(),
-        100.0 * inside as f64 / pairs.len().max(1) as f64,
-    )
+        share(inside, pairs.len()),
+    );
+    let judged: Vec<bool> = pairs.iter().filter_map(RatioPair::inside_next_layout).collect();
+    if !judged.is_empty() {
+        let inside = judged.iter().filter(|&&inside| inside).count();
+        out += &format!(
+            "criterion's binary as one more layout: its ratio is inside the 95% interval of one more of serbench's workers for {}.\n",
+            share(inside, judged.len())
+        );
+    }
+    out
 }
 
 /// `serbench fidelity`: each pair's two means, their ratio, and instruction counts when taken.
@@ -378,11 +423,26 @@ mod tests {
             ]
         );
         assert_eq!(found[0].serbench.paired_workers, Some(4));
+        // json/postcard is 1.25 in every worker, so one more worker's is 1.25 too: criterion's
+        // 1.67 is outside; postcard/prost's 1.19 and 1.21 give one more worker [1.16, 1.24].
+        assert_eq!(
+            found
+                .iter()
+                .map(RatioPair::inside_next_layout)
+                .collect::<Vec<_>>(),
+            [Some(true), Some(false), Some(false)]
+        );
         let table = ratio_table(&found);
         assert!(
-            table.ends_with("inside serbench's 95% interval for 1 of 3 pairs (33%).\n"),
+            table.ends_with(
+                "inside serbench's 95% interval for 1 of 3 pairs (33%).\ncriterion's binary as one more layout: \
+                 its ratio is inside the 95% interval of one more of serbench's workers for 1 of 3 pairs (33%).\n"
+            ),
             "{table}"
         );
+        let without_workers = ratio_pairs(&pairs(&criterion, &rows), &rows, None);
+        assert!(without_workers.iter().all(|pair| pair.next_layout.is_none()));
+        assert!(ratio_table(&without_workers).ends_with("for 1 of 3 pairs (33%).\n"));
     }
 
     #[test]

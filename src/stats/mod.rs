@@ -264,11 +264,30 @@ pub fn independent_ratio(a: f64, h_a: f64, b: f64, h_b: f64) -> RatioInterval {
 /// each pair, where the independent interval counts it twice. `None` for fewer than two pairs
 /// or a non-positive value.
 pub fn paired_ratio(pairs: &[(f64, f64)]) -> Option<RatioInterval> {
+    Some(exp_interval(&paired_logs(pairs)?))
+}
+
+/// Where the ratio of one more unit of `pairs` (a worker in another code layout, or another
+/// binary altogether) falls, 95%: the prediction interval `mean ± t(n−1)·s·√(1 + 1/n)` of the
+/// log-ratios, exponentiated; the paired interval's half-width times `√(n + 1)`. `None` as for
+/// [`paired_ratio`].
+pub fn next_unit_ratio(pairs: &[(f64, f64)]) -> Option<RatioInterval> {
+    let logs = paired_logs(pairs)?;
+    let summary = Summary::of(&logs);
+    let half_width = summary.half_width * ((logs.len() + 1) as f64).sqrt();
+    Some(RatioInterval {
+        ratio: summary.mean.exp(),
+        low: (summary.mean - half_width).exp(),
+        high: (summary.mean + half_width).exp(),
+    })
+}
+
+/// `ln(a / b)` of each pair; `None` for fewer than two pairs or a non-positive value.
+fn paired_logs(pairs: &[(f64, f64)]) -> Option<Vec<f64>> {
     if pairs.len() < 2 || pairs.iter().any(|&(a, b)| !(a > 0.0 && b > 0.0)) {
         return None;
     }
-    let logs: Vec<f64> = pairs.iter().map(|&(a, b)| (a / b).ln()).collect();
-    Some(exp_interval(&logs))
+    Some(pairs.iter().map(|&(a, b)| (a / b).ln()).collect())
 }
 
 /// The t interval of the mean of `logs` (log-ratios), exponentiated into a ratio interval.
@@ -544,6 +563,31 @@ mod tests {
         assert!(close(wide.high, (2f64.sqrt().ln() + half).exp(), 1e-9));
         assert!(paired_ratio(&[(1.0, 1.0)]).is_none());
         assert!(paired_ratio(&[(1.0, 0.0), (1.0, 1.0)]).is_none());
+    }
+
+    #[test]
+    fn the_next_unit_falls_in_the_prediction_interval_not_the_mean_s() {
+        // Log-ratios ln 1.1, ln 1.2, ln 1.0, ln 1.3, ln 1.15: the mean's interval is ±t₄·s/√5;
+        // one more unit's is ±t₄·s·√(1 + 1/5), √6 times as wide, around the same centre.
+        let pairs: Vec<(f64, f64)> = [1.1, 1.2, 1.0, 1.3, 1.15].iter().map(|&r| (r, 1.0)).collect();
+        let mean = paired_ratio(&pairs).unwrap();
+        let next = next_unit_ratio(&pairs).unwrap();
+        assert!(close(next.ratio, mean.ratio, 1e-12));
+        let logs: Vec<f64> = pairs.iter().map(|&(a, _)| a.ln()).collect();
+        let centre = logs.iter().sum::<f64>() / 5.0;
+        let sd = (logs.iter().map(|l| (l - centre).powi(2)).sum::<f64>() / 4.0).sqrt();
+        let half = t_975(4) * sd * (1.0 + 1.0 / 5.0f64).sqrt();
+        assert!(
+            close(next.low, (centre - half).exp(), 1e-9) && close(next.high, (centre + half).exp(), 1e-9)
+        );
+        assert!(close(
+            next.high.ln() - centre,
+            6f64.sqrt() * (mean.high.ln() - centre),
+            1e-9
+        ));
+        // 1.3 lies outside the mean's interval and inside the next unit's.
+        assert!(!mean.holds(1.3) && next.holds(1.3));
+        assert!(next_unit_ratio(&pairs[..1]).is_none());
     }
 
     #[test]
