@@ -4,6 +4,7 @@
 # Writes OUT as TSV: pair, run, seconds, stdout sentence, stderr levels line.
 set -u
 BIN=$1; OUT=$2; shift 2
+extra_args=("$@")
 RUNS=${RUNS:-10}
 pairs=(
   "order decode postcard/postcard protobuf/prost"
@@ -20,7 +21,7 @@ for run in $(seq 1 "$RUNS"); do
   for p in "${pairs[@]}"; do
     set -- $p
     start=$(date +%s.%N)
-    line=$("$BIN" vs "$3" "$4" --payload "$1" --op "$2" "${@:5}" 2>/tmp/pairs.err | tr '\n' ' ')
+    line=$("$BIN" vs "$3" "$4" --payload "$1" --op "$2" "${extra_args[@]}" 2>/tmp/pairs.err | tr '\n' ' ')
     end=$(date +%s.%N)
     lv=$(grep '^levels' /tmp/pairs.err | tr '\n' ' ')
     err=$(grep -v '^levels' /tmp/pairs.err | tail -1)
