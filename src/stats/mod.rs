@@ -228,12 +228,7 @@ pub fn across_sessions(estimate: SessionEstimate, df: usize, spread: &SessionSpr
     } else {
         df
     };
-    let half = t_975(df) * total.sqrt();
-    RatioInterval {
-        ratio: estimate.log.exp(),
-        low: (estimate.log - half).exp(),
-        high: (estimate.log + half).exp(),
-    }
+    exp_around(estimate.log, t_975(df) * total.sqrt())
 }
 
 /// For `trials` intervals that should each hold the truth with probability `coverage`: the
@@ -274,12 +269,10 @@ pub fn paired_ratio(pairs: &[(f64, f64)]) -> Option<RatioInterval> {
 pub fn next_unit_ratio(pairs: &[(f64, f64)]) -> Option<RatioInterval> {
     let logs = paired_logs(pairs)?;
     let summary = Summary::of(&logs);
-    let half_width = summary.half_width * ((logs.len() + 1) as f64).sqrt();
-    Some(RatioInterval {
-        ratio: summary.mean.exp(),
-        low: (summary.mean - half_width).exp(),
-        high: (summary.mean + half_width).exp(),
-    })
+    Some(exp_around(
+        summary.mean,
+        summary.half_width * ((logs.len() + 1) as f64).sqrt(),
+    ))
 }
 
 /// `ln(a / b)` of each pair; `None` for fewer than two pairs or a non-positive value.
@@ -293,10 +286,15 @@ fn paired_logs(pairs: &[(f64, f64)]) -> Option<Vec<f64>> {
 /// The t interval of the mean of `logs` (log-ratios), exponentiated into a ratio interval.
 fn exp_interval(logs: &[f64]) -> RatioInterval {
     let summary = Summary::of(logs);
+    exp_around(summary.mean, summary.half_width)
+}
+
+/// The ratio interval of the log-scale interval `mean ± half_width`.
+fn exp_around(mean: f64, half_width: f64) -> RatioInterval {
     RatioInterval {
-        ratio: summary.mean.exp(),
-        low: (summary.mean - summary.half_width).exp(),
-        high: (summary.mean + summary.half_width).exp(),
+        ratio: mean.exp(),
+        low: (mean - half_width).exp(),
+        high: (mean + half_width).exp(),
     }
 }
 
@@ -338,12 +336,7 @@ pub fn welch_ratio(a: &[f64], b: &[f64]) -> Option<RatioInterval> {
         df_a + df_b
     };
     let half = t_975((df.floor() as usize).max(1)) * variance.sqrt();
-    let log_ratio = mean_a - mean_b;
-    Some(RatioInterval {
-        ratio: log_ratio.exp(),
-        low: (log_ratio - half).exp(),
-        high: (log_ratio + half).exp(),
-    })
+    Some(exp_around(mean_a - mean_b, half))
 }
 
 /// Kalibera & Jones' rule for two nested levels: how many repetitions of the lower level (a
