@@ -121,8 +121,10 @@ fn keep_link(rustc: &str) {
 }
 
 /// Writes `all()`, the enabled formats in the order of Cargo.toml's `default` feature list:
-/// the one list of formats, so no other file repeats it. Each name is a module of src/format/
-/// exposing `FORMAT` (a missing one is a compile error naming it).
+/// the one list of formats, so no other file repeats it. A name of the list is a format when
+/// src/format/ has its module (exposing `FORMAT`); any other name is the feature of one backend
+/// of a format, named like its crate, which that format's file registers under `#[cfg(feature)]`
+/// (`BACKEND_FEATURES`).
 fn format_list() {
     println!("cargo:rerun-if-changed=Cargo.toml");
     let manifest = std::fs::read_to_string("Cargo.toml").expect("cannot read Cargo.toml");
@@ -131,11 +133,16 @@ fn format_list() {
         .and_then(|(_, rest)| rest.split_once(']'))
         .map(|(list, _)| list)
         .expect("Cargo.toml has a `default = [...]` feature list");
-    let formats: Vec<&str> = list
+    let names: Vec<&str> = list
         .split(',')
         .map(|item| item.trim().trim_matches('"'))
         .filter(|item| !item.is_empty())
         .collect();
+    let module = |name: &&str| {
+        let dir = std::path::Path::new("src/format");
+        dir.join(format!("{name}.rs")).is_file() || dir.join(name).join("mod.rs").is_file()
+    };
+    let (formats, backends): (Vec<&str>, Vec<&str>) = names.iter().copied().partition(module);
     let entries: String = formats
         .iter()
         .map(|name| {
@@ -147,7 +154,9 @@ fn format_list() {
         .collect();
     let code = format!(
         "/// Every enabled format, in the order of Cargo.toml's `default` list.\n\
-         pub fn all() -> Vec<&'static Format> {{\n    let formats: &[&'static Format] = &[\n{entries}    ];\n    formats.to_vec()\n}}\n"
+         pub fn all() -> Vec<&'static Format> {{\n    let formats: &[&'static Format] = &[\n{entries}    ];\n    formats.to_vec()\n}}\n\n\
+         /// The names of Cargo.toml's `default` list that are one backend's feature, not a format.\n\
+         pub const BACKEND_FEATURES: &[&str] = &{backends:?};\n"
     );
     let out_dir = std::env::var("OUT_DIR").expect("cargo sets OUT_DIR");
     std::fs::write(std::path::Path::new(&out_dir).join("formats.rs"), code).expect("cannot write formats.rs");

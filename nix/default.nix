@@ -24,8 +24,13 @@ let
     rustc = toolchain;
   };
 
-  # One format list: Cargo.toml's default features are the formats the registry is built with.
-  formats = cargoToml.features.default;
+  # One format list: Cargo.toml's default features are the formats the registry is built with;
+  # a name with no module in src/format/ is one backend's feature (build.rs reads it so too).
+  formats = builtins.filter (
+    name:
+    builtins.pathExists (../src/format + "/${name}.rs")
+    || builtins.pathExists (../src/format + "/${name}/mod.rs")
+  ) cargoToml.features.default;
   # The flatc the committed FlatBuffers code was generated with is the runtime crate's pinned
   # version (`flatbuffers = "=X"` in Cargo.toml).
   flatcVersion = lib.removePrefix "=" cargoToml.dependencies.flatbuffers.version;

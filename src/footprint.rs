@@ -315,8 +315,12 @@ fn build_once(source: &Path, build: &str, target: &Path) -> Result<Sample> {
     command
         .current_dir(source)
         .args(["build", "--release", "--locked", "-p", PROGRAM]);
-    if build != BASELINE {
-        command.args(["--features", &format!("serbench/{build}")]);
+    if let Some(format) = crate::format::by_name(build) {
+        let features: Vec<String> = crate::format::features_of(format)
+            .iter()
+            .map(|feature| format!("serbench/{feature}"))
+            .collect();
+        command.args(["--features", &features.join(",")]);
     }
     for (name, _) in std::env::vars_os() {
         if name.to_str().is_some_and(inherited) {

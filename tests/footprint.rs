@@ -107,7 +107,9 @@ log="$(dirname "$0")/builds.log"
 [ -z "$RUSTFLAGS" ] || { echo "error: RUSTFLAGS leaked" >&2; exit 1; }
 [ ! -e "$CARGO_TARGET_DIR" ] || { echo "error: target dir not fresh" >&2; exit 1; }
 format=baseline; formats='[]'; pad=0
-if [ "$6" = --features ]; then format="${7#serbench/}"; formats="[\"$format\"]"; fi
+if [ "$6" = --features ]; then format="${7#serbench/}"; format="${format%%,*}"; formats="[\"$format\"]"; fi
+# A format builds with its backends' features: cbor with cbor4ii's.
+[ "$format" != cbor ] || [ "$7" = serbench/cbor,serbench/cbor4ii ] || { echo "error: cbor's features: $7" >&2; exit 1; }
 case "$format" in
   cbor) echo "error[E0000]: fake failure of cbor" >&2; exit 101 ;;
   bson) formats='[]' ;;

@@ -1,6 +1,6 @@
 //! `serbench check` on bytes written by another language's libraries: Python's `json`, Google's
-//! `protobuf` (on the `.proto` `serbench schema` infers, compiled by `grpcio-tools`' protoc) and
-//! `fastavro` (on the inferred `.avsc`). Without those Python packages the test says so and
+//! `protobuf` (on the `.proto` `serbench schema` infers, compiled by `grpcio-tools`' protoc),
+//! `fastavro` (on the inferred `.avsc`) and the `flatbuffers` package's `flexbuffers` module. Without those Python packages the test says so and
 //! passes, unless `SERBENCH_REQUIRE_PYTHON_INTEROP` is set (as `.ci/run` does, after installing
 //! them pinned), so CI cannot skip it quietly.
 
@@ -23,6 +23,7 @@ const ORDERS: &str = include_str!("fixtures/orders.ndjson");
 const PRODUCER: &str = r#"
 import json, sys
 import fastavro
+from flatbuffers import flexbuffers
 from google.protobuf import json_format
 sys.path.insert(0, sys.argv[1])
 import orders_pb2
@@ -49,6 +50,9 @@ with open(f"{folder}/orders.avsc", encoding="utf-8") as schema:
 with open(f"{folder}/py.avro", "wb") as out:
     fastavro.schemaless_writer(out, parsed, records)
 
+with open(f"{folder}/py.flexbuf", "wb") as out:
+    out.write(flexbuffers.Dumps(records))
+
 with open(f"{folder}/canada.json", encoding="utf-8") as canada:
     document = json.load(canada)
 with open(f"{folder}/py.canada.json", "w", encoding="utf-8") as out:
@@ -58,7 +62,10 @@ with open(f"{folder}/py.canada.json", "w", encoding="utf-8") as out:
 /// Whether Python has the packages; the reason it cannot run otherwise.
 fn python_ready() -> Result<(), String> {
     let probe = Command::new("python3")
-        .args(["-c", "import google.protobuf, grpc_tools, fastavro"])
+        .args([
+            "-c",
+            "import google.protobuf, grpc_tools, fastavro, flatbuffers.flexbuffers",
+        ])
         .output()
         .map_err(|error| format!("no python3: {error}"))?;
     match probe.status.success() {
@@ -91,15 +98,15 @@ fn check(dir: &Path, data: &str, args: &[&str], file: &str) -> Output {
 }
 
 #[test]
-fn check_accepts_json_protobuf_and_avro_written_by_python() {
+fn check_accepts_json_protobuf_avro_and_flexbuffers_written_by_python() {
     if let Err(reason) = python_ready() {
         assert!(
             std::env::var_os("SERBENCH_REQUIRE_PYTHON_INTEROP").is_none(),
             "SERBENCH_REQUIRE_PYTHON_INTEROP is set and Python cannot run the producer: {reason}"
         );
         eprintln!(
-            "skipped: python3 lacks protobuf, grpcio-tools or fastavro ({reason}); \
-             `pip install protobuf==7.36.2 grpcio-tools==1.85.1 fastavro==1.13.1` runs it"
+            "skipped: python3 lacks protobuf, grpcio-tools, fastavro or flatbuffers ({reason}); \
+             `pip install protobuf==7.36.2 grpcio-tools==1.85.1 fastavro==1.13.1 flatbuffers==25.12.19` runs it"
         );
         return;
     }
@@ -145,6 +152,7 @@ fn check_accepts_json_protobuf_and_avro_written_by_python() {
             "py.avro",
         ),
         (&["--format", "avro", "--backend", "apache-avro"][..], "py.avro"),
+        (&["--format", "flexbuffers"][..], "py.flexbuf"),
     ] {
         let output = check(dir, "orders.ndjson", args, file);
         assert!(

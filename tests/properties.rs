@@ -343,6 +343,17 @@ const KNOWN: &[Known] = &[
             })
         },
     },
+    Known {
+        format: "flexbuffers",
+        backend: None,
+        reason: "FlexBuffers keys are C strings: a map key with NUL is cut short (and a panic in a debug build)",
+        applies: |value| any_key(value, &|key| key.contains('\0')),
+        example: || {
+            example(Keyed {
+                entries: BTreeMap::from([("a\0b".to_string(), base_item())]),
+            })
+        },
+    },
 ];
 
 fn base_order() -> Order {

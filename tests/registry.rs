@@ -187,6 +187,50 @@ fn every_format_file_is_registered_and_in_the_default_list() {
     );
 }
 
+/// A name of the `default` list without a module in src/format/ is one backend's feature: it
+/// enables exactly one format and its own crate (`dep:<name>`), which that format documents.
+#[test]
+fn every_backend_feature_enables_one_format_and_its_documented_crate() {
+    common::require_every_format("the backend features' formats");
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml");
+    let manifest: toml::Table = std::fs::read_to_string(path).unwrap().parse().unwrap();
+    let features = manifest["features"].as_table().unwrap();
+    let formats = common::default_formats();
+    assert!(
+        !serbench::format::BACKEND_FEATURES.is_empty(),
+        "no backend feature to check (cbor4ii is one)"
+    );
+    for &backend in serbench::format::BACKEND_FEATURES {
+        let enables: Vec<&str> = features[backend]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|item| item.as_str().unwrap())
+            .collect();
+        let owners: Vec<&String> = formats
+            .iter()
+            .filter(|format| enables.contains(&format.as_str()))
+            .collect();
+        assert_eq!(
+            owners.len(),
+            1,
+            "{backend} enables one format's feature: {enables:?}"
+        );
+        let crate_feature = format!("dep:{backend}");
+        assert!(
+            enables.contains(&crate_feature.as_str()),
+            "{backend} does not enable its crate ({crate_feature}): {enables:?}"
+        );
+        let format = serbench::format::by_name(owners[0]).unwrap();
+        assert!(
+            format.backends.iter().any(|doc| doc.crates.contains(&backend)),
+            "{}'s BackendDocs name no crate {backend}",
+            format.name
+        );
+        assert!(serbench::format::features_of(format).contains(&backend));
+    }
+}
+
 #[test]
 fn every_backend_is_documented_and_every_documented_backend_registers() {
     let registry = Registry::build();

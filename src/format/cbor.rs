@@ -74,6 +74,15 @@ pub static FORMAT: Format = Format {
             schema: "-",
             buffer_policy: "native `Encode`/`Decode` derive (structs as arrays); `encode` into a reused `Vec`; decode from the borrowed bytes",
         },
+        #[cfg(feature = "cbor4ii")]
+        BackendDoc {
+            backend: "cbor4ii",
+            variant: "",
+            crates: &["cbor4ii"],
+            crate_note: "`serde1`, `use_std` features; `cbor4ii::core::Value` for --data",
+            schema: "-",
+            buffer_policy: "`serde::to_vec` (structs as maps) appending to the reused `Vec` it is handed; `from_slice` over the borrowed bytes",
+        },
     ],
     fidelity: &[Fidelity {
         backend: "ciborium",
@@ -97,6 +106,12 @@ pub static FORMAT: Format = Format {
                 "no minicbor derive written for the corpus types",
             );
         }
+        #[cfg(feature = "cbor4ii")]
+        {
+            visit_all(&mut four::Cbor4iis(registry));
+            visit_borrowed(&mut four::Cbor4iis(registry));
+            visit_corpora(&mut four::Cbor4iis(registry));
+        }
     },
     typed: TypedSupport::Derive(&TypedDerive {
         derives: &["minicbor::Encode", "minicbor::Decode"],
@@ -110,6 +125,8 @@ pub static FORMAT: Format = Format {
     }),
     data: DataSupport::Arms(|registry, payload| {
         registry.data_tree(payload, CIBORIUM, ValueData, &Operation::CODEC);
+        #[cfg(feature = "cbor4ii")]
+        registry.data_tree(payload, four::CBOR4II, four::ValueData, &Operation::CODEC);
         registry.unsupported(
             payload.spec,
             MINICBOR.name,
@@ -117,18 +134,34 @@ pub static FORMAT: Format = Format {
         );
     }),
     evolution: super::EvolutionSupport::Measured {
-        serde: &[super::SerdeEvolution {
-            backend: "ciborium",
-            variant: "",
-            encode: |value| {
-                let mut out = Vec::new();
-                ciborium::into_writer(value, &mut out).map_err(|error| error.to_string())?;
-                Ok(out)
+        serde: &[
+            super::SerdeEvolution {
+                backend: "ciborium",
+                variant: "",
+                encode: |value| {
+                    let mut out = Vec::new();
+                    ciborium::into_writer(value, &mut out).map_err(|error| error.to_string())?;
+                    Ok(out)
+                },
+                decode: |bytes, seed| {
+                    crate::shape::read_as(seed.0, || ciborium::from_reader::<crate::shape::Seeded, _>(bytes))
+                },
             },
-            decode: |bytes, seed| {
-                crate::shape::read_as(seed.0, || ciborium::from_reader::<crate::shape::Seeded, _>(bytes))
+            #[cfg(feature = "cbor4ii")]
+            super::SerdeEvolution {
+                backend: "cbor4ii",
+                variant: "",
+                encode: |value| {
+                    ::cbor4ii::serde::to_vec(Vec::new(), value).map_err(|error| error.to_string())
+                },
+                decode: |bytes, seed| {
+                    let reader = ::cbor4ii::core::utils::SliceReader::new(bytes);
+                    let mut deserializer = ::cbor4ii::serde::Deserializer::new(reader);
+                    serde::de::DeserializeSeed::deserialize(seed, &mut deserializer)
+                        .map_err(|error| error.to_string())
+                },
             },
-        }],
+        ],
         schema: &[evolve::EVOLUTION],
     },
 };
@@ -139,15 +172,19 @@ mod evolve;
 pub fn register_typed<P: Model + Native>(registry: &mut Registry, payload: &Payload<P>) {
     Ciboriums(registry).payload(payload);
     Minicbors(registry).payload(payload);
+    #[cfg(feature = "cbor4ii")]
+    four::Cbor4iis(registry).payload(payload);
 }
 
 /// The borrowed decode of a generated payload's twin type (`--typed`): minicbor's; ciborium's
 /// reason.
 pub fn register_typed_borrowed<B: Borrowed + Native>(registry: &mut Registry, payload: &Payload<B>)
 where
-    for<'b> B::Ref<'b>: minicbor::Decode<'b, ()>,
+    for<'b> B::Ref<'b>: minicbor::Decode<'b, ()> + serde::Deserialize<'b>,
 {
     Minicbors(registry).borrowed(payload);
+    #[cfg(feature = "cbor4ii")]
+    four::Cbor4iis(registry).borrowed(payload);
     registry.unsupported_mode(payload.spec, CIBORIUM.name, Mode::Borrowed, CIBORIUM_COPIES);
 }
 
@@ -198,6 +235,154 @@ impl<P: Model> Codec<P> for Ciborium {
 
     fn decode(&mut self, bytes: &[u8]) -> Result<P> {
         Ok(ciborium::from_reader(bytes)?)
+    }
+}
+
+/// cbor4ii through serde: ciborium's data model (structs as maps keyed by field name, unit
+/// variants by name, integers and lengths in the shortest head), every `f64` in 9 bytes; its own
+/// `core::Value` tree for `--data`.
+#[cfg(feature = "cbor4ii")]
+mod four {
+    use ::cbor4ii::core::Value;
+    use ::cbor4ii::core::dec::Decode;
+    use ::cbor4ii::core::enc::Encode;
+    use ::cbor4ii::core::utils::{BufWriter, SliceReader};
+    use anyhow::{Context, Result};
+
+    use crate::arm::{Backend, BorrowedDecode, Codec, DataTree};
+    use crate::format::Registry;
+    use crate::payload::data::{DataPayload, Difference, Equivalence};
+    use crate::payload::{Borrowed, Model, Payload, Visit, VisitBorrowed};
+
+    pub const CBOR4II: Backend = Backend::new("cbor4ii");
+
+    /// cbor4ii carries every payload, the corpora and the borrowed twins too.
+    pub struct Cbor4iis<'a>(pub &'a mut Registry);
+
+    impl<P: Model> Visit<P> for Cbor4iis<'_> {
+        fn payload(&mut self, payload: &Payload<P>) {
+            self.0.codec(payload, CBOR4II, || Cbor4ii);
+        }
+    }
+
+    impl<B: Borrowed> VisitBorrowed<B> for Cbor4iis<'_>
+    where
+        for<'a> B::Ref<'a>: serde::Deserialize<'a>,
+    {
+        fn borrowed(&mut self, payload: &Payload<B>) {
+            self.0.borrowed(payload, CBOR4II, || Cbor4ii, || Cbor4ii);
+        }
+    }
+
+    pub struct Cbor4ii;
+
+    impl<P: Model> Codec<P> for Cbor4ii {
+        /// `to_vec` takes the buffer it appends to and gives it back: the harness's, reused.
+        fn encode<'a>(&'a mut self, value: &P, out: &'a mut Vec<u8>) -> Result<&'a [u8]> {
+            *out = ::cbor4ii::serde::to_vec(std::mem::take(out), value)?;
+            Ok(out)
+        }
+
+        fn decode(&mut self, bytes: &[u8]) -> Result<P> {
+            Ok(::cbor4ii::serde::from_slice(bytes)?)
+        }
+    }
+
+    impl<B: Borrowed> BorrowedDecode<B> for Cbor4ii
+    where
+        for<'a> B::Ref<'a>: serde::Deserialize<'a>,
+    {
+        fn decode_borrowed<'a>(&'a mut self, bytes: &'a [u8]) -> Result<B::Ref<'a>> {
+            Ok(::cbor4ii::serde::from_slice(bytes)?)
+        }
+    }
+
+    /// A data payload as one `cbor4ii::core::Value`: the document, or an array of the records.
+    pub struct ValueData;
+
+    impl Codec<Value> for ValueData {
+        fn encode<'a>(&'a mut self, tree: &Value, out: &'a mut Vec<u8>) -> Result<&'a [u8]> {
+            let mut writer = BufWriter::new(std::mem::take(out));
+            tree.encode(&mut writer)?;
+            *out = writer.into_inner();
+            Ok(out)
+        }
+
+        fn decode(&mut self, bytes: &[u8]) -> Result<Value> {
+            Ok(Value::decode(&mut SliceReader::new(bytes))?)
+        }
+    }
+
+    impl DataTree<DataPayload> for ValueData {
+        type Tree = Value;
+        type Codec = ValueData;
+
+        fn codec(&self) -> ValueData {
+            ValueData
+        }
+
+        fn tree(&self, data: &DataPayload) -> Result<Value> {
+            Ok(to_value(&data.as_value()))
+        }
+
+        fn holds(&self, tree: &Value, data: &DataPayload) -> Result<Option<Difference>> {
+            Ok(data.compare(&from_value(tree)?, Equivalence::Exact))
+        }
+    }
+
+    pub fn to_value(value: &serde_json::Value) -> Value {
+        match value {
+            serde_json::Value::Null => Value::Null,
+            serde_json::Value::Bool(flag) => Value::Bool(*flag),
+            serde_json::Value::Number(number) => match (number.as_i64(), number.as_u64()) {
+                (Some(integer), _) => Value::Integer(integer.into()),
+                (None, Some(integer)) => Value::Integer(integer.into()),
+                (None, None) => Value::Float(
+                    number
+                        .as_f64()
+                        .expect("a JSON number is an integer or a double here"),
+                ),
+            },
+            serde_json::Value::String(text) => Value::Text(text.clone()),
+            serde_json::Value::Array(items) => Value::Array(items.iter().map(to_value).collect()),
+            serde_json::Value::Object(object) => Value::Map(
+                object
+                    .iter()
+                    .map(|(key, value)| (Value::Text(key.clone()), to_value(value)))
+                    .collect(),
+            ),
+        }
+    }
+
+    /// The JSON a CBOR value stands for; what JSON cannot hold (bytes, tags, a key that is not
+    /// text, an integer past 64 bits, a non-finite float) is an error.
+    pub fn from_value(value: &Value) -> Result<serde_json::Value> {
+        Ok(match value {
+            Value::Null => serde_json::Value::Null,
+            Value::Bool(flag) => serde_json::Value::from(*flag),
+            Value::Integer(integer) => match (i64::try_from(*integer), u64::try_from(*integer)) {
+                (Ok(signed), _) => serde_json::Value::from(signed),
+                (Err(_), Ok(unsigned)) => serde_json::Value::from(unsigned),
+                _ => anyhow::bail!("the integer {integer} is out of range"),
+            },
+            Value::Float(float) => serde_json::Number::from_f64(*float)
+                .map(serde_json::Value::Number)
+                .with_context(|| format!("the double {float} is not a JSON number"))?,
+            Value::Text(text) => serde_json::Value::from(text.as_str()),
+            Value::Array(items) => {
+                serde_json::Value::Array(items.iter().map(from_value).collect::<Result<_>>()?)
+            }
+            Value::Map(entries) => serde_json::Value::Object(
+                entries
+                    .iter()
+                    .map(|(key, value)| match key {
+                        Value::Text(key) => Ok((key.clone(), from_value(value)?)),
+                        _ => anyhow::bail!("a map key that is not text"),
+                    })
+                    .collect::<Result<_>>()?,
+            ),
+            _ => anyhow::bail!("bytes or a tag is not JSON"),
+        })
     }
 }
 
@@ -342,6 +527,46 @@ mod tests {
         assert_eq!(ciborium_bytes(&true), minicbor_bytes(&true));
     }
 
+    /// cbor4ii writes ciborium's data model: its bytes, read as a `ciborium::Value` and written
+    /// by ciborium, are ciborium's bytes of every payload and corpus but twitter, whose
+    /// always-null fields are `()`: cbor4ii writes a unit as an empty array, ciborium as null.
+    /// The bytes themselves differ only there and in the floats (always 9 bytes, as minicbor's):
+    /// a value with neither is byte-identical.
+    #[cfg(feature = "cbor4ii")]
+    #[test]
+    fn cbor4ii_writes_ciboriums_data_model_with_every_double_in_nine_bytes() {
+        struct Same(Vec<&'static str>);
+        impl<P: Model> Visit<P> for Same {
+            fn payload(&mut self, payload: &Payload<P>) {
+                let value = (payload.value)();
+                let four = ::cbor4ii::serde::to_vec(Vec::new(), value).unwrap();
+                let tree: Value = ciborium::from_reader(four.as_slice()).unwrap();
+                let same = ciborium_bytes(&tree) == ciborium_bytes(value);
+                assert_eq!(same, payload.spec.name != "twitter", "{}", payload.spec.name);
+                self.0.push(payload.spec.name);
+            }
+        }
+        let mut same = Same(Vec::new());
+        visit_all(&mut same);
+        visit_corpora(&mut same);
+        assert_eq!(same.0.len(), crate::payload::specs().len());
+        assert_eq!(::cbor4ii::serde::to_vec(Vec::new(), &()).unwrap(), [0x80]);
+        assert_eq!(ciborium_bytes(&()), [0xF6]);
+        let shipment = crate::payload::Shipment {
+            shipment_id: "s-1".into(),
+            carrier: "Ünïcode carrier".into(),
+            tracking_number: "x".repeat(300),
+            estimated_delivery_ms: -1_700_000_000_000,
+            product_ids: vec!["p".into(); 30],
+        };
+        assert_eq!(
+            ::cbor4ii::serde::to_vec(Vec::new(), &shipment).unwrap(),
+            ciborium_bytes(&shipment)
+        );
+        let four = ::cbor4ii::serde::to_vec(Vec::new(), &0.5f64).unwrap();
+        assert_eq!((four[0], four.len()), (0xFB, 9));
+    }
+
     #[test]
     fn floats_are_shortest_in_ciborium_and_always_double_in_minicbor() {
         // (value, ciborium's encoded length): half (3), single (5) or double (9) precision,
@@ -473,9 +698,13 @@ mod tests {
     fn every_ciborium_data_arm_proves_on_tricky_records() {
         use crate::payload::data::{TRICKY, test_payload};
         let (proofs, reasons) = Registry::data_proofs(&FORMAT, test_payload("tricky", TRICKY));
-        assert_eq!(proofs.len(), 3);
+        let trees = if cfg!(feature = "cbor4ii") { 2 } else { 1 };
+        assert_eq!(proofs.len(), 3 * trees);
         for (arm, proof) in proofs {
-            assert!(arm.starts_with("cbor/ciborium"), "{arm}");
+            assert!(
+                arm.starts_with("cbor/ciborium") || arm.starts_with("cbor/cbor4ii"),
+                "{arm}"
+            );
             proof.unwrap_or_else(|error| panic!("{arm}: {error:#}"));
         }
         assert_eq!(reasons.len(), 1, "minicbor is listed unsupported: {reasons:?}");

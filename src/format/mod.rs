@@ -20,6 +20,8 @@ use crate::payload::{Borrowed, Model, Payload, PayloadSpec};
 
 #[cfg(feature = "avro")]
 pub mod avro;
+#[cfg(feature = "bilrost")]
+pub mod bilrost;
 #[cfg(feature = "bincode")]
 pub mod bincode;
 #[cfg(feature = "bitcode")]
@@ -38,18 +40,28 @@ pub mod csv;
 pub mod dbus;
 #[cfg(feature = "flatbuffers")]
 pub mod flatbuffers;
+#[cfg(feature = "flexbuffers")]
+pub mod flexbuffers;
 #[cfg(feature = "fory")]
 pub mod fory;
 #[cfg(feature = "json")]
 pub mod json;
 #[cfg(feature = "msgpack")]
 pub mod msgpack;
+#[cfg(feature = "nanoserde")]
+pub mod nanoserde;
 #[cfg(feature = "postcard")]
 pub mod postcard;
 #[cfg(feature = "protobuf")]
 pub mod protobuf;
 #[cfg(feature = "rkyv")]
 pub mod rkyv;
+#[cfg(feature = "ron")]
+pub mod ron;
+#[cfg(feature = "savefile")]
+pub mod savefile;
+#[cfg(feature = "wincode")]
+pub mod wincode;
 
 /// A format: its name (also its Cargo feature), what it is, how reports draw it, what each of
 /// its backends is, and its registration.
@@ -327,8 +339,18 @@ pub fn by_name(name: &str) -> Option<&'static Format> {
 }
 
 // `all()`: every enabled format in the order of Cargo.toml's `default` list, written by
-// build.rs from that list, so the list of formats exists once.
+// build.rs from that list, so the list of formats exists once; and `BACKEND_FEATURES`.
 include!(concat!(env!("OUT_DIR"), "/formats.rs"));
+
+/// The Cargo features a build of `format` enables: its own, and each of [`BACKEND_FEATURES`]
+/// that names a crate of one of its backends.
+pub fn features_of(format: &Format) -> Vec<&'static str> {
+    let backends = BACKEND_FEATURES
+        .iter()
+        .copied()
+        .filter(|feature| format.backends.iter().any(|doc| doc.crates.contains(feature)));
+    std::iter::once(format.name).chain(backends).collect()
+}
 
 /// Whether `format` carries `data` typed, or why not.
 pub fn plan(format: &Format, data: &DataPayload) -> Result<(), String> {

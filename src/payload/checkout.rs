@@ -132,14 +132,22 @@ owned_model! {
 #[cfg_attr(feature = "cbor", derive(minicbor::Encode, minicbor::Decode))]
 #[cfg_attr(feature = "cbor", cbor(index_only))]
 #[cfg_attr(feature = "borsh", derive(borsh::BorshSerialize, borsh::BorshDeserialize))]
+#[cfg_attr(feature = "wincode", derive(wincode::SchemaWrite, wincode::SchemaRead))]
+#[cfg_attr(feature = "nanoserde", derive(nanoserde::SerBin, nanoserde::DeBin))]
+#[cfg_attr(feature = "savefile", derive(savefile::prelude::Savefile))]
+#[cfg_attr(feature = "bilrost", derive(bilrost::Enumeration))]
 pub enum OrderStatus {
     #[cfg_attr(feature = "cbor", n(0))]
+    #[cfg_attr(feature = "bilrost", bilrost(0))]
     Pending,
     #[cfg_attr(feature = "cbor", n(1))]
+    #[cfg_attr(feature = "bilrost", bilrost(1))]
     Confirmed,
     #[cfg_attr(feature = "cbor", n(2))]
+    #[cfg_attr(feature = "bilrost", bilrost(2))]
     Shipped,
     #[cfg_attr(feature = "cbor", n(3))]
+    #[cfg_attr(feature = "bilrost", bilrost(3))]
     Cancelled,
 }
 

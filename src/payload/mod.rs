@@ -26,6 +26,10 @@ macro_rules! owned_model {
         #[cfg_attr(feature = "rkyv", derive(rkyv::Archive, rkyv::Serialize, rkyv::Deserialize))]
         #[cfg_attr(feature = "cbor", derive(minicbor::Encode, minicbor::Decode))]
         #[cfg_attr(feature = "borsh", derive(borsh::BorshSerialize, borsh::BorshDeserialize))]
+        #[cfg_attr(feature = "wincode", derive(wincode::SchemaWrite, wincode::SchemaRead))]
+        #[cfg_attr(feature = "nanoserde", derive(nanoserde::SerBin, nanoserde::DeBin))]
+        #[cfg_attr(feature = "savefile", derive(savefile::prelude::Savefile))]
+        #[cfg_attr(feature = "bilrost", derive(bilrost::Message))]
         $item
     };
 }
@@ -38,6 +42,9 @@ macro_rules! corpus_model {
         #[cfg_attr(feature = "bincode", derive(bincode::Encode, bincode::Decode))]
         #[cfg_attr(feature = "borsh", derive(borsh::BorshSerialize, borsh::BorshDeserialize))]
         #[cfg_attr(feature = "bitcode", derive(bitcode::Encode, bitcode::Decode))]
+        #[cfg_attr(feature = "wincode", derive(wincode::SchemaWrite, wincode::SchemaRead))]
+        #[cfg_attr(feature = "nanoserde", derive(nanoserde::SerBin, nanoserde::DeBin))]
+        #[cfg_attr(feature = "savefile", derive(savefile::prelude::Savefile))]
         $item
     };
 }
@@ -49,6 +56,8 @@ macro_rules! borrowed_model {
         #[cfg_attr(feature = "bincode", derive(bincode::BorrowDecode))]
         #[cfg_attr(feature = "bitcode", derive(bitcode::Decode))]
         #[cfg_attr(feature = "cbor", derive(minicbor::Decode))]
+        #[cfg_attr(feature = "wincode", derive(wincode::SchemaRead))]
+        #[cfg_attr(feature = "bilrost", derive(bilrost::Message))]
         $item
     };
 }

@@ -225,7 +225,11 @@ pub fn generate(payloads: &[&'static DataPayload], selected: &[String], source: 
     // The selected formats only (`--format`): the others are neither compiled nor linked; and
     // none of the built-in payloads (`data-only`): the binary holds the arms of this data alone.
     let features: Vec<String> = std::iter::once(DATA_ONLY)
-        .chain(formats.iter().map(|format| format.name))
+        .chain(
+            formats
+                .iter()
+                .flat_map(|format| crate::format::features_of(format)),
+        )
         .map(toml_str)
         .collect();
     let mut dependencies = String::new();

@@ -57,7 +57,11 @@ pub fn default_formats() -> Vec<String> {
         .map(|name| name.as_str().expect("feature names are strings").to_string())
         .collect();
     assert!(!features.is_empty(), "no formats in {path}");
+    // A backend's own feature (named like its crate) is in the list too, not a format.
     features
+        .into_iter()
+        .filter(|name| !serbench::format::BACKEND_FEATURES.contains(&name.as_str()))
+        .collect()
 }
 
 /// Stops a test that needs every format (a table of them all, a check of the whole registry)

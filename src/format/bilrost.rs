@@ -1,0 +1,142 @@
+//! Bilrost, a Protobuf-like encoding (tagged fields, varints, length-delimited messages; not
+//! Protobuf-compatible) through its own `Message` derive: fields tagged in declaration order from 1,
+//! each in its `general` encoding (signed integers zigzag varints, `f64` fixed 8 bytes, a `Vec` of
+//! messages repeated fields, a map alternating keys and values in one length-delimited value),
+//! `OrderStatus` an `Enumeration` of explicit numbers, a field equal to its empty value (0, "",
+//! false, an empty list) left out, as proto3 does.
+//!
+//! Borrowed mode: `BorrowedMessage::decode_borrowed` into the borrowed structs (the same derive),
+//! whose `&str` fields point into the input.
+//!
+//! Buffer policy: `Message::encode` appends to the harness's reused output buffer (`Vec<u8>` is a
+//! `BufMut`; bilrost measures the message, then writes it); `OwnedMessage::decode` reads the
+//! borrowed bytes (a `Buf`) and refuses anything after the message.
+
+use std::hint::black_box;
+
+use anyhow::Result;
+use bilrost::{BorrowedMessage, Message, OwnedMessage};
+
+use super::{BackendDoc, DataSupport, Fidelity, Format, NEEDS_RUST_TYPES, Registry, TypedSupport};
+use crate::arm::{Backend, BorrowedDecode, Codec, Operation};
+use crate::payload::{Borrowed, Model, Order, Payload, Visit, VisitBorrowed, visit_all, visit_borrowed};
+
+pub static FORMAT: Format = Format {
+    name: "bilrost",
+    about: "Bilrost: Protobuf-like tagged fields, own derive, borrowed decode",
+    colour: [0xEE, 0x00, 0x44],
+    capabilities: super::Capabilities {
+        self_describing: false,
+        evolution: "field tags, as Protobuf: add fields with new tags, skip removed ones, renames are free (names are not on the wire)",
+        languages: &["Rust"],
+        languages_source: "https://github.com/mumbleskates/bilrost (its encoding specification; one implementation, Rust)",
+    },
+    backends: &[BackendDoc {
+        backend: "bilrost",
+        variant: "",
+        crates: &["bilrost"],
+        crate_note: "default features (`derive`, `auto-optimize`, `std`)",
+        schema: "-",
+        buffer_policy: "own `Message` derive; `encode` into a reused `Vec`; `decode` (owned) and `decode_borrowed` from the borrowed bytes",
+    }],
+    fidelity: &[Fidelity {
+        backend: "bilrost",
+        variant: "",
+        payload: "order",
+        operation: Operation::Decode,
+        case: bilrost_order_decode,
+    }],
+    register: |registry| {
+        visit_all(&mut Bilrost(registry));
+        visit_borrowed(&mut Bilrost(registry));
+        registry.unsupported_corpora(
+            "no bilrost derive written for the corpus types (their nested lists need per-field encodings)",
+        );
+    },
+    typed: TypedSupport::Unsupported(
+        "not yet: the generated types need bilrost's per-field encodings for lists of lists and its `Enumeration` numbers",
+    ),
+    data: DataSupport::Unsupported(NEEDS_RUST_TYPES),
+    evolution: super::EvolutionSupport::Unmeasured(
+        "bilrost reads only types its derive compiled (no reflection to build another version's message at run time); its rules are Protobuf's, by tag",
+    ),
+};
+
+const BILROST: Backend = Backend::new("bilrost");
+
+/// What bilrost's derive gives a model type.
+pub trait Native: OwnedMessage {}
+impl<T: OwnedMessage> Native for T {}
+
+struct Bilrost<'a>(&'a mut Registry);
+
+impl<P: Model + Native> Visit<P> for Bilrost<'_> {
+    fn payload(&mut self, payload: &Payload<P>) {
+        self.0.codec(payload, BILROST, || BilrostCodec);
+    }
+}
+
+impl<B: Borrowed + Native> VisitBorrowed<B> for Bilrost<'_>
+where
+    for<'a> B::Ref<'a>: BorrowedMessage<'a>,
+{
+    fn borrowed(&mut self, payload: &Payload<B>) {
+        self.0
+            .borrowed(payload, BILROST, || BilrostCodec, || BilrostCodec);
+    }
+}
+
+pub struct BilrostCodec;
+
+impl<P: Model + Native> Codec<P> for BilrostCodec {
+    fn encode<'a>(&'a mut self, value: &P, out: &'a mut Vec<u8>) -> Result<&'a [u8]> {
+        value.encode(out)?;
+        Ok(out)
+    }
+
+    fn decode(&mut self, bytes: &[u8]) -> Result<P> {
+        Ok(P::decode(bytes)?)
+    }
+}
+
+impl<B: Borrowed> BorrowedDecode<B> for BilrostCodec
+where
+    for<'a> B::Ref<'a>: BorrowedMessage<'a>,
+{
+    fn decode_borrowed<'a>(&'a mut self, bytes: &'a [u8]) -> Result<B::Ref<'a>> {
+        Ok(B::Ref::decode_borrowed(bytes)?)
+    }
+}
+
+/// Fidelity: `OwnedMessage::decode` of `order`.
+fn bilrost_order_decode() -> Box<dyn FnMut()> {
+    let order: &Order = crate::payload::value_of("order").expect("order is an Order");
+    let bytes = order.encode_to_vec();
+    Box::new(move || {
+        black_box(Order::decode(black_box(bytes.as_slice())).expect("it decodes"));
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Fields are tagged from 1 in declaration order: `order_id` is the first key, tag 1 and
+    /// wire type varint; a false bool is left out.
+    #[test]
+    fn fields_are_tagged_in_order_and_empty_values_left_out() {
+        let order: &Order = crate::payload::value_of("order").unwrap();
+        let mut out = Vec::new();
+        let bytes = BilrostCodec.encode(order, &mut out).unwrap().to_vec();
+        assert_eq!(&Codec::<Order>::decode(&mut BilrostCodec, &bytes).unwrap(), order);
+        let mut plain = order.clone();
+        plain.is_gift = false;
+        plain.is_priority = false;
+        let mut gift = plain.clone();
+        gift.is_gift = true;
+        assert_eq!(gift.encode_to_vec().len(), plain.encode_to_vec().len() + 2);
+        let mut trailing = bytes.clone();
+        trailing.push(0xFF);
+        assert!(Codec::<Order>::decode(&mut BilrostCodec, &trailing).is_err());
+    }
+}
