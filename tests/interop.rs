@@ -1,6 +1,7 @@
 //! `serbench check` on bytes written by another language's libraries: Python's `json`, Google's
 //! `protobuf` (on the `.proto` `serbench schema` infers, compiled by `grpcio-tools`' protoc),
-//! `fastavro` (on the inferred `.avsc`) and the `flatbuffers` package's `flexbuffers` module. Without those Python packages the test says so and
+//! `fastavro` (on the inferred `.avsc`), the `flatbuffers` package's `flexbuffers` module, `cbor2`
+//! and `msgpack`. Without those Python packages the test says so and
 //! passes, unless `SERBENCH_REQUIRE_PYTHON_INTEROP` is set (as `.ci/run` does, after installing
 //! them pinned), so CI cannot skip it quietly.
 
@@ -22,6 +23,7 @@ const ORDERS: &str = include_str!("fixtures/orders.ndjson");
 /// (`orders.avsc`, `orders_pb2.py`) and `canada.json`.
 const PRODUCER: &str = r#"
 import json, sys
+import cbor2
 import fastavro
 from flatbuffers import flexbuffers
 from google.protobuf import json_format
@@ -53,6 +55,9 @@ with open(f"{folder}/py.avro", "wb") as out:
 with open(f"{folder}/py.flexbuf", "wb") as out:
     out.write(flexbuffers.Dumps(records))
 
+with open(f"{folder}/py.cbor", "wb") as out:
+    out.write(cbor2.dumps(records))
+
 with open(f"{folder}/canada.json", encoding="utf-8") as canada:
     document = json.load(canada)
 with open(f"{folder}/py.canada.json", "w", encoding="utf-8") as out:
@@ -64,7 +69,7 @@ fn python_ready() -> Result<(), String> {
     let probe = Command::new("python3")
         .args([
             "-c",
-            "import google.protobuf, grpc_tools, fastavro, flatbuffers.flexbuffers",
+            "import google.protobuf, grpc_tools, fastavro, flatbuffers.flexbuffers, cbor2, msgpack",
         ])
         .output()
         .map_err(|error| format!("no python3: {error}"))?;
@@ -77,6 +82,25 @@ fn python_ready() -> Result<(), String> {
             .unwrap_or("")
             .to_string()),
     }
+}
+
+/// The Python packages, pinned as `.ci/run` installs them.
+const PIP: &str = "protobuf==7.36.2 grpcio-tools==1.85.1 fastavro==1.13.1 flatbuffers==25.12.19 cbor2==6.3.0 msgpack==1.2.4";
+
+/// Whether the Python side can run; if not, says so and returns false, unless
+/// `SERBENCH_REQUIRE_PYTHON_INTEROP` is set, which fails instead.
+fn python_ready_or_skip() -> bool {
+    let Err(reason) = python_ready() else {
+        return true;
+    };
+    assert!(
+        std::env::var_os("SERBENCH_REQUIRE_PYTHON_INTEROP").is_none(),
+        "SERBENCH_REQUIRE_PYTHON_INTEROP is set and Python cannot run the producer: {reason}"
+    );
+    eprintln!(
+        "skipped: python3 lacks protobuf, grpcio-tools, fastavro, flatbuffers, cbor2 or msgpack ({reason}); `pip install {PIP}` runs it"
+    );
+    false
 }
 
 fn run(command: &mut Command) {
@@ -98,16 +122,8 @@ fn check(dir: &Path, data: &str, args: &[&str], file: &str) -> Output {
 }
 
 #[test]
-fn check_accepts_json_protobuf_avro_and_flexbuffers_written_by_python() {
-    if let Err(reason) = python_ready() {
-        assert!(
-            std::env::var_os("SERBENCH_REQUIRE_PYTHON_INTEROP").is_none(),
-            "SERBENCH_REQUIRE_PYTHON_INTEROP is set and Python cannot run the producer: {reason}"
-        );
-        eprintln!(
-            "skipped: python3 lacks protobuf, grpcio-tools, fastavro or flatbuffers ({reason}); \
-             `pip install protobuf==7.36.2 grpcio-tools==1.85.1 fastavro==1.13.1 flatbuffers==25.12.19` runs it"
-        );
+fn check_accepts_json_protobuf_avro_flexbuffers_and_cbor_written_by_python() {
+    if !python_ready_or_skip() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -153,6 +169,8 @@ fn check_accepts_json_protobuf_avro_and_flexbuffers_written_by_python() {
         ),
         (&["--format", "avro", "--backend", "apache-avro"][..], "py.avro"),
         (&["--format", "flexbuffers"][..], "py.flexbuf"),
+        (&["--format", "cbor", "--backend", "ciborium"][..], "py.cbor"),
+        (&["--format", "cbor", "--backend", "cbor4ii"][..], "py.cbor"),
     ] {
         let output = check(dir, "orders.ndjson", args, file);
         assert!(
@@ -187,4 +205,65 @@ fn check_accepts_json_protobuf_avro_and_flexbuffers_written_by_python() {
             text(&output.stdout)
         );
     }
+}
+
+/// Python's `msgpack` reads msgpacker's `order` as the logical order: its fields one value after
+/// another with no array header (msgpacker's layout), the status by its name. The other way
+/// differs, and the test pins it: Python writes a non-negative integer in MessagePack's unsigned
+/// forms, which msgpacker's `i64` refuses (it reads only the signed forms it writes).
+#[test]
+fn python_msgpack_reads_msgpackers_field_stream_and_its_unsigned_ints_are_refused() {
+    if !python_ready_or_skip() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let logical = serbench(&["dump", "--payload", "order", "--logical"]);
+    assert!(logical.status.success(), "{}", text(&logical.stderr));
+    std::fs::write(dir.join("order.json"), &logical.stdout).unwrap();
+    let dump = serbench(&[
+        "dump",
+        "--payload",
+        "order",
+        "--format",
+        "msgpack",
+        "--backend",
+        "msgpacker",
+    ]);
+    assert!(dump.status.success(), "{}", text(&dump.stderr));
+    std::fs::write(dir.join("rust.msgpacker"), &dump.stdout).unwrap();
+    let consumer = r#"
+import json, sys, msgpack
+folder = sys.argv[1]
+with open(f"{folder}/order.json", encoding="utf-8") as file:
+    order = json.load(file)
+with open(f"{folder}/rust.msgpacker", "rb") as file:
+    values = list(msgpack.Unpacker(file, raw=False, strict_map_key=True))
+assert values == list(order.values()), (values, list(order.values()))
+with open(f"{folder}/py.msgpacker", "wb") as out:
+    for value in order.values():
+        out.write(msgpack.packb(value, use_bin_type=True))
+"#;
+    std::fs::write(dir.join("consumer.py"), consumer).unwrap();
+    run(Command::new("python3").arg(dir.join("consumer.py")).arg(dir));
+    let bytes = dir.join("py.msgpacker");
+    let output = serbench(&[
+        "check",
+        "--payload",
+        "order",
+        "--format",
+        "msgpack",
+        "--backend",
+        "msgpacker",
+        bytes.to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output.stderr));
+    assert!(
+        text(&output.stderr).contains("UnexpectedFormatTag"),
+        "{}",
+        text(&output.stderr)
+    );
+    // The first value is the order id, a positive i64: Python wrote uint64 (0xcf), msgpacker int64 (0xd3).
+    assert_eq!(std::fs::read(&bytes).unwrap()[0], 0xcf);
+    assert_eq!(dump.stdout[0], 0xd3);
 }

@@ -16,13 +16,21 @@
 //! Data payloads (`--data`): the `rmpv::Value` tree of the document, or an array of the records,
 //! written by `rmpv::encode::write_value` into the reused output buffer and read back by
 //! `read_value`; integers are written in their smallest MessagePack form.
+//!
+//! msgpacker (feature `msgpacker`, [`packer`]): its own `MsgPacker` derive, which writes a
+//! struct's fields one after another with no array or map header (a stream of values, not one
+//! value), and a unit enum as its variant index.
 
 use std::hint::black_box;
 
 use anyhow::{Context, Result};
 
 use super::{BackendDoc, DataSupport, Fidelity, Format, Registry, TypedDerive, TypedSupport};
+#[cfg(feature = "msgpacker")]
+use crate::arm::Mode;
 use crate::arm::{Backend, BorrowedDecode, Codec, DataTree, Dynamic, Operation};
+#[cfg(feature = "msgpacker")]
+use crate::payload::corpus_specs;
 use crate::payload::data::{DataPayload, Difference, Equivalence};
 use crate::payload::{
     Borrowed, Model, Order, Payload, Visit, VisitBorrowed, visit_all, visit_borrowed, visit_corpora,
@@ -67,6 +75,15 @@ pub static FORMAT: Format = Format {
             schema: "-",
             buffer_policy: "`encode::write_named` (structs as maps keyed by field name) into a reused `Vec`; decode from the borrowed bytes",
         },
+        #[cfg(feature = "msgpacker")]
+        BackendDoc {
+            backend: "msgpacker",
+            variant: "",
+            crates: &["msgpacker"],
+            crate_note: "`derive` feature; a struct is its fields' values in a row, with no array or map header; its `i64` refuses the unsigned forms other writers use for non-negative values",
+            schema: "-",
+            buffer_policy: "native `MsgPacker` derive; `pack` into the reused `Vec` (`BufMut`); `unpack` from the borrowed bytes",
+        },
     ],
     fidelity: &[Fidelity {
         backend: "rmp-serde",
@@ -79,8 +96,24 @@ pub static FORMAT: Format = Format {
         visit_all(&mut Msgpack(registry));
         visit_borrowed(&mut Msgpack(registry));
         visit_corpora(&mut Msgpack(registry));
+        #[cfg(feature = "msgpacker")]
+        {
+            visit_all(&mut packer::Packers(registry));
+            for spec in corpus_specs() {
+                registry.unsupported(spec, "msgpacker", packer::NO_GENERIC_BOUNDS);
+            }
+            for spec in crate::payload::borrowed_specs() {
+                registry.unsupported_mode(spec, "msgpacker", Mode::Borrowed, packer::NO_BORROWED_MAP);
+            }
+        }
     },
-    typed: TypedSupport::Derive(&TypedDerive::SERDE),
+    typed: TypedSupport::Derive(&TypedDerive {
+        #[cfg(feature = "msgpacker")]
+        derives: &["msgpacker::MsgPacker"],
+        #[cfg(feature = "msgpacker")]
+        crates: &["msgpacker"],
+        ..TypedDerive::SERDE
+    }),
     data: DataSupport::Arms(|registry, payload| {
         // The value tree writes objects as maps keyed by name: the `named` variant's shape, so its
         // arms are that variant's and pair with the named typed arms (`--typed`).
@@ -114,8 +147,10 @@ pub static FORMAT: Format = Format {
 };
 
 /// The typed arms of a generated payload type (`--typed`, [`super::typed`]).
-pub fn register_typed<P: Model>(registry: &mut Registry, payload: &Payload<P>) {
+pub fn register_typed<P: Model + Native>(registry: &mut Registry, payload: &Payload<P>) {
     Msgpack(registry).payload(payload);
+    #[cfg(feature = "msgpacker")]
+    packer::Packers(registry).payload(payload);
 }
 
 /// The borrowed decode of a generated payload's twin type (`--typed`).
@@ -124,7 +159,18 @@ where
     for<'a> B::Ref<'a>: serde::Deserialize<'a>,
 {
     Msgpack(registry).borrowed(payload);
+    #[cfg(feature = "msgpacker")]
+    registry.unsupported_mode(payload.spec, "msgpacker", Mode::Borrowed, packer::NO_BORROWED_MAP);
 }
+
+/// What a model type needs beyond serde: msgpacker's derive, with its feature.
+#[cfg(feature = "msgpacker")]
+pub use packer::Native;
+/// What a model type needs beyond serde: nothing, without msgpacker.
+#[cfg(not(feature = "msgpacker"))]
+pub trait Native {}
+#[cfg(not(feature = "msgpacker"))]
+impl<T> Native for T {}
 
 const RMP_SERDE: Backend = Backend::new("rmp-serde");
 const NAMED: Backend = RMP_SERDE.variant("named");
@@ -150,6 +196,55 @@ where
             .borrowed(payload, RMP_SERDE, || RmpSerde::<false>, || RmpSerde::<false>);
         self.0
             .borrowed(payload, NAMED, || RmpSerde::<true>, || RmpSerde::<true>);
+    }
+}
+
+/// msgpacker through its own derive: it carries every built-in payload; not the corpora (a
+/// generic type) nor the borrowed twins (no borrowed map).
+#[cfg(feature = "msgpacker")]
+mod packer {
+    use anyhow::Result;
+    use msgpacker::{Packable, Unpackable};
+
+    use crate::arm::{Backend, Codec};
+    use crate::format::Registry;
+    use crate::payload::{Model, Payload, Visit};
+
+    pub const MSGPACKER: Backend = Backend::new("msgpacker");
+    /// Why msgpacker carries no corpus.
+    pub const NO_GENERIC_BOUNDS: &str = "msgpacker's derive bounds no type parameter, so twitter's generic `Status<Retweet>` cannot derive it (the corpora share one list of derives)";
+    /// Why msgpacker has no borrowed decode here.
+    pub const NO_BORROWED_MAP: &str = "msgpacker's `UnpackableBorrowed` has no map type: the borrowed twins' `BTreeMap<&str, &str>` (telemetry, checkout) cannot derive it";
+
+    /// What msgpacker's derive gives a model type.
+    pub trait Native: Packable + Unpackable {}
+    impl<T: Packable + Unpackable> Native for T {}
+
+    pub struct Packers<'a>(pub &'a mut Registry);
+
+    impl<P: Model + Native> Visit<P> for Packers<'_> {
+        fn payload(&mut self, payload: &Payload<P>) {
+            self.0.codec(payload, MSGPACKER, || MsgPacker);
+        }
+    }
+
+    pub struct MsgPacker;
+
+    impl<P: Model + Native> Codec<P> for MsgPacker {
+        fn encode<'a>(&'a mut self, value: &P, out: &'a mut Vec<u8>) -> Result<&'a [u8]> {
+            value.pack(out);
+            Ok(out)
+        }
+
+        fn decode(&mut self, bytes: &[u8]) -> Result<P> {
+            let (read, value) = P::unpack_with_ofs(bytes).map_err(|error| anyhow::anyhow!("{error}"))?;
+            anyhow::ensure!(
+                read == bytes.len(),
+                "{} bytes after the value",
+                bytes.len() - read
+            );
+            Ok(value)
+        }
     }
 }
 
@@ -336,6 +431,35 @@ mod tests {
             let tree = Dynamic::<Order>::decode_tree(&mut ValueTree, bytes).unwrap();
             assert_eq!(&Dynamic::<Order>::to_model(&mut ValueTree, tree).unwrap(), order);
         }
+    }
+
+    /// msgpacker writes the fields of a struct as rmp-serde's compact variant does, without the
+    /// array header: rmp-serde's `order` is one array of 15 values, msgpacker's the same 15 values
+    /// in a row, each the same bytes (the status enum by index in both).
+    #[cfg(feature = "msgpacker")]
+    #[test]
+    fn msgpacker_writes_rmp_serdes_fields_without_the_struct_header() {
+        let order: &Order = crate::payload::value_of("order").unwrap();
+        let compact = encode::<false>(order);
+        let mut packed = Vec::new();
+        let packed = packer::MsgPacker.encode(order, &mut packed).unwrap().to_vec();
+        let array = rmpv::decode::read_value(&mut compact.as_slice()).unwrap();
+        let fields = array.as_array().unwrap();
+        let mut rest = packed.as_slice();
+        let mut stream = Vec::new();
+        while !rest.is_empty() {
+            stream.push(rmpv::decode::read_value(&mut rest).unwrap());
+        }
+        assert_eq!(&stream, fields);
+        assert_eq!(compact.len() - packed.len(), 1, "one fixarray header");
+        assert_eq!(
+            &Codec::<Order>::decode(&mut packer::MsgPacker, &packed).unwrap(),
+            order
+        );
+        // Bytes left over are an error, not ignored.
+        let mut longer = packed.clone();
+        longer.push(0xc0);
+        assert!(Codec::<Order>::decode(&mut packer::MsgPacker, &longer).is_err());
     }
 
     #[test]

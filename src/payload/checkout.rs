@@ -136,6 +136,7 @@ owned_model! {
 #[cfg_attr(feature = "nanoserde", derive(nanoserde::SerBin, nanoserde::DeBin))]
 #[cfg_attr(feature = "savefile", derive(savefile::prelude::Savefile))]
 #[cfg_attr(feature = "bilrost", derive(bilrost::Enumeration))]
+#[cfg_attr(feature = "msgpacker", derive(msgpacker::MsgPacker))]
 pub enum OrderStatus {
     #[cfg_attr(feature = "cbor", n(0))]
     #[cfg_attr(feature = "bilrost", bilrost(0))]

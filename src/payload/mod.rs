@@ -30,6 +30,7 @@ macro_rules! owned_model {
         #[cfg_attr(feature = "nanoserde", derive(nanoserde::SerBin, nanoserde::DeBin))]
         #[cfg_attr(feature = "savefile", derive(savefile::prelude::Savefile))]
         #[cfg_attr(feature = "bilrost", derive(bilrost::Message))]
+        #[cfg_attr(feature = "msgpacker", derive(msgpacker::MsgPacker))]
         $item
     };
 }
