@@ -113,6 +113,15 @@ pub static FORMAT: Format = Format {
             schema: "-",
             buffer_policy: "`to_writer` into a reused `Vec`; `from_slice` (UTF-8 validated) from the borrowed bytes; access through `get_many` (partial) and its lazy object iterator (all), no tree",
         },
+        #[cfg(feature = "nanoserde")]
+        BackendDoc {
+            backend: "nanoserde",
+            variant: "",
+            crates: &["nanoserde"],
+            crate_note: "its JSON mode (`json` feature; the binary mode is the nanoserde format), no serde; document framing, built-in payloads only; it leaves `None` fields out where serde_json writes null",
+            schema: "-",
+            buffer_policy: "native `SerJson`/`DeJson` derive; `ser_json` into a `String` made from the reused `Vec`; decode from the UTF-8-checked borrowed bytes",
+        },
     ],
     fidelity: &[
         Fidelity {
@@ -150,6 +159,8 @@ pub static FORMAT: Format = Format {
         visit_all(&mut SonicLazy(registry));
         visit_borrowed(&mut Json(registry));
         visit_corpora(&mut Json(registry));
+        #[cfg(feature = "nanoserde")]
+        nano::register(registry);
         for spec in crate::payload::corpus_specs() {
             for operation in [Operation::AccessAll, Operation::AccessPartial] {
                 registry.unsupported_operation(spec, SONIC_RS.name, operation, NO_CORPUS_LAZY);
@@ -201,6 +212,8 @@ pub static FORMAT: Format = Format {
 /// also framed as a top-level array and as NDJSON, as the data's own file is.
 pub fn register_typed<P: Batch>(registry: &mut Registry, payload: &Payload<P>) {
     Json(registry).payload(payload);
+    #[cfg(feature = "nanoserde")]
+    registry.unsupported(payload.spec, nano::NANOSERDE.name, nano::NOT_TYPED);
     if matches!(payload.spec.shape, crate::payload::Shape::Batch { .. }) {
         Json(registry).batch(payload);
     }
@@ -232,6 +245,75 @@ where
 
 /// Why serde_json and sonic-rs have no borrowed decode of data with an escaped string.
 const ESCAPED: &str = "a string of the data is written with an escape (a quote, a backslash or a control character), which this library unescapes into a copy: a `&str` cannot borrow it";
+
+/// nanoserde's JSON mode through its own derive, document framing: every built-in payload, in
+/// serde_json's bytes (tested); not the corpora (serde renames), no borrowed decode (its `&str`
+/// reads copy) and no `--data` (no value tree).
+#[cfg(feature = "nanoserde")]
+mod nano {
+    use anyhow::{Context, Result};
+    use nanoserde::{DeJson, SerJson, SerJsonState};
+
+    use crate::arm::{Backend, Codec};
+    use crate::format::Registry;
+    use crate::payload::{Model, Payload, Visit, borrowed_specs, corpus_specs, visit_all};
+
+    pub const NANOSERDE: Backend = Backend::new("nanoserde");
+    /// Why nanoserde's JSON mode has no `--typed` arms.
+    pub const NOT_TYPED: &str = "the generated types name their JSON keys in serde attributes, which nanoserde's derive does not read";
+    const NOT_BORROWED: &str = "nanoserde's `DeJson` has no borrowed string: every `&str` field is refused";
+    const NO_TREE: &str = "nanoserde has no JSON value tree to hold data without Rust types";
+
+    /// Why the corpora are not carried.
+    const NO_RENAME: &str = "nanoserde's derive does not read serde's renames (citm_catalog's camelCase keys, twitter's `type`): it would write other keys";
+
+    pub fn register(registry: &mut Registry) {
+        visit_all(&mut Nanos(registry));
+        for spec in corpus_specs() {
+            registry.unsupported(spec, NANOSERDE.name, NO_RENAME);
+        }
+        for spec in borrowed_specs() {
+            registry.unsupported_mode(spec, NANOSERDE.name, crate::arm::Mode::Borrowed, NOT_BORROWED);
+        }
+    }
+
+    /// The reason `--data` payloads give for this backend.
+    pub fn register_data(registry: &mut Registry, payload: &crate::payload::data::DataPayload) {
+        registry.unsupported(payload.spec, NANOSERDE.name, NO_TREE);
+    }
+
+    /// What nanoserde's JSON derive gives a model type.
+    pub trait Native: SerJson + DeJson {}
+    impl<T: SerJson + DeJson> Native for T {}
+
+    struct Nanos<'a>(&'a mut Registry);
+
+    impl<P: Model + Native> Visit<P> for Nanos<'_> {
+        fn payload(&mut self, payload: &Payload<P>) {
+            self.0.codec(payload, NANOSERDE, || NanoJson);
+        }
+    }
+
+    pub struct NanoJson;
+
+    impl<P: Model + Native> Codec<P> for NanoJson {
+        /// The reused buffer becomes the `String` nanoserde writes to (it is empty: nothing to
+        /// check), and its bytes come back with their capacity.
+        fn encode<'a>(&'a mut self, value: &P, out: &'a mut Vec<u8>) -> Result<&'a [u8]> {
+            out.clear();
+            let text = String::from_utf8(std::mem::take(out)).expect("an empty buffer is UTF-8");
+            let mut state = SerJsonState::new(text);
+            value.ser_json(0, &mut state);
+            *out = state.out.into_bytes();
+            Ok(out)
+        }
+
+        fn decode(&mut self, bytes: &[u8]) -> Result<P> {
+            let text = std::str::from_utf8(bytes).context("JSON that is not UTF-8")?;
+            P::deserialize_json(text).map_err(|error| anyhow::anyhow!("{error}"))
+        }
+    }
+}
 
 const SERDE_JSON: Backend = Backend::new("serde_json");
 const SIMD_JSON: Backend = Backend::new("simd-json");
@@ -573,6 +655,8 @@ fn register_data(registry: &mut Registry, payload: &'static DataPayload) {
     register_trees::<SerdeJson>(registry, payload, SERDE_JSON);
     register_trees::<SimdJson>(registry, payload, SIMD_JSON);
     register_trees::<SonicRs>(registry, payload, SONIC_RS);
+    #[cfg(feature = "nanoserde")]
+    nano::register_data(registry, payload);
 }
 
 fn register_trees<L: TreeLibrary>(registry: &mut Registry, payload: &'static DataPayload, backend: Backend) {
@@ -1356,7 +1440,8 @@ mod data_tests {
         for (arm, proof) in proofs {
             proof.unwrap_or_else(|error| panic!("{arm}: {error:#}"));
         }
-        assert!(reasons.is_empty());
+        let expected = if cfg!(feature = "nanoserde") { 1 } else { 0 };
+        assert_eq!(reasons.len(), expected, "{reasons:?}");
     }
 
     #[test]
@@ -1375,6 +1460,7 @@ mod data_tests {
 #[cfg(test)]
 mod tests {
     use super::*;
+
     use crate::payload::{Item, Items, ItemsRef, Reading, Readings};
 
     #[test]
@@ -1520,11 +1606,15 @@ mod tests {
         assert_eq!(codecs.len(), 9 + 2 + 3 * 2);
         for ((payload, framing), by_backend) in &codecs {
             let backends: Vec<&str> = by_backend.keys().copied().collect();
-            assert_eq!(
-                backends,
-                ["serde_json", "simd-json", "sonic-rs"],
-                "{payload} {framing:?}"
-            );
+            let mut expected = vec!["serde_json", "simd-json", "sonic-rs"];
+            // nanoserde's JSON mode: document framing, the built-in payloads.
+            let corpus = crate::payload::corpus_specs()
+                .iter()
+                .any(|spec| spec.name == *payload);
+            if cfg!(feature = "nanoserde") && *framing == Framing::Document && !corpus {
+                expected.insert(0, "nanoserde");
+            }
+            assert_eq!(backends, expected, "{payload} {framing:?}");
             let reference = &by_backend["serde_json"];
             for (backend, bytes) in by_backend {
                 assert!(

@@ -342,14 +342,17 @@ pub fn by_name(name: &str) -> Option<&'static Format> {
 // build.rs from that list, so the list of formats exists once; and `BACKEND_FEATURES`.
 include!(concat!(env!("OUT_DIR"), "/formats.rs"));
 
-/// The Cargo features a build of `format` enables: its own, and each of [`BACKEND_FEATURES`]
-/// that names a crate of one of its backends.
+/// The Cargo features a build of `format` enables: its own, and each other feature of the
+/// `default` list (a backend's, [`BACKEND_FEATURES`], or another format's, as nanoserde's crate
+/// is both a format and json's backend) that names a crate of one of its backends.
 pub fn features_of(format: &Format) -> Vec<&'static str> {
-    let backends = BACKEND_FEATURES
-        .iter()
-        .copied()
+    let others = all()
+        .into_iter()
+        .map(|other| other.name)
+        .chain(BACKEND_FEATURES.iter().copied())
+        .filter(|feature| *feature != format.name)
         .filter(|feature| format.backends.iter().any(|doc| doc.crates.contains(feature)));
-    std::iter::once(format.name).chain(backends).collect()
+    std::iter::once(format.name).chain(others).collect()
 }
 
 /// Whether `format` carries `data` typed, or why not.

@@ -118,6 +118,8 @@ pub static FORMAT: Format = Format {
         // The value tree writes objects as maps keyed by name: the `named` variant's shape, so its
         // arms are that variant's and pair with the named typed arms (`--typed`).
         registry.data_tree(payload, NAMED, ValueData, &Operation::CODEC);
+        #[cfg(feature = "msgpacker")]
+        registry.unsupported(payload.spec, "msgpacker", super::NEEDS_RUST_TYPES);
     }),
     evolution: super::EvolutionSupport::Measured {
         serde: &[

@@ -133,7 +133,10 @@ owned_model! {
 #[cfg_attr(feature = "cbor", cbor(index_only))]
 #[cfg_attr(feature = "borsh", derive(borsh::BorshSerialize, borsh::BorshDeserialize))]
 #[cfg_attr(feature = "wincode", derive(wincode::SchemaWrite, wincode::SchemaRead))]
-#[cfg_attr(feature = "nanoserde", derive(nanoserde::SerBin, nanoserde::DeBin))]
+#[cfg_attr(
+    feature = "nanoserde",
+    derive(nanoserde::SerBin, nanoserde::DeBin, nanoserde::SerJson, nanoserde::DeJson)
+)]
 #[cfg_attr(feature = "savefile", derive(savefile::prelude::Savefile))]
 #[cfg_attr(feature = "bilrost", derive(bilrost::Enumeration))]
 #[cfg_attr(feature = "msgpacker", derive(msgpacker::MsgPacker))]
