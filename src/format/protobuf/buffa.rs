@@ -26,6 +26,10 @@
 //! `decode_from_slice` into a fresh owned message; the access arms decode a view over the
 //! borrowed bytes. Unknown fields are preserved (buffa's default); none occur here.
 //!
+//! Bytes: prost's for every payload (tested). They would differ on a `-0.0` double (buffa writes
+//! it, prost leaves it out) and on a map entry with a default key or value (buffa writes it,
+//! prost leaves it out of the entry); no payload has either.
+//!
 //! Not covered: `--data` and `--typed` (prost's, per format), the dynamic decode (prost-reflect),
 //! the borrowed twins and the corpora.
 
@@ -334,15 +338,18 @@ buffa_payload!(Keyed, Keyed, KeyedView, |view, digest| {
 
 #[cfg(test)]
 mod tests {
+    use prost::Message as _;
+
     use super::*;
+    use crate::format::protobuf::proto;
     use crate::payload::visit_all;
 
     /// buffa's bytes of every payload are prost's, byte for byte: both write proto3's canonical
     /// encoding (fields in number order, scalars equal to their default omitted, packed repeated
     /// scalars) and both keep maps in a `BTreeMap`, so map entries come in the same (sorted key)
-    /// order. No difference is expected: none is allowed here. (A map whose entries hold a
-    /// default key or value would be one: prost omits it inside the entry; no payload has one.)
-    /// Also: the buffa message decodes back to the model, and its view reads every field.
+    /// order. No difference is allowed here: the two known ones (a `-0.0` double, a map entry
+    /// with a default key or value; see the next test) occur in no payload. Also: the buffa
+    /// message decodes back to the model, and its view reads every field and the routing ones.
     #[test]
     fn buffa_writes_prost_bytes_for_every_payload() {
         struct Check(Vec<String>);
@@ -378,6 +385,49 @@ mod tests {
         let mut check = Check(Vec::new());
         visit_all(&mut check);
         assert_eq!(check.0.len(), 9, "{:?}", check.0);
+    }
+
+    /// The two places where the backends' bytes differ, neither in any payload (the test above
+    /// would fail if one were): a `-0.0` double, which buffa writes (its bits are not zero:
+    /// 9 bytes, the sign kept) and prost leaves out (`-0.0 == 0.0`); and a map entry whose key
+    /// or value is its default (`""` here), which prost leaves out of the entry and buffa
+    /// writes (2 bytes: tag and zero length). Each side reads the other's bytes as the same
+    /// message.
+    #[test]
+    fn negative_zero_and_a_default_map_value_are_the_byte_differences() {
+        let prost_order = proto::Order {
+            unit_price: -0.0,
+            ..Default::default()
+        };
+        let buffa_order = pb::Order {
+            unit_price: -0.0,
+            ..Default::default()
+        };
+        let (prost, buffa) = (
+            prost_order.encode_to_vec(),
+            ::buffa::Message::encode_to_vec(&buffa_order),
+        );
+        assert_eq!((prost.len(), buffa.len()), (0, 9));
+        let read = proto::Order::decode(buffa.as_slice()).unwrap();
+        assert!(read.unit_price == 0.0 && read.unit_price.is_sign_negative());
+
+        let prost_event = proto::TelemetryEvent {
+            attributes: [("k".to_string(), String::new())].into(),
+            ..Default::default()
+        };
+        let mut buffa_event = pb::TelemetryEvent::default();
+        buffa_event.attributes.insert("k".to_string(), String::new());
+        let (prost, buffa) = (
+            prost_event.encode_to_vec(),
+            ::buffa::Message::encode_to_vec(&buffa_event),
+        );
+        assert_eq!((prost.len(), buffa.len()), (5, 7));
+        assert_eq!(
+            proto::TelemetryEvent::decode(buffa.as_slice()).unwrap(),
+            prost_event
+        );
+        let read = <pb::TelemetryEvent as ::buffa::Message>::decode_from_slice(&prost).unwrap();
+        assert_eq!(read, buffa_event);
     }
 
     /// The view borrows its strings from the input: the headline of the crate.
