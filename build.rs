@@ -243,5 +243,26 @@ mod protobuf {
             .enable_type_names()
             .compile_fds(descriptors)
             .unwrap_or_else(|error| panic!("prost-build cannot generate {SCHEMA_DIR}: {error}"));
+        #[cfg(feature = "buffa")]
+        buffa(&descriptor_set, &out_dir);
+    }
+
+    /// buffa's owned messages and borrowed views of the same schema, from the descriptor set
+    /// protox compiled (no `protoc`), into `$OUT_DIR/buffa/` (its own folder: buffa also names
+    /// its file `serbench.rs`). `BTreeMap` for every map field, as prost's: sorted entries,
+    /// deterministic bytes.
+    #[cfg(feature = "buffa")]
+    fn buffa(descriptor_set: &std::path::Path, out_dir: &str) {
+        let dir = std::path::Path::new(out_dir).join("buffa");
+        std::fs::create_dir_all(&dir)
+            .unwrap_or_else(|error| panic!("cannot create {}: {error}", dir.display()));
+        buffa_build::Config::new()
+            .descriptor_set(descriptor_set)
+            .files(&["serbench.proto"])
+            .out_dir(&dir)
+            .include_file("mod.rs")
+            .map_type(buffa_build::MapRepr::BTreeMap)
+            .compile()
+            .unwrap_or_else(|error| panic!("buffa-build cannot generate {SCHEMA_DIR}: {error}"));
     }
 }

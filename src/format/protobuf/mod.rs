@@ -39,6 +39,10 @@
 //!
 //! Typed data (`--typed`): prost-build on the typed schema's `.proto` in the generated crate, and
 //! the generated conversion between the data's structs and prost's messages ([`typed`]).
+//!
+//! Backend `buffa` (feature `buffa`, [`buffa_backend`]): buffa's owned messages of the same
+//! schema, and its borrowed views as the access arms; `--data`, `--typed` and the dynamic decode
+//! stay prost's.
 
 use std::hint::black_box;
 use std::marker::PhantomData;
@@ -63,8 +67,13 @@ pub mod proto {
     include!(concat!(env!("OUT_DIR"), "/serbench.rs"));
 }
 
-/// Why no backend decodes borrowing.
+/// Why prost has no borrowed decode.
 const NO_BORROWED: &str = "prost's generated messages own their fields (`String`; `Bytes` only for bytes fields) and `Message::decode` reads a `Buf`: no message borrows the input";
+
+/// buffa: the second backend, its owned messages and borrowed views (`#[cfg(feature)]`).
+#[cfg(feature = "buffa")]
+#[path = "buffa.rs"]
+pub mod buffa_backend;
 
 pub static FORMAT: Format = Format {
     name: "protobuf",
@@ -105,6 +114,15 @@ pub static FORMAT: Format = Format {
             schema: "`schemas/protobuf/serbench.proto`",
             buffer_policy: "_populate + encode_ (a fresh message from the model each call, strings copied) and _decode + convert_ (moving fields into the model, an error for a missing submessage or unknown enum value): the price of keeping your own model types",
         },
+        #[cfg(feature = "buffa")]
+        BackendDoc {
+            backend: "buffa",
+            variant: "",
+            crates: &["buffa", "buffa-build"],
+            crate_note: "protox's descriptors fed to buffa-build (no protoc); `BTreeMap` maps; views for access; no --data, --typed or dynamic decode (prost's)",
+            schema: "`schemas/protobuf/serbench.proto`",
+            buffer_policy: "`encode_with_cache` of its generated message (built once, untimed) into a reused `Vec` and `SizeCache`; decode builds a fresh owned message; access decodes a view borrowing the input",
+        },
     ],
     fidelity: &[Fidelity {
         backend: "prost",
@@ -115,7 +133,21 @@ pub static FORMAT: Format = Format {
     }],
     register: |registry| {
         visit_all(&mut Protobuf(registry));
-        registry.unsupported_borrowed(NO_BORROWED);
+        for spec in crate::payload::borrowed_specs() {
+            registry.unsupported_mode(spec, BACKEND, crate::arm::Mode::Borrowed, NO_BORROWED);
+        }
+        #[cfg(feature = "buffa")]
+        {
+            visit_all(&mut buffa_backend::Buffas(registry));
+            for spec in crate::payload::borrowed_specs() {
+                registry.unsupported_mode(
+                    spec,
+                    buffa_backend::BUFFA.name,
+                    crate::arm::Mode::Borrowed,
+                    buffa_backend::NO_BORROWED,
+                );
+            }
+        }
         registry.unsupported_corpora(
             "no hand-written .proto for the corpus types; data:<name> measures them on the inferred schema",
         );
