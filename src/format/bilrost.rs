@@ -8,6 +8,10 @@
 //! Borrowed mode: `BorrowedMessage::decode_borrowed` into the borrowed structs (the same derive),
 //! whose `&str` fields point into the input.
 //!
+//! Typed data (`--typed`): the same derive on the generated types and their borrowed twins, unless
+//! the data has an `Option` around a list or map or a list or map of `Option`s, which the derive
+//! cannot encode ([`typed_refuses`] names the path).
+//!
 //! Buffer policy: `Message::encode` appends to the harness's reused output buffer (`Vec<u8>` is a
 //! `BufMut`; bilrost measures the message, then writes it); `OwnedMessage::decode` reads the
 //! borrowed bytes (a `Buf`) and refuses anything after the message.
@@ -17,8 +21,13 @@ use std::hint::black_box;
 use anyhow::Result;
 use bilrost::{BorrowedMessage, Message, OwnedMessage};
 
-use super::{BackendDoc, DataSupport, Fidelity, Format, NEEDS_RUST_TYPES, Registry, TypedSupport};
+use super::{
+    BackendDoc, DataSupport, Fidelity, Format, NEEDS_RUST_TYPES, Registry, TypedBorrowed, TypedDerive,
+    TypedSupport,
+};
 use crate::arm::{Backend, BorrowedDecode, Codec, Operation};
+use crate::payload::data::schema::walk;
+use crate::payload::data::{DataPayload, Kind, Type};
 use crate::payload::{Borrowed, Model, Order, Payload, Visit, VisitBorrowed, visit_all, visit_borrowed};
 
 pub static FORMAT: Format = Format {
@@ -53,9 +62,16 @@ pub static FORMAT: Format = Format {
             "no bilrost derive written for the corpus types (their nested lists need per-field encodings)",
         );
     },
-    typed: TypedSupport::Unsupported(
-        "not yet: the generated types need bilrost's per-field encodings for lists of lists and its `Enumeration` numbers",
-    ),
+    typed: TypedSupport::Derive(&TypedDerive {
+        derives: &["bilrost::Message"],
+        crates: &["bilrost"],
+        refuses: typed_refuses,
+        borrowed: TypedBorrowed::Arms {
+            derives: &["bilrost::Message"],
+            field_attribute: "",
+        },
+        ..TypedDerive::SERDE
+    }),
     data: DataSupport::Unsupported(NEEDS_RUST_TYPES),
     evolution: super::EvolutionSupport::Unmeasured(
         "bilrost reads only types its derive compiled (no reflection to build another version's message at run time); its rules are Protobuf's, by tag",
@@ -63,6 +79,59 @@ pub static FORMAT: Format = Format {
 };
 
 const BILROST: Backend = Backend::new("bilrost");
+
+/// The typed arms of a generated payload type (`--typed`, [`super::typed`]).
+pub fn register_typed<P: Model + Native>(registry: &mut Registry, payload: &Payload<P>) {
+    Bilrost(registry).payload(payload);
+}
+
+/// The borrowed decode of a generated payload's twin type (`--typed`).
+pub fn register_typed_borrowed<B: Borrowed + Native>(registry: &mut Registry, payload: &Payload<B>)
+where
+    for<'a> B::Ref<'a>: BorrowedMessage<'a>,
+{
+    Bilrost(registry).borrowed(payload);
+}
+
+/// bilrost's derive has no encoding for an `Option` around a list or map, nor for a list or map
+/// of `Option`s (a field is present or not; a repeated value cannot be absent): the first path of
+/// the data whose generated type is one.
+fn typed_refuses(data: &DataPayload) -> Option<String> {
+    // Where the generated type is an `Option`: a nullable value, an always-null one, an absent field.
+    let optional = |ty: &Type, absent: bool| absent || ty.nullable() || matches!(ty.kind, Kind::Null);
+    let container = |ty: &Type| matches!(ty.kind, Kind::Array(_) | Kind::Map(_));
+    let record = &data.typed_schema.record;
+    let mut found = (data.is_list() && optional(record, false)).then(|| "$[]: a null record".to_string());
+    walk(record, &mut String::from("$"), &mut |path, ty, parent| {
+        if found.is_some() {
+            return;
+        }
+        let absent = parent.is_some_and(|parent| match &parent.kind {
+            Kind::Record(fields) => fields
+                .iter()
+                .any(|field| std::ptr::eq(&field.ty, ty) && field.optional()),
+            _ => false,
+        });
+        if container(ty) && optional(ty, absent) {
+            found = Some(format!(
+                "{path}: a list or map that may be null or absent (`Option<Vec>`)"
+            ));
+        }
+        let element = match &ty.kind {
+            Kind::Array(item) => Some((item, "[]")),
+            Kind::Map(value) => Some((value, ".*")),
+            _ => None,
+        };
+        if let Some((item, step)) = element
+            && optional(item, false)
+        {
+            found = Some(format!(
+                "{path}{step}: a list or map of values that may be null (`Vec<Option>`)"
+            ));
+        }
+    });
+    found.map(|reason| format!("{reason}, which bilrost's derive cannot encode"))
+}
 
 /// What bilrost's derive gives a model type.
 pub trait Native: OwnedMessage {}
@@ -120,6 +189,36 @@ fn bilrost_order_decode() -> Box<dyn FnMut()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::payload::data::test_payload;
+
+    /// The derive's limits, found by compiling each shape (2026-12-07, bilrost 0.1016.3):
+    /// `Option<Vec<i64>>`, `Vec<Option<i64>>` and `BTreeMap<String, Option<String>>` do not derive;
+    /// nested lists, maps of lists and `Option`s of scalars, strings and structs do.
+    #[test]
+    fn typed_refuses_an_optional_list_and_a_list_of_optionals_only() {
+        let refuses = |name: &'static str, text: &'static str| typed_refuses(test_payload(name, text));
+        assert_eq!(
+            refuses(
+                "fine",
+                "{\"a\": [[1]], \"m\": {\"k\": [\"v\"]}, \"o\": 1}\n{\"a\": [], \"m\": {\"k\": []}, \"o\": null}"
+            ),
+            None
+        );
+        let absent = refuses("absent", "{\"a\": [1], \"b\": 1}\n{\"b\": 2}").unwrap();
+        assert!(
+            absent.starts_with("$.a: a list or map that may be null or absent"),
+            "{absent}"
+        );
+        let null = refuses("null", "{\"a\": [1]}\n{\"a\": null}").unwrap();
+        assert!(null.starts_with("$.a: a list or map"), "{null}");
+        let items = refuses("items", "{\"a\": [1, null]}").unwrap();
+        assert!(
+            items.starts_with("$.a[]: a list or map of values that may be null"),
+            "{items}"
+        );
+        let nested = refuses("nested", "{\"a\": [[1, null]]}").unwrap();
+        assert!(nested.starts_with("$.a[][]: a list or map of values"), "{nested}");
+    }
 
     /// Fields are tagged from 1 in declaration order: `order_id` is the first key, tag 1 and
     /// wire type varint; a false bool is left out.
