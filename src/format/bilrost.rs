@@ -130,7 +130,21 @@ fn typed_refuses(data: &DataPayload) -> Option<String> {
             ));
         }
     });
-    found.map(|reason| format!("{reason}, which bilrost's derive cannot encode"))
+    found
+        .map(|reason| format!("{reason}, which bilrost's derive cannot encode"))
+        .or_else(|| too_deep(&data.typed_schema))
+}
+
+/// Where the data nests deeper than bilrost's decoder recurses (`RECURSION_LIMIT`, 100 nested
+/// messages; one is the generated wrapper of a document or batch). Lists and maps are counted
+/// too, so this may refuse data bilrost could read, never pass data it cannot.
+fn too_deep(schema: &crate::payload::data::Schema) -> Option<String> {
+    let counts = |kind: &Kind| matches!(kind, Kind::Record(_) | Kind::Array(_) | Kind::Map(_));
+    crate::payload::data::schema::first_deeper_than(schema, 99, counts).map(|path| {
+        format!(
+            "{path}: nested deeper than bilrost's decoder recurses (100 messages, lists and maps counted)"
+        )
+    })
 }
 
 /// What bilrost's derive gives a model type.
@@ -218,6 +232,14 @@ mod tests {
         );
         let nested = refuses("nested", "{\"a\": [[1, null]]}").unwrap();
         assert!(nested.starts_with("$.a[][]: a list or map of values"), "{nested}");
+        let deep = format!("{}1{}", "{\"a\": ".repeat(100), "}".repeat(100));
+        let deep = refuses("deep", Box::leak(deep.into_boxed_str())).unwrap();
+        assert!(
+            deep.contains("nested deeper than bilrost's decoder recurses"),
+            "{deep}"
+        );
+        let shallow = format!("{}1{}", "{\"a\": ".repeat(98), "}".repeat(98));
+        assert_eq!(refuses("shallow", Box::leak(shallow.into_boxed_str())), None);
     }
 
     /// Fields are tagged from 1 in declaration order: `order_id` is the first key, tag 1 and
