@@ -152,11 +152,25 @@ fn format_list() {
             )
         })
         .collect();
+    // A backend's crate whose package name is taken (rust-protobuf's `protobuf`, the format's
+    // feature name) is a dependency renamed to the feature's name: `<feature> = { package = ".." }`.
+    let packages: Vec<(&str, &str)> = backends
+        .iter()
+        .filter_map(|&feature| {
+            let line = manifest
+                .lines()
+                .find(|line| line.starts_with(&format!("{feature} = {{")))?;
+            let (_, rest) = line.split_once("package = \"")?;
+            Some((feature, rest.split_once('"')?.0))
+        })
+        .collect();
     let code = format!(
         "/// Every enabled format, in the order of Cargo.toml's `default` list.\n\
          pub fn all() -> Vec<&'static Format> {{\n    let formats: &[&'static Format] = &[\n{entries}    ];\n    formats.to_vec()\n}}\n\n\
          /// The names of Cargo.toml's `default` list that are one backend's feature, not a format.\n\
-         pub const BACKEND_FEATURES: &[&str] = &{backends:?};\n"
+         pub const BACKEND_FEATURES: &[&str] = &{backends:?};\n\n\
+         /// `(feature, package)` of each backend feature whose dependency is renamed to it.\n\
+         pub const BACKEND_PACKAGES: &[(&str, &str)] = &{packages:?};\n"
     );
     let out_dir = std::env::var("OUT_DIR").expect("cargo sets OUT_DIR");
     std::fs::write(std::path::Path::new(&out_dir).join("formats.rs"), code).expect("cannot write formats.rs");
