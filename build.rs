@@ -7,7 +7,8 @@
 //!
 //! It also writes the locked version of every direct dependency (`$OUT_DIR/crate_versions.rs`),
 //! so the formats table names the crate versions actually built, and with the `protobuf`
-//! feature it generates the prost types of `schemas/protobuf/`.
+//! feature it generates the prost types of `schemas/protobuf/` (and rust-protobuf's, with the
+//! `rust-protobuf` feature).
 
 use std::process::Command;
 
@@ -88,6 +89,8 @@ fn main() {
 
     #[cfg(feature = "protobuf")]
     protobuf::generate();
+    #[cfg(feature = "rust-protobuf")]
+    rust_protobuf::generate();
 }
 
 /// Keeps the release link of the serbench binary, so `serbench layouts` can relink its
@@ -257,5 +260,29 @@ mod protobuf {
             .enable_type_names()
             .compile_fds(descriptors)
             .unwrap_or_else(|error| panic!("prost-build cannot generate {SCHEMA_DIR}: {error}"));
+    }
+}
+
+/// rust-protobuf's messages of the same schema, with the `rust-protobuf` feature (the second
+/// backend of the protobuf format): protobuf-codegen with its pure-Rust parser (no `protoc`)
+/// writes `$OUT_DIR/rust_protobuf/serbench.rs` and the `mod.rs` that declares it.
+#[cfg(feature = "rust-protobuf")]
+mod rust_protobuf {
+    const SCHEMA_DIR: &str = "schemas/protobuf";
+
+    pub fn generate() {
+        println!("cargo:rerun-if-changed={SCHEMA_DIR}");
+        let mut files: Vec<_> = std::fs::read_dir(SCHEMA_DIR)
+            .unwrap_or_else(|error| panic!("cannot list {SCHEMA_DIR}: {error}"))
+            .map(|entry| entry.expect("readable schema directory entry").path())
+            .filter(|path| path.extension().is_some_and(|extension| extension == "proto"))
+            .collect();
+        files.sort();
+        protobuf_codegen::Codegen::new()
+            .pure()
+            .include(SCHEMA_DIR)
+            .inputs(&files)
+            .cargo_out_dir("rust_protobuf")
+            .run_from_script();
     }
 }

@@ -39,6 +39,10 @@
 //!
 //! Typed data (`--typed`): prost-build on the typed schema's `.proto` in the generated crate, and
 //! the generated conversion between the data's structs and prost's messages ([`typed`]).
+//!
+//! With the `rust-protobuf` feature, rust-protobuf 3 is a second backend on the same schema and
+//! the same bytes (but for the order of map entries), on its own generated messages
+//! ([`rust_protobuf`]); the dynamic decode, `--data` and `--typed` stay prost's.
 
 use std::hint::black_box;
 use std::marker::PhantomData;
@@ -64,7 +68,7 @@ pub mod proto {
 }
 
 /// Why no backend decodes borrowing.
-const NO_BORROWED: &str = "prost's generated messages own their fields (`String`; `Bytes` only for bytes fields) and `Message::decode` reads a `Buf`: no message borrows the input";
+const NO_BORROWED: &str = "the generated messages own their fields: prost's `String` (`Bytes` only for bytes fields, from a `Buf`), rust-protobuf's `String` (its `bytes` feature's `Chars` share a `bytes::Bytes` input, not the borrowed slice): no message borrows the input";
 
 pub static FORMAT: Format = Format {
     name: "protobuf",
@@ -105,6 +109,15 @@ pub static FORMAT: Format = Format {
             schema: "`schemas/protobuf/serbench.proto`",
             buffer_policy: "_populate + encode_ (a fresh message from the model each call, strings copied) and _decode + convert_ (moving fields into the model, an error for a missing submessage or unknown enum value): the price of keeping your own model types",
         },
+        #[cfg(feature = "rust-protobuf")]
+        BackendDoc {
+            backend: "rust-protobuf",
+            variant: "",
+            crates: &["protobuf", "protobuf-codegen"],
+            crate_note: "the 3.x line; codegen by protobuf-codegen's pure parser (no protoc); no dynamic decode, `--data` or `--typed`",
+            schema: "`schemas/protobuf/serbench.proto`",
+            buffer_policy: "`write_to_vec` of its generated message (built once, untimed) into a reused `Vec` (map entries in `HashMap` order); `parse_from_bytes` builds a fresh owned message",
+        },
     ],
     fidelity: &[Fidelity {
         backend: "prost",
@@ -115,6 +128,8 @@ pub static FORMAT: Format = Format {
     }],
     register: |registry| {
         visit_all(&mut Protobuf(registry));
+        #[cfg(feature = "rust-protobuf")]
+        visit_all(&mut rust_protobuf::RustProtobufs(registry));
         registry.unsupported_borrowed(NO_BORROWED);
         registry.unsupported_corpora(
             "no hand-written .proto for the corpus types; data:<name> measures them on the inferred schema",
@@ -135,6 +150,8 @@ pub static FORMAT: Format = Format {
 };
 
 mod evolve;
+#[cfg(feature = "rust-protobuf")]
+pub mod rust_protobuf;
 mod typed;
 
 const BACKEND: &str = "prost";
