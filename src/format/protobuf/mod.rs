@@ -116,7 +116,7 @@ pub static FORMAT: Format = Format {
             crates: &["protobuf", "protobuf-codegen"],
             crate_note: "the 3.x line; codegen by protobuf-codegen's pure parser (no protoc); no dynamic decode, `--data` or `--typed`",
             schema: "`schemas/protobuf/serbench.proto`",
-            buffer_policy: "`write_to_vec` of its generated message (built once, untimed) into a reused `Vec` (map entries in `HashMap` order); `parse_from_bytes` builds a fresh owned message",
+            buffer_policy: "`write_to_vec` of its generated message (built once, untimed) into a reused `Vec` (map entries in `HashMap` order; sizes and `dump` sorted); `parse_from_bytes` builds a fresh owned message",
         },
     ],
     fidelity: &[Fidelity {

@@ -10,8 +10,10 @@
 //!
 //! The bytes are prost's (canonical proto3, fields in number order, defaults omitted) except for
 //! the order of map entries: rust-protobuf writes a std `HashMap` in its iteration order, which
-//! differs from one map to another, where prost writes its `BTreeMap`s sorted by key. The sizes
-//! are the same; a test below holds them to it.
+//! differs from one map to another and from run to run, where prost writes its `BTreeMap`s
+//! sorted by key. The sizes are the same; a test below holds them to it. sizes.csv, `dump` and
+//! the compression arms take bytes that must not change between runs (`Codec::stable_encode`):
+//! the same entries sorted by key, which prost writes from the same message ([`Stable`]).
 //!
 //! Buffer policy: `write_to_vec` appends to the harness's reused output buffer (it computes the
 //! sizes, caching them in the message, then reserves once); `parse_from_bytes` builds a fresh
@@ -58,7 +60,7 @@ impl<P: Model + Generated> Visit<P> for RustProtobufs<'_> {
 /// A payload type's rust-protobuf message: built from the model through prost's message, and
 /// read back the same way (prost's conversion checks what proto3 cannot declare).
 pub trait Generated: Native {
-    type Rust: Message + Value;
+    type Rust: Stable;
     fn to_rust(&self) -> Self::Rust;
     fn from_rust(message: &Self::Rust) -> Result<Self>;
 }
@@ -76,6 +78,12 @@ macro_rules! generated {
                 <Self as Native>::from_message(message.twin())
             }
         }
+
+        impl Stable for messages::$model {
+            fn sorted(&self) -> Vec<u8> {
+                prost::Message::encode_to_vec(&Twin::<proto::$model>::twin(self))
+            }
+        }
     )*};
 }
 
@@ -89,10 +97,17 @@ generated!(
     Keyed
 );
 
+/// A payload's message as the bytes rust-protobuf writes when its maps iterate in key order: the
+/// run-independent bytes of sizes.csv and `dump`. rust-protobuf has no deterministic mode, so
+/// prost writes them, from the same message (a test holds them to rust-protobuf's own fields).
+pub trait Stable: Message + Value {
+    fn sorted(&self) -> Vec<u8>;
+}
+
 /// Encodes and decodes a rust-protobuf message: rust-protobuf's own cost.
 pub struct RustProtobufCodec;
 
-impl<M: Message + Value> Codec<M> for RustProtobufCodec {
+impl<M: Stable> Codec<M> for RustProtobufCodec {
     fn encode<'a>(&'a mut self, message: &M, out: &'a mut Vec<u8>) -> Result<&'a [u8]> {
         message.write_to_vec(out)?;
         Ok(out)
@@ -100,6 +115,10 @@ impl<M: Message + Value> Codec<M> for RustProtobufCodec {
 
     fn decode(&mut self, bytes: &[u8]) -> Result<M> {
         Ok(M::parse_from_bytes(bytes)?)
+    }
+
+    fn stable_encode(&mut self, message: &M) -> Result<Vec<u8>> {
+        Ok(message.sorted())
     }
 }
 
@@ -272,8 +291,9 @@ mod tests {
 
     /// For every payload: rust-protobuf's bytes are prost's, byte for byte, except in
     /// [`MAP_ORDER_DIFFERS`], where they are the same top-level fields in another order (the map
-    /// entries), of the same length; each library decodes the other's bytes to its own message
-    /// of the payload, and rust-protobuf's decode converts back to the payload.
+    /// entries), of the same length; so its stable bytes (prost's, sorted) are its own entries in
+    /// key order. Each library decodes the other's bytes to its own message of the payload, and
+    /// rust-protobuf's decode converts back to the payload.
     #[test]
     fn rust_protobuf_writes_prosts_bytes_but_for_the_order_of_map_entries() {
         struct Check(Vec<&'static str>);
@@ -291,6 +311,8 @@ mod tests {
                     .unwrap()
                     .to_vec();
                 assert_eq!(rust.len(), prost.len(), "{name}: the same size");
+                let stable = RustProtobufCodec.stable_encode(&rust_message).unwrap();
+                assert!(stable == prost, "{name}: the stable bytes are the sorted ones");
                 if MAP_ORDER_DIFFERS.contains(&name) {
                     let (mut prost_fields, mut rust_fields) = (fields(&prost), fields(&rust));
                     prost_fields.sort_unstable();
