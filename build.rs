@@ -7,7 +7,8 @@
 //!
 //! It also writes the locked version of every direct dependency (`$OUT_DIR/crate_versions.rs`),
 //! so the formats table names the crate versions actually built, and with the `protobuf`
-//! feature it generates the prost types of `schemas/protobuf/`.
+//! feature it generates the prost types of `schemas/protobuf/` (and rust-protobuf's, with the
+//! `rust-protobuf` feature).
 
 use std::process::Command;
 
@@ -88,6 +89,8 @@ fn main() {
 
     #[cfg(feature = "protobuf")]
     protobuf::generate();
+    #[cfg(feature = "rust-protobuf")]
+    rust_protobuf::generate();
 }
 
 /// Keeps the release link of the serbench binary, so `serbench layouts` can relink its
@@ -152,11 +155,25 @@ fn format_list() {
             )
         })
         .collect();
+    // A backend's crate whose package name is taken (rust-protobuf's `protobuf`, the format's
+    // feature name) is a dependency renamed to the feature's name: `<feature> = { package = ".." }`.
+    let packages: Vec<(&str, &str)> = backends
+        .iter()
+        .filter_map(|&feature| {
+            let line = manifest
+                .lines()
+                .find(|line| line.starts_with(&format!("{feature} = {{")))?;
+            let (_, rest) = line.split_once("package = \"")?;
+            Some((feature, rest.split_once('"')?.0))
+        })
+        .collect();
     let code = format!(
         "/// Every enabled format, in the order of Cargo.toml's `default` list.\n\
          pub fn all() -> Vec<&'static Format> {{\n    let formats: &[&'static Format] = &[\n{entries}    ];\n    formats.to_vec()\n}}\n\n\
          /// The names of Cargo.toml's `default` list that are one backend's feature, not a format.\n\
-         pub const BACKEND_FEATURES: &[&str] = &{backends:?};\n"
+         pub const BACKEND_FEATURES: &[&str] = &{backends:?};\n\n\
+         /// `(feature, package)` of each backend feature whose dependency is renamed to it.\n\
+         pub const BACKEND_PACKAGES: &[(&str, &str)] = &{packages:?};\n"
     );
     let out_dir = std::env::var("OUT_DIR").expect("cargo sets OUT_DIR");
     std::fs::write(std::path::Path::new(&out_dir).join("formats.rs"), code).expect("cannot write formats.rs");
@@ -264,5 +281,29 @@ mod protobuf {
             .map_type(buffa_build::MapRepr::BTreeMap)
             .compile()
             .unwrap_or_else(|error| panic!("buffa-build cannot generate {SCHEMA_DIR}: {error}"));
+    }
+}
+
+/// rust-protobuf's messages of the same schema, with the `rust-protobuf` feature (the second
+/// backend of the protobuf format): protobuf-codegen with its pure-Rust parser (no `protoc`)
+/// writes `$OUT_DIR/rust_protobuf/serbench.rs` and the `mod.rs` that declares it.
+#[cfg(feature = "rust-protobuf")]
+mod rust_protobuf {
+    const SCHEMA_DIR: &str = "schemas/protobuf";
+
+    pub fn generate() {
+        println!("cargo:rerun-if-changed={SCHEMA_DIR}");
+        let mut files: Vec<_> = std::fs::read_dir(SCHEMA_DIR)
+            .unwrap_or_else(|error| panic!("cannot list {SCHEMA_DIR}: {error}"))
+            .map(|entry| entry.expect("readable schema directory entry").path())
+            .filter(|path| path.extension().is_some_and(|extension| extension == "proto"))
+            .collect();
+        files.sort();
+        protobuf_codegen::Codegen::new()
+            .pure()
+            .include(SCHEMA_DIR)
+            .inputs(&files)
+            .cargo_out_dir("rust_protobuf")
+            .run_from_script();
     }
 }

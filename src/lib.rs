@@ -13,6 +13,11 @@
 //! only those of lower layers (ARCHITECTURE.md; checked by a test): no import cycle, and the
 //! measurements and the report never use one another; worker processes speak [`worker`].
 
+// rust-protobuf is renamed in Cargo.toml (its package, `protobuf`, is the format's feature name);
+// the code protobuf-codegen generates names it `::protobuf`.
+#[cfg(feature = "rust-protobuf")]
+extern crate rust_protobuf as protobuf;
+
 pub mod alloc;
 pub mod arm;
 pub mod busy;

@@ -188,7 +188,8 @@ fn every_format_file_is_registered_and_in_the_default_list() {
 }
 
 /// A name of the `default` list without a module in src/format/ is one backend's feature: it
-/// enables exactly one format and its own crate (`dep:<name>`), which that format documents.
+/// enables exactly one format and its own crate (`dep:<name>`), which that format documents by
+/// its package name (rust-protobuf's dependency is the package `protobuf`, renamed).
 #[test]
 fn every_backend_feature_enables_one_format_and_its_documented_crate() {
     common::require_every_format("the backend features' formats");
@@ -222,9 +223,11 @@ fn every_backend_feature_enables_one_format_and_its_documented_crate() {
             "{backend} does not enable its crate ({crate_feature}): {enables:?}"
         );
         let format = serbench::format::by_name(owners[0]).unwrap();
+        // The crate by its package name (a renamed dependency's `package`).
+        let package = serbench::format::backend_package(backend);
         assert!(
-            format.backends.iter().any(|doc| doc.crates.contains(&backend)),
-            "{}'s BackendDocs name no crate {backend}",
+            format.backends.iter().any(|doc| doc.crates.contains(&package)),
+            "{}'s BackendDocs name no crate {package} (feature {backend})",
             format.name
         );
         assert!(serbench::format::features_of(format).contains(&backend));

@@ -342,16 +342,31 @@ pub fn by_name(name: &str) -> Option<&'static Format> {
 // build.rs from that list, so the list of formats exists once; and `BACKEND_FEATURES`.
 include!(concat!(env!("OUT_DIR"), "/formats.rs"));
 
+/// The package of a backend feature's crate: the feature's own name, unless Cargo.toml renames
+/// the package to it (`rust-protobuf = { package = "protobuf", .. }`, [`BACKEND_PACKAGES`]).
+pub fn backend_package(feature: &str) -> &str {
+    BACKEND_PACKAGES
+        .iter()
+        .find(|(renamed, _)| *renamed == feature)
+        .map_or(feature, |(_, package)| package)
+}
+
 /// The Cargo features a build of `format` enables: its own, and each other feature of the
 /// `default` list (a backend's, [`BACKEND_FEATURES`], or another format's, as nanoserde's crate
-/// is both a format and json's backend) that names a crate of one of its backends.
+/// is both a format and json's backend) whose package ([`backend_package`]) is a crate of one of
+/// its backends.
 pub fn features_of(format: &Format) -> Vec<&'static str> {
     let others = all()
         .into_iter()
         .map(|other| other.name)
         .chain(BACKEND_FEATURES.iter().copied())
         .filter(|feature| *feature != format.name)
-        .filter(|feature| format.backends.iter().any(|doc| doc.crates.contains(feature)));
+        .filter(|feature| {
+            format
+                .backends
+                .iter()
+                .any(|doc| doc.crates.contains(&backend_package(feature)))
+        });
     std::iter::once(format.name).chain(others).collect()
 }
 

@@ -43,6 +43,9 @@
 //! Backend `buffa` (feature `buffa`, [`buffa_backend`]): buffa's owned messages of the same
 //! schema, and its borrowed views as the access arms; `--data`, `--typed` and the dynamic decode
 //! stay prost's.
+//! With the `rust-protobuf` feature, rust-protobuf 3 is a second backend on the same schema and
+//! the same bytes (but for the order of map entries), on its own generated messages
+//! ([`rust_protobuf`]); the dynamic decode, `--data` and `--typed` stay prost's.
 
 use std::hint::black_box;
 use std::marker::PhantomData;
@@ -69,6 +72,9 @@ pub mod proto {
 
 /// Why prost has no borrowed decode.
 const NO_BORROWED: &str = "prost's generated messages own their fields (`String`; `Bytes` only for bytes fields) and `Message::decode` reads a `Buf`: no message borrows the input";
+/// Why rust-protobuf has no borrowed decode.
+#[cfg(feature = "rust-protobuf")]
+const NO_BORROWED_RUST_PROTOBUF: &str = "rust-protobuf's generated messages own their `String`s (its `bytes` feature's `Chars` share a `bytes::Bytes` input, not the borrowed slice)";
 
 /// buffa: the second backend, its owned messages and borrowed views (`#[cfg(feature)]`).
 #[cfg(feature = "buffa")]
@@ -123,6 +129,15 @@ pub static FORMAT: Format = Format {
             schema: "`schemas/protobuf/serbench.proto`",
             buffer_policy: "`encode_with_cache` of its generated message (built once, untimed) into a reused `Vec` and `SizeCache`; decode builds a fresh owned message; access decodes a view borrowing the input",
         },
+        #[cfg(feature = "rust-protobuf")]
+        BackendDoc {
+            backend: "rust-protobuf",
+            variant: "",
+            crates: &["protobuf", "protobuf-codegen"],
+            crate_note: "the 3.x line; codegen by protobuf-codegen's pure parser (no protoc); no dynamic decode, `--data` or `--typed`",
+            schema: "`schemas/protobuf/serbench.proto`",
+            buffer_policy: "`write_to_vec` of its generated message (built once, untimed) into a reused `Vec` (map entries in `HashMap` order; sizes and `dump` sorted); `parse_from_bytes` builds a fresh owned message",
+        },
     ],
     fidelity: &[Fidelity {
         backend: "prost",
@@ -148,6 +163,18 @@ pub static FORMAT: Format = Format {
                 );
             }
         }
+        #[cfg(feature = "rust-protobuf")]
+        {
+            visit_all(&mut rust_protobuf::RustProtobufs(registry));
+            for spec in crate::payload::borrowed_specs() {
+                registry.unsupported_mode(
+                    spec,
+                    rust_protobuf::RUST_PROTOBUF.name,
+                    crate::arm::Mode::Borrowed,
+                    NO_BORROWED_RUST_PROTOBUF,
+                );
+            }
+        }
         registry.unsupported_corpora(
             "no hand-written .proto for the corpus types; data:<name> measures them on the inferred schema",
         );
@@ -167,6 +194,8 @@ pub static FORMAT: Format = Format {
 };
 
 mod evolve;
+#[cfg(feature = "rust-protobuf")]
+pub mod rust_protobuf;
 mod typed;
 
 const BACKEND: &str = "prost";
