@@ -47,10 +47,7 @@ macro_rules! corpus_model {
         #[cfg_attr(feature = "borsh", derive(borsh::BorshSerialize, borsh::BorshDeserialize))]
         #[cfg_attr(feature = "bitcode", derive(bitcode::Encode, bitcode::Decode))]
         #[cfg_attr(feature = "wincode", derive(wincode::SchemaWrite, wincode::SchemaRead))]
-        #[cfg_attr(
-            feature = "nanoserde",
-            derive(nanoserde::SerBin, nanoserde::DeBin, nanoserde::SerJson, nanoserde::DeJson)
-        )]
+        #[cfg_attr(feature = "nanoserde", derive(nanoserde::SerBin, nanoserde::DeBin))]
         #[cfg_attr(feature = "savefile", derive(savefile::prelude::Savefile))]
         $item
     };
