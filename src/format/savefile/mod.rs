@@ -13,6 +13,8 @@
 //! and read from the borrowed bytes through `std::io::Read` into owned values (no borrowing
 //! decode).
 
+mod evolve;
+
 use std::hint::black_box;
 
 use anyhow::Result;
@@ -78,9 +80,10 @@ pub static FORMAT: Format = Format {
         ..TypedDerive::SERDE
     }),
     data: DataSupport::Unsupported(NEEDS_RUST_TYPES),
-    evolution: super::EvolutionSupport::Unmeasured(
-        "savefile's versions are declared in its derive at compile time (`#[savefile_versions]` per field); no run-time twin of them is written yet",
-    ),
+    evolution: super::EvolutionSupport::Measured {
+        serde: &[],
+        schema: &[evolve::EVOLUTION, evolve::NOSCHEMA_EVOLUTION],
+    },
 };
 
 const SAVEFILE: Backend = Backend::new("savefile");
