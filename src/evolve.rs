@@ -803,6 +803,44 @@ mod tests {
         );
     }
 
+    #[cfg(feature = "savefile")]
+    #[test]
+    fn savefile_reads_older_versions_refuses_newer_ones_and_its_schema_a_move_of_two_types() {
+        let plain = matrix("test", &plain_records()).unwrap();
+        for backend in ["savefile/savefile", "savefile/savefile[noschema]"] {
+            // The new program declares each change with `#[savefile_versions]`; the old one
+            // refuses a file of a later version.
+            for change in [
+                Change::AddOptional,
+                Change::AddDefault,
+                Change::Remove,
+                Change::Rename,
+                Change::Widen,
+                Change::Nullable,
+            ] {
+                assert_eq!(
+                    outcome(&plain, backend, change),
+                    Ok((Outcome::Ok, Outcome::Refused)),
+                    "{backend} {change:?}"
+                );
+            }
+            // `a` and `c`, both integers, swapped: the schema compares types, not names.
+            assert_eq!(
+                outcome(&plain, backend, Change::Reorder),
+                Ok((Outcome::SilentlyWrong, Outcome::Refused)),
+                "{backend}"
+            );
+        }
+        let records: Vec<Value> = (0..3)
+            .map(|index| serde_json::json!({"n": index, "name": format!("n{index}")}))
+            .collect();
+        let mixed = matrix("test", &records).unwrap();
+        assert_eq!(
+            outcome(&mixed, "savefile/savefile", Change::Reorder),
+            Ok((Outcome::Refused, Outcome::Refused))
+        );
+    }
+
     #[cfg(feature = "bincode")]
     #[test]
     fn bincode_reads_two_swapped_fields_of_one_type_silently_wrong() {
