@@ -7,7 +7,7 @@
 //!
 //! Versioning is savefile's own: the data's version number travels in the header and the derive
 //! reads older versions by the fields' `#[savefile_versions = "..."]` ranges; every type here is
-//! version 0.
+//! version 0. `serbench evolve` measures the versioning itself (savefile/evolve.rs).
 //!
 //! Buffer policy: both write into the harness's reused output buffer through `std::io::Write`
 //! and read from the borrowed bytes through `std::io::Read` into owned values (no borrowing
