@@ -39,7 +39,7 @@ pub static FORMAT: Format = Format {
     colour: [0x77, 0x00, 0xFF],
     capabilities: super::Capabilities {
         self_describing: false,
-        evolution: "by version number: the derive reads older versions of a type by each field's `#[savefile_versions]` range (added, removed and retyped fields); the schema, when saved, refuses a layout it does not know",
+        evolution: "by version number: the derive reads older versions by each field's `#[savefile_versions]` range (added, removed, retyped fields), refuses newer ones; the saved schema checks the field types, not names",
         languages: &["Rust"],
         languages_source: "https://github.com/avl/savefile (Rust only)",
     },
