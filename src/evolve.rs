@@ -1,7 +1,7 @@
 //! `serbench evolve`: what each format does when the schema changes. For a payload's record
 //! type, each change of [`Change::ALL`] gives an old and a new type ([`crate::shape`]), with the
 //! format's own mechanism where it has one (serde derive's `default` and `alias`, Protobuf's
-//! field numbers, Avro's resolved writer and reader schemas); records
+//! field numbers, Avro's resolved writer and reader schemas, savefile's version numbers); records
 //! written by one version are read by the other, both ways, and each cell says whether the
 //! reader got the expected projection (ok), refused the bytes, or decoded something else without
 //! a word (silently wrong), the cell that matters most.
@@ -106,7 +106,7 @@ pub fn matrix(payload: &str, records: &[Value]) -> Result<Matrix> {
         let label = crate::arm::backend_label(format, backend_name, variant);
         // Correctness first: the unchanged type reads its own bytes back.
         let same = Shape::Record(base.clone());
-        let check = cell(backend, &same, &same, records);
+        let check = cell(backend, &same, &same, records, [0, 0]);
         if check.outcome != Outcome::Ok {
             match backend {
                 Evolving::Serde(_) => anyhow::bail!(
@@ -123,13 +123,14 @@ pub fn matrix(payload: &str, records: &[Value]) -> Result<Matrix> {
         let cells = changes
             .iter()
             .map(|(change, versions)| {
-                let cells = versions.as_ref().map_err(Clone::clone).map(|versions| {
+                let cells = versions.as_ref().map_err(Clone::clone).and_then(|versions| {
+                    backend.expressible(&versions.old, &versions.new)?;
                     let new_records: Vec<Value> =
                         records.iter().map(|record| (versions.upgrade)(record)).collect();
-                    [
-                        cell(backend, &versions.old, &versions.new, records),
-                        cell(backend, &versions.new, &versions.old, &new_records),
-                    ]
+                    Ok([
+                        cell(backend, &versions.old, &versions.new, records, [0, 1]),
+                        cell(backend, &versions.new, &versions.old, &new_records, [1, 0]),
+                    ])
                 });
                 (*change, cells)
             })
@@ -237,17 +238,38 @@ enum Evolving<'a> {
 }
 
 impl Evolving<'_> {
-    fn encode(self, shape: &Shape, record: &Value) -> Result<Vec<u8>, String> {
+    /// A record as the program of `version` (0 the old, 1 the new) writes it.
+    fn encode(self, shape: &Shape, version: u32, record: &Value) -> Result<Vec<u8>, String> {
         match self {
             Evolving::Serde(codec) => (codec.encode)(&Shaped(shape, record)),
+            Evolving::Schema(SchemaEvolution {
+                versioned: Some(versioned),
+                ..
+            }) => (versioned.encode)(shape, version, record),
             Evolving::Schema(codec) => (codec.encode)(shape, record),
         }
     }
 
-    fn decode(self, writer: &Shape, reader: &Shape, bytes: &[u8]) -> Result<Value, String> {
+    /// `writer`'s bytes as the program of `version` whose type is `reader` reads them.
+    fn decode(self, writer: &Shape, reader: &Shape, version: u32, bytes: &[u8]) -> Result<Value, String> {
         match self {
             Evolving::Serde(codec) => (codec.decode)(bytes, Seed(reader)),
+            Evolving::Schema(SchemaEvolution {
+                versioned: Some(versioned),
+                ..
+            }) => (versioned.decode)(writer, reader, version, bytes),
             Evolving::Schema(codec) => (codec.decode)(writer, reader, bytes),
+        }
+    }
+
+    /// Whether a numbered backend's new program can declare its type from the old one's.
+    fn expressible(self, old: &Shape, new: &Shape) -> Result<(), String> {
+        match self {
+            Evolving::Schema(SchemaEvolution {
+                versioned: Some(versioned),
+                ..
+            }) => (versioned.expressible)(old, new),
+            _ => Ok(()),
         }
     }
 
@@ -280,20 +302,21 @@ fn unwrapped(records: &[Value]) -> (Vec<Value>, Option<String>) {
     (records.to_vec(), None)
 }
 
-/// `records` written as `writer`, read as `reader`: the worst outcome over them.
-fn cell(backend: Evolving, writer: &Shape, reader: &Shape, records: &[Value]) -> Cell {
+/// `records` written as `writer`, read as `reader`, by the programs of `versions` (writer's,
+/// reader's; 0 the old, 1 the new): the worst outcome over them.
+fn cell(backend: Evolving, writer: &Shape, reader: &Shape, records: &[Value], versions: [u32; 2]) -> Cell {
     let mut worst = Cell {
         outcome: Outcome::Ok,
         detail: String::new(),
     };
     for (index, record) in records.iter().enumerate() {
-        let (outcome, detail) = match backend.encode(writer, record) {
+        let (outcome, detail) = match backend.encode(writer, versions[0], record) {
             Err(error) => (
                 Outcome::Refused,
                 format!("record {index}: the writer refused it: {error}"),
             ),
             Ok(bytes) => match (
-                backend.decode(writer, reader, &bytes),
+                backend.decode(writer, reader, versions[1], &bytes),
                 project(record, writer, reader),
             ) {
                 (Err(error), _) => (Outcome::Refused, format!("record {index}: {error}")),
@@ -776,6 +799,44 @@ mod tests {
         // matches a reader's fields by name alone, so a rename is refused both ways.
         assert_eq!(
             outcome(&matrix, "avro/apache-avro", Change::Rename),
+            Ok((Outcome::Refused, Outcome::Refused))
+        );
+    }
+
+    #[cfg(feature = "savefile")]
+    #[test]
+    fn savefile_reads_older_versions_refuses_newer_ones_and_its_schema_a_move_of_two_types() {
+        let plain = matrix("test", &plain_records()).unwrap();
+        for backend in ["savefile/savefile", "savefile/savefile[noschema]"] {
+            // The new program declares each change with `#[savefile_versions]`; the old one
+            // refuses a file of a later version.
+            for change in [
+                Change::AddOptional,
+                Change::AddDefault,
+                Change::Remove,
+                Change::Rename,
+                Change::Widen,
+                Change::Nullable,
+            ] {
+                assert_eq!(
+                    outcome(&plain, backend, change),
+                    Ok((Outcome::Ok, Outcome::Refused)),
+                    "{backend} {change:?}"
+                );
+            }
+            // `a` and `c`, both integers, swapped: the schema compares types, not names.
+            assert_eq!(
+                outcome(&plain, backend, Change::Reorder),
+                Ok((Outcome::SilentlyWrong, Outcome::Refused)),
+                "{backend}"
+            );
+        }
+        let records: Vec<Value> = (0..3)
+            .map(|index| serde_json::json!({"n": index, "name": format!("n{index}")}))
+            .collect();
+        let mixed = matrix("test", &records).unwrap();
+        assert_eq!(
+            outcome(&mixed, "savefile/savefile", Change::Reorder),
             Ok((Outcome::Refused, Outcome::Refused))
         );
     }

@@ -127,6 +127,30 @@ pub struct SchemaEvolution {
         reader: &crate::shape::Shape,
         &[u8],
     ) -> Result<serde_json::Value, String>,
+    /// A format whose bytes carry the writing program's version number (savefile): how the old
+    /// program (version 0) and the new one (version 1) write and read; `encode` and `decode`
+    /// above are then version 0's. `None` for the others, whose two programs differ only by their
+    /// types.
+    pub versioned: Option<Versioned>,
+}
+
+/// A schema-driven backend whose programs are numbered: the old program is version 0 and its type
+/// the old shape; the new program is version 1 and declares its type with both versions' fields
+/// (each with the versions it exists in), from the old and the new shape.
+pub struct Versioned {
+    /// Whether the new program can declare its type from the old one (`Err`: why not, and the
+    /// change's cells are "cannot-express").
+    pub expressible: fn(old: &crate::shape::Shape, new: &crate::shape::Shape) -> Result<(), String>,
+    /// A value of `shape` as the program of `version` writes it.
+    pub encode: fn(&crate::shape::Shape, version: u32, &serde_json::Value) -> Result<Vec<u8>, String>,
+    /// Bytes written with `writer` read by the program of `version` whose type is `reader`: at
+    /// version 1 `writer` is the old shape the new program declared its type from.
+    pub decode: fn(
+        writer: &crate::shape::Shape,
+        reader: &crate::shape::Shape,
+        version: u32,
+        &[u8],
+    ) -> Result<serde_json::Value, String>,
 }
 
 /// A format's documented properties, one per format file.

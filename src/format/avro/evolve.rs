@@ -37,6 +37,7 @@ pub const EVOLUTION: SchemaEvolution = SchemaEvolution {
             .map_err(|error| error.to_string())?;
         json_value(reader, &value)
     },
+    versioned: None,
 };
 
 /// serde_avro_fast has no schema resolution: it reads with the writer's schema into the reader's
@@ -57,6 +58,7 @@ pub const SERDE_EVOLUTION: SchemaEvolution = SchemaEvolution {
             serde_avro_fast::from_datum_slice::<crate::shape::Seeded>(bytes, &schema)
         })
     },
+    versioned: None,
 };
 
 /// The Avro schema of a shape, parsed by apache-avro.

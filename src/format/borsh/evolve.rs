@@ -28,6 +28,7 @@ pub const EVOLUTION: SchemaEvolution = SchemaEvolution {
             left => Err(format!("Not all bytes read: {} left over", left.len())),
         }
     },
+    versioned: None,
 };
 
 fn put(out: &mut Vec<u8>, value: &impl BorshSerialize) -> Result<(), String> {

@@ -25,6 +25,7 @@ pub const EVOLUTION: SchemaEvolution = SchemaEvolution {
         Ok(encoder.into_writer())
     },
     decode: |_writer, reader, bytes| decode(&mut Decoder::new(bytes), reader),
+    versioned: None,
 };
 
 type Written = Result<(), String>;

@@ -42,6 +42,7 @@ pub const EVOLUTION: SchemaEvolution = SchemaEvolution {
         let table = unsafe { Table::new(bytes, root) };
         read_table(record, table)
     },
+    versioned: None,
 };
 
 /// The vtable slot of the field with tag `tag` (ids from 0).

@@ -35,6 +35,7 @@ pub const EVOLUTION: SchemaEvolution = SchemaEvolution {
         let message = DynamicMessage::decode(descriptor, bytes).map_err(|error| error.to_string())?;
         json(record, &message)
     },
+    versioned: None,
 };
 
 /// The message of a record shape, compiled into a pool of its own.

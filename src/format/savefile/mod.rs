@@ -7,11 +7,13 @@
 //!
 //! Versioning is savefile's own: the data's version number travels in the header and the derive
 //! reads older versions by the fields' `#[savefile_versions = "..."]` ranges; every type here is
-//! version 0.
+//! version 0. `serbench evolve` measures the versioning itself (savefile/evolve.rs).
 //!
 //! Buffer policy: both write into the harness's reused output buffer through `std::io::Write`
 //! and read from the borrowed bytes through `std::io::Read` into owned values (no borrowing
 //! decode).
+
+mod evolve;
 
 use std::hint::black_box;
 
@@ -37,7 +39,7 @@ pub static FORMAT: Format = Format {
     colour: [0x77, 0x00, 0xFF],
     capabilities: super::Capabilities {
         self_describing: false,
-        evolution: "by version number: the derive reads older versions of a type by each field's `#[savefile_versions]` range (added, removed and retyped fields); the schema, when saved, refuses a layout it does not know",
+        evolution: "by version number: the derive reads older versions by each field's `#[savefile_versions]` range (added, removed, retyped fields), refuses newer ones; the saved schema checks the field types, not names",
         languages: &["Rust"],
         languages_source: "https://github.com/avl/savefile (Rust only)",
     },
@@ -78,9 +80,10 @@ pub static FORMAT: Format = Format {
         ..TypedDerive::SERDE
     }),
     data: DataSupport::Unsupported(NEEDS_RUST_TYPES),
-    evolution: super::EvolutionSupport::Unmeasured(
-        "savefile's versions are declared in its derive at compile time (`#[savefile_versions]` per field); no run-time twin of them is written yet",
-    ),
+    evolution: super::EvolutionSupport::Measured {
+        serde: &[],
+        schema: &[evolve::EVOLUTION, evolve::NOSCHEMA_EVOLUTION],
+    },
 };
 
 const SAVEFILE: Backend = Backend::new("savefile");
