@@ -89,8 +89,6 @@ fn main() {
 
     #[cfg(feature = "protobuf")]
     protobuf::generate();
-    #[cfg(feature = "rust-protobuf")]
-    rust_protobuf::generate();
 }
 
 /// Keeps the release link of the serbench binary, so `serbench layouts` can relink its
@@ -262,6 +260,8 @@ mod protobuf {
             .unwrap_or_else(|error| panic!("prost-build cannot generate {SCHEMA_DIR}: {error}"));
         #[cfg(feature = "buffa")]
         buffa(&descriptor_set, &out_dir);
+        #[cfg(feature = "rust-protobuf")]
+        rust_protobuf(&files);
     }
 
     /// buffa's owned messages and borrowed views of the same schema, from the descriptor set
@@ -282,27 +282,16 @@ mod protobuf {
             .compile()
             .unwrap_or_else(|error| panic!("buffa-build cannot generate {SCHEMA_DIR}: {error}"));
     }
-}
 
-/// rust-protobuf's messages of the same schema, with the `rust-protobuf` feature (the second
-/// backend of the protobuf format): protobuf-codegen with its pure-Rust parser (no `protoc`)
-/// writes `$OUT_DIR/rust_protobuf/serbench.rs` and the `mod.rs` that declares it.
-#[cfg(feature = "rust-protobuf")]
-mod rust_protobuf {
-    const SCHEMA_DIR: &str = "schemas/protobuf";
-
-    pub fn generate() {
-        println!("cargo:rerun-if-changed={SCHEMA_DIR}");
-        let mut files: Vec<_> = std::fs::read_dir(SCHEMA_DIR)
-            .unwrap_or_else(|error| panic!("cannot list {SCHEMA_DIR}: {error}"))
-            .map(|entry| entry.expect("readable schema directory entry").path())
-            .filter(|path| path.extension().is_some_and(|extension| extension == "proto"))
-            .collect();
-        files.sort();
+    /// rust-protobuf's messages of the same schema (the second backend of the protobuf format):
+    /// protobuf-codegen with its pure-Rust parser (no `protoc`) writes
+    /// `$OUT_DIR/rust_protobuf/serbench.rs` and the `mod.rs` that declares it.
+    #[cfg(feature = "rust-protobuf")]
+    fn rust_protobuf(files: &[std::path::PathBuf]) {
         protobuf_codegen::Codegen::new()
             .pure()
             .include(SCHEMA_DIR)
-            .inputs(&files)
+            .inputs(files)
             .cargo_out_dir("rust_protobuf")
             .run_from_script();
     }
