@@ -277,12 +277,27 @@ fn every_backend_is_documented_and_every_documented_backend_registers() {
 }
 
 #[test]
-fn every_format_has_a_fidelity_case_of_a_registered_typed_document_arm() {
+fn every_backend_has_a_fidelity_case_of_a_registered_typed_document_arm() {
     let registry = Registry::build();
     for format in serbench::format::all() {
+        // Each backend with a typed arm of its own: one case of the library called directly.
+        let backends: BTreeSet<&str> = registry
+            .arms
+            .iter()
+            .filter(|arm| {
+                arm.id.codec.format == format.name
+                    && arm.id.mode == Mode::Typed
+                    && arm.id.codec.framing == Framing::Document
+            })
+            .map(|arm| arm.id.codec.backend.as_str())
+            .collect();
+        let missing: Vec<&str> = backends
+            .into_iter()
+            .filter(|backend| !format.fidelity.iter().any(|case| case.backend == *backend))
+            .collect();
         assert!(
-            !format.fidelity.is_empty(),
-            "{} has no fidelity case: add one `Fidelity` to its `fidelity` (the library called directly)",
+            missing.is_empty(),
+            "{}: no fidelity case for {missing:?}: add one `Fidelity` each to its `fidelity` (the library called directly)",
             format.name
         );
         for fidelity in format.fidelity {

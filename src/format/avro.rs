@@ -125,13 +125,22 @@ pub static FORMAT: Format = Format {
             buffer_policy: "datum writer and reader built once per codec; `write_ser` into a reused `Vec`, `read_deser` from the bytes (no `Value` tree)",
         },
     ],
-    fidelity: &[Fidelity {
-        backend: "serde_avro_fast",
-        variant: "",
-        payload: "order",
-        operation: Operation::Decode,
-        case: serde_avro_fast_order_decode,
-    }],
+    fidelity: &[
+        Fidelity {
+            backend: "serde_avro_fast",
+            variant: "",
+            payload: "order",
+            operation: Operation::Decode,
+            case: serde_avro_fast_order_decode,
+        },
+        Fidelity {
+            backend: "apache-avro",
+            variant: "",
+            payload: "order",
+            operation: Operation::Decode,
+            case: apache_avro_order_decode,
+        },
+    ],
     register: |registry| {
         visit_all(&mut Avro(registry));
         visit_borrowed(&mut Avro(registry));
@@ -886,6 +895,35 @@ mod data_tests {
         let tree = apache.codec().decode(&bytes).unwrap();
         assert_eq!(apache.holds(&tree, payload).unwrap(), None);
     }
+}
+
+/// Fidelity: apache-avro's `GenericDatumReader::read_deser` of `order` (the reader built once,
+/// not human-readable, as the writer). Its reader borrows the schema: the case leaks one parsed
+/// schema for the life of the process.
+fn apache_avro_order_decode() -> Box<dyn FnMut()> {
+    let order: &Order = crate::payload::value_of("order").expect("order is an Order");
+    let schema: &'static apache_avro::Schema = Box::leak(Box::new(
+        apache_avro::Schema::parse_str(include_str!("../../schemas/avro/order.avsc"))
+            .expect("order.avsc parses"),
+    ));
+    let mut bytes = Vec::new();
+    GenericDatumWriter::builder(schema)
+        .human_readable(false)
+        .build()
+        .expect("a writer of order.avsc")
+        .write_ser(&mut bytes, order)
+        .expect("order encodes");
+    let reader = GenericDatumReader::builder(schema)
+        .human_readable(false)
+        .build()
+        .expect("a reader of order.avsc");
+    Box::new(move || {
+        black_box(
+            reader
+                .read_deser::<Order>(&mut black_box(bytes.as_slice()))
+                .expect("it decodes"),
+        );
+    })
 }
 
 #[cfg(test)]

@@ -84,13 +84,30 @@ pub static FORMAT: Format = Format {
             buffer_policy: "`serde::to_vec` (structs as maps) appending to the reused `Vec` it is handed; `from_slice` over the borrowed bytes",
         },
     ],
-    fidelity: &[Fidelity {
-        backend: "ciborium",
-        variant: "",
-        payload: "order",
-        operation: Operation::Decode,
-        case: ciborium_order_decode,
-    }],
+    fidelity: &[
+        Fidelity {
+            backend: "ciborium",
+            variant: "",
+            payload: "order",
+            operation: Operation::Decode,
+            case: ciborium_order_decode,
+        },
+        Fidelity {
+            backend: "minicbor",
+            variant: "",
+            payload: "order",
+            operation: Operation::Decode,
+            case: minicbor_order_decode,
+        },
+        #[cfg(feature = "cbor4ii")]
+        Fidelity {
+            backend: "cbor4ii",
+            variant: "",
+            payload: "order",
+            operation: Operation::Decode,
+            case: four::order_decode,
+        },
+    ],
     register: |registry| {
         visit_all(&mut Ciboriums(registry));
         visit_corpora(&mut Ciboriums(registry));
@@ -297,6 +314,18 @@ mod four {
         }
     }
 
+    /// Fidelity: `cbor4ii::serde::from_slice` of `order`.
+    pub fn order_decode() -> Box<dyn FnMut()> {
+        let order: &crate::payload::Order = crate::payload::value_of("order").expect("order is an Order");
+        let bytes = ::cbor4ii::serde::to_vec(Vec::new(), order).expect("order encodes");
+        Box::new(move || {
+            std::hint::black_box(
+                ::cbor4ii::serde::from_slice::<crate::payload::Order>(std::hint::black_box(&bytes))
+                    .expect("it decodes"),
+            );
+        })
+    }
+
     /// A data payload as one `cbor4ii::core::Value`: the document, or an array of the records.
     pub struct ValueData;
 
@@ -463,6 +492,15 @@ fn ciborium_order_decode() -> Box<dyn FnMut()> {
     ciborium::into_writer(order, &mut bytes).expect("order encodes");
     Box::new(move || {
         black_box(ciborium::from_reader::<Order, _>(black_box(bytes.as_slice())).expect("it decodes"));
+    })
+}
+
+/// Fidelity: `minicbor::decode` of `order` (its own derive).
+fn minicbor_order_decode() -> Box<dyn FnMut()> {
+    let order: &Order = crate::payload::value_of("order").expect("order is an Order");
+    let bytes = minicbor::to_vec(order).expect("order encodes");
+    Box::new(move || {
+        black_box(minicbor::decode::<Order>(black_box(&bytes)).expect("it decodes"));
     })
 }
 

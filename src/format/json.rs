@@ -145,6 +145,14 @@ pub static FORMAT: Format = Format {
             operation: Operation::Decode,
             case: sonic_rs_order_decode,
         },
+        #[cfg(feature = "nanoserde")]
+        Fidelity {
+            backend: "nanoserde",
+            variant: "",
+            payload: "order",
+            operation: Operation::Decode,
+            case: nano::order_decode,
+        },
         Fidelity {
             backend: "serde_json",
             variant: "",
@@ -295,6 +303,17 @@ mod nano {
     }
 
     pub struct NanoJson;
+
+    /// Fidelity: nanoserde's `DeJson::deserialize_json` of `order`, from the bytes as they
+    /// arrive: checked as UTF-8 first, as the arm does (nanoserde reads only a `&str`).
+    pub fn order_decode() -> Box<dyn FnMut()> {
+        let order: &crate::payload::Order = crate::payload::value_of("order").expect("order is an Order");
+        let bytes = order.serialize_json().into_bytes();
+        Box::new(move || {
+            let text = std::str::from_utf8(std::hint::black_box(&bytes)).expect("it is UTF-8");
+            std::hint::black_box(crate::payload::Order::deserialize_json(text).expect("it decodes"));
+        })
+    }
 
     impl<P: Model + Native> Codec<P> for NanoJson {
         /// The reused buffer becomes the `String` nanoserde writes to (it is empty: nothing to

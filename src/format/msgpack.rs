@@ -85,13 +85,23 @@ pub static FORMAT: Format = Format {
             buffer_policy: "native `MsgPacker` derive; `pack` into the reused `Vec` (`BufMut`); `unpack` from the borrowed bytes",
         },
     ],
-    fidelity: &[Fidelity {
-        backend: "rmp-serde",
-        variant: "",
-        payload: "order",
-        operation: Operation::Decode,
-        case: rmp_serde_order_decode,
-    }],
+    fidelity: &[
+        Fidelity {
+            backend: "rmp-serde",
+            variant: "",
+            payload: "order",
+            operation: Operation::Decode,
+            case: rmp_serde_order_decode,
+        },
+        #[cfg(feature = "msgpacker")]
+        Fidelity {
+            backend: "msgpacker",
+            variant: "",
+            payload: "order",
+            operation: Operation::Decode,
+            case: packer::order_decode,
+        },
+    ],
     register: |registry| {
         visit_all(&mut Msgpack(registry));
         visit_borrowed(&mut Msgpack(registry));
@@ -231,6 +241,18 @@ mod packer {
     }
 
     pub struct MsgPacker;
+
+    /// Fidelity: msgpacker's `Unpackable::unpack` of `order`.
+    pub fn order_decode() -> Box<dyn FnMut()> {
+        let order: &crate::payload::Order = crate::payload::value_of("order").expect("order is an Order");
+        let mut bytes = Vec::new();
+        order.pack(&mut bytes);
+        Box::new(move || {
+            std::hint::black_box(
+                crate::payload::Order::unpack(std::hint::black_box(&bytes)).expect("it decodes"),
+            );
+        })
+    }
 
     impl<P: Model + Native> Codec<P> for MsgPacker {
         fn encode<'a>(&'a mut self, value: &P, out: &'a mut Vec<u8>) -> Result<&'a [u8]> {

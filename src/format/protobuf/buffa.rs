@@ -123,6 +123,18 @@ pub fn to_model<P: Buffa>(message: &P::Wire) -> Result<P> {
 }
 
 /// Encodes and decodes buffa's generated owned message: buffa's own cost.
+/// Fidelity: buffa's `Message::decode_from_slice` of `order` into its owned message.
+pub fn order_decode() -> Box<dyn FnMut()> {
+    let order: &Order = crate::payload::value_of("order").expect("order is an Order");
+    let bytes = ::buffa::Message::encode_to_vec(&to_buffa(order));
+    Box::new(move || {
+        std::hint::black_box(
+            <pb::Order as ::buffa::Message>::decode_from_slice(std::hint::black_box(&bytes))
+                .expect("it decodes"),
+        );
+    })
+}
+
 #[derive(Default)]
 pub struct MessageCodec {
     cache: ::buffa::SizeCache,

@@ -139,13 +139,31 @@ pub static FORMAT: Format = Format {
             buffer_policy: "`write_to_vec` of its generated message (built once, untimed) into a reused `Vec` (map entries in `HashMap` order; sizes and `dump` sorted); `parse_from_bytes` builds a fresh owned message",
         },
     ],
-    fidelity: &[Fidelity {
-        backend: "prost",
-        variant: "",
-        payload: "order",
-        operation: Operation::Decode,
-        case: prost_order_decode,
-    }],
+    fidelity: &[
+        Fidelity {
+            backend: "prost",
+            variant: "",
+            payload: "order",
+            operation: Operation::Decode,
+            case: prost_order_decode,
+        },
+        #[cfg(feature = "buffa")]
+        Fidelity {
+            backend: "buffa",
+            variant: "",
+            payload: "order",
+            operation: Operation::Decode,
+            case: buffa_backend::order_decode,
+        },
+        #[cfg(feature = "rust-protobuf")]
+        Fidelity {
+            backend: "rust-protobuf",
+            variant: "",
+            payload: "order",
+            operation: Operation::Decode,
+            case: rust_protobuf::order_decode,
+        },
+    ],
     register: |registry| {
         visit_all(&mut Protobuf(registry));
         for spec in crate::payload::borrowed_specs() {

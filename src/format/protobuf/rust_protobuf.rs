@@ -59,6 +59,17 @@ impl<P: Model + Generated> Visit<P> for RustProtobufs<'_> {
 
 /// A payload type's rust-protobuf message: built from the model through prost's message, and
 /// read back the same way (prost's conversion checks what proto3 cannot declare).
+/// Fidelity: rust-protobuf's `Message::parse_from_bytes` of `order`.
+pub fn order_decode() -> Box<dyn FnMut()> {
+    let order: &Order = crate::payload::value_of("order").expect("order is an Order");
+    let bytes = order.to_rust().write_to_bytes().expect("order encodes");
+    Box::new(move || {
+        std::hint::black_box(
+            messages::Order::parse_from_bytes(std::hint::black_box(&bytes)).expect("it decodes"),
+        );
+    })
+}
+
 pub trait Generated: Native {
     type Rust: Stable;
     fn to_rust(&self) -> Self::Rust;
