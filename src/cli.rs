@@ -197,10 +197,13 @@ enum Command {
     /// For the record type of each payload (`--payload`, default `order`; `--data FILE` for
     /// yours), each change (add an optional field, add one with a default, remove, rename,
     /// reorder, widen i32 to i64, make nullable, add an enum variant) gives an old and a new
-    /// type with the format's own mechanism (serde derive's `default` and `alias`); records
-    /// written by one version are read by the other, both ways. Each cell: ok (the expected
-    /// projection), refused (an error), SILENTLY WRONG (another value, no error), or why the
-    /// change cannot be expressed. Formats not measured yet are listed with the reason.
+    /// type with the format's own mechanism (serde derive's `default` and `alias`; the schema
+    /// files of Avro, Protobuf and FlatBuffers; savefile's version numbers, each side told the
+    /// writer's and the reader's version); records written by one version are read by the
+    /// other, both ways. Each cell: ok (the expected projection), refused (an error, or a
+    /// reader that crashed: each cell runs in a child process whose allocations are capped at
+    /// 256 MiB, and the detail says how it ended), SILENTLY WRONG (another value, no error), or
+    /// why the change cannot be expressed. Formats not measured yet are listed with the reason.
     Evolve(EvolveArgs),
     /// Internal: this command line's reference as Markdown, docs/commands.md.
     #[command(hide = true)]

@@ -824,7 +824,7 @@ pub fn evolve(
     let mut text = String::new();
     let mut rows = Vec::new();
     for (payload, records) in &sources {
-        let matrix = crate::evolve::matrix(payload, records)?;
+        let matrix = crate::evolve::matrix(payload, records, crate::evolve::Isolation::Forked)?;
         text += &evolution_text(&matrix);
         rows.extend(matrix.csv_rows());
     }

@@ -17,6 +17,20 @@ use crate::shape::{Field, Record, Seed, Shape, Shaped};
 /// The records one cell reads at most: enough to meet every field's values, bounded in time.
 const RECORDS: usize = 50;
 
+/// What a cell's readers may hold at once when each cell runs in a child of its own: a request
+/// past it fails there, as it would in a program on a smaller machine.
+const READER_CAP_BYTES: usize = 256 << 20;
+
+/// Where [`matrix`] runs each cell: in this process (the unit tests, on many threads), or in a
+/// forked child of its own (the command, on one thread), so that a reader that panics or asks
+/// for more memory than it can get on the other version's bytes ends that child, not `evolve`:
+/// its cell is refused, saying how the child ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Isolation {
+    InProcess,
+    Forked,
+}
+
 /// Who reads whose bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Direction {
@@ -88,7 +102,13 @@ pub struct Matrix {
 }
 
 /// The matrix of a payload's `records` (as JSON values) of every enabled serde-evolvable format.
-pub fn matrix(payload: &str, records: &[Value]) -> Result<Matrix> {
+pub fn matrix(payload: &str, records: &[Value], isolation: Isolation) -> Result<Matrix> {
+    let cell = |backend: Evolving, writer: &Shape, reader: &Shape, records: &[Value], versions: [u32; 2]| {
+        match isolation {
+            Isolation::InProcess => cell(backend, writer, reader, records, versions),
+            Isolation::Forked => forked(|| cell(backend, writer, reader, records, versions)),
+        }
+    };
     let (records, wrapper) = unwrapped(records);
     let records = &records[..records.len().min(RECORDS)];
     let schema = Schema::infer_typed(records, &Overrides::default());
@@ -158,6 +178,8 @@ pub fn matrix(payload: &str, records: &[Value]) -> Result<Matrix> {
 }
 
 impl Outcome {
+    const ALL: [Outcome; 3] = [Outcome::Ok, Outcome::Refused, Outcome::SilentlyWrong];
+
     /// Its name in evolution.csv ([`crate::schema::evolution::OUTCOMES`]).
     pub fn name(self) -> &'static str {
         match self {
@@ -166,6 +188,111 @@ impl Outcome {
             Outcome::SilentlyWrong => "silently-wrong",
         }
     }
+}
+
+/// The line a forked cell's child ends its output with: `CELL\t<outcome>\t<detail>`.
+const CELL_LINE: &str = "CELL\t";
+
+/// `work` (one cell) in a forked child whose allocations are capped at [`READER_CAP_BYTES`]:
+/// its cell; or, when the child ends without one (a panic, a failed allocation: std aborts), a
+/// refused cell saying how it ended and what it wrote. Only for a process on one thread: the
+/// child runs `work` with whatever locks other threads held at the fork.
+fn forked(work: impl FnOnce() -> Cell) -> Cell {
+    use std::io::Read;
+    use std::os::fd::FromRawFd;
+
+    let mut fds = [0; 2];
+    // SAFETY: pipe(2) fills the two-element array it is given.
+    if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
+        return refused(format!(
+            "no pipe to a child reader: {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    // SAFETY: fork(2) in a process running `evolve` on one thread (the caller's promise).
+    match unsafe { libc::fork() } {
+        -1 => {
+            let error = std::io::Error::last_os_error();
+            // SAFETY: closing the two descriptors pipe(2) opened, once each.
+            unsafe { (libc::close(fds[0]), libc::close(fds[1])) };
+            refused(format!("no child reader: {error}"))
+        }
+        0 => {
+            // The child: its standard error (a panic's message, std's failed allocation) and
+            // its answer go into the pipe; it ends with `_exit`, running no destructor and
+            // flushing none of the parent's buffers.
+            // SAFETY: descriptors of this process's own pipe.
+            unsafe {
+                libc::close(fds[0]);
+                libc::dup2(fds[1], 2);
+            }
+            crate::alloc::cap_allocations(READER_CAP_BYTES);
+            let cell = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)) {
+                Ok(cell) => cell,
+                Err(panic) => refused(format!("the reader panicked: {}", panic_text(&*panic))),
+            };
+            let line = format!("\n{CELL_LINE}{}\t{}\n", cell.outcome.name(), cell.detail);
+            // SAFETY: writing a live buffer of its length to the pipe, then ending the child.
+            unsafe {
+                libc::write(fds[1], line.as_ptr().cast(), line.len());
+                libc::_exit(0)
+            }
+        }
+        child => {
+            // SAFETY: the write end is the child's; the read end becomes a file owned here.
+            unsafe { libc::close(fds[1]) };
+            let mut output = Vec::new();
+            let read = unsafe { std::fs::File::from_raw_fd(fds[0]) }.read_to_end(&mut output);
+            let mut status = 0;
+            // SAFETY: waiting for this process's own child.
+            unsafe { libc::waitpid(child, &mut status, 0) };
+            let output = String::from_utf8_lossy(&output);
+            if let (Ok(_), Some((_, answer))) = (read, output.rsplit_once(CELL_LINE))
+                && let Some((outcome, detail)) = answer.trim_end_matches('\n').split_once('\t')
+                && let Some(outcome) = Outcome::ALL.into_iter().find(|known| known.name() == outcome)
+            {
+                return Cell {
+                    outcome,
+                    detail: detail.to_string(),
+                };
+            }
+            let ended = if libc::WIFSIGNALED(status) {
+                format!("signal {}", libc::WTERMSIG(status))
+            } else {
+                format!("exit status {}", libc::WEXITSTATUS(status))
+            };
+            // What it said, without the allocator's protocol line and std's backtrace.
+            let said = output
+                .split("stack backtrace:")
+                .next()
+                .unwrap_or_default()
+                .lines()
+                .filter(|line| !line.starts_with("ALLOC-CAP"))
+                .flat_map(str::split_whitespace)
+                .collect::<Vec<_>>()
+                .join(" ");
+            refused(format!(
+                "the reader crashed ({ended}, its allocations capped at {} MiB): {said}",
+                READER_CAP_BYTES >> 20
+            ))
+        }
+    }
+}
+
+fn refused(detail: String) -> Cell {
+    Cell {
+        outcome: Outcome::Refused,
+        detail,
+    }
+}
+
+/// A panic's message, where it is a string.
+fn panic_text(panic: &(dyn std::any::Any + Send)) -> &str {
+    panic
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("(no message)")
 }
 
 impl Matrix {
@@ -636,7 +763,7 @@ mod tests {
 
     #[test]
     fn known_cells_come_out_as_the_formats_document_them() {
-        let matrix = matrix("test", &records()).unwrap();
+        let matrix = matrix("test", &records(), Isolation::InProcess).unwrap();
         // Swapped fields of one type: positional formats read each other's values, no error.
         let what = matrix
             .changes
@@ -711,7 +838,7 @@ mod tests {
     #[cfg(feature = "protobuf")]
     #[test]
     fn protobuf_survives_a_rename_and_an_old_reader_gets_a_removed_field_as_its_default() {
-        let matrix = matrix("test", &plain_records()).unwrap();
+        let matrix = matrix("test", &plain_records(), Isolation::InProcess).unwrap();
         // Names are not on the wire: a renamed field keeps its number.
         assert_eq!(
             outcome(&matrix, "protobuf/prost", Change::Rename),
@@ -736,7 +863,7 @@ mod tests {
     #[cfg(feature = "flatbuffers")]
     #[test]
     fn flatbuffers_keeps_ids_through_a_rename_and_a_move_and_refuses_a_missing_required_string() {
-        let matrix = matrix("test", &plain_records()).unwrap();
+        let matrix = matrix("test", &plain_records(), Isolation::InProcess).unwrap();
         for change in [Change::Rename, Change::Reorder, Change::AddOptional] {
             assert_eq!(
                 outcome(&matrix, "flatbuffers/flatbuffers", change),
@@ -754,7 +881,7 @@ mod tests {
     #[cfg(feature = "cbor")]
     #[test]
     fn minicbor_keeps_indices_through_a_rename_and_refuses_a_missing_required_field() {
-        let matrix = matrix("test", &plain_records()).unwrap();
+        let matrix = matrix("test", &plain_records(), Isolation::InProcess).unwrap();
         for change in [
             Change::Rename,
             Change::Reorder,
@@ -776,7 +903,7 @@ mod tests {
     #[cfg(feature = "avro")]
     #[test]
     fn avro_resolves_an_added_field_with_a_default_and_matches_fields_by_name() {
-        let matrix = matrix("test", &plain_records()).unwrap();
+        let matrix = matrix("test", &plain_records(), Isolation::InProcess).unwrap();
         assert_eq!(
             outcome(&matrix, "avro/apache-avro", Change::AddDefault),
             Ok((Outcome::Ok, Outcome::Ok))
@@ -806,7 +933,7 @@ mod tests {
     #[cfg(feature = "savefile")]
     #[test]
     fn savefile_reads_older_versions_refuses_newer_ones_and_its_schema_a_move_of_two_types() {
-        let plain = matrix("test", &plain_records()).unwrap();
+        let plain = matrix("test", &plain_records(), Isolation::InProcess).unwrap();
         for backend in ["savefile/savefile", "savefile/savefile[noschema]"] {
             // The new program declares each change with `#[savefile_versions]`; the old one
             // refuses a file of a later version.
@@ -834,7 +961,7 @@ mod tests {
         let records: Vec<Value> = (0..3)
             .map(|index| serde_json::json!({"n": index, "name": format!("n{index}")}))
             .collect();
-        let mixed = matrix("test", &records).unwrap();
+        let mixed = matrix("test", &records, Isolation::InProcess).unwrap();
         assert_eq!(
             outcome(&mixed, "savefile/savefile", Change::Reorder),
             Ok((Outcome::Refused, Outcome::Refused))
@@ -847,7 +974,7 @@ mod tests {
         let records: Vec<Value> = (0..3)
             .map(|index| serde_json::json!({"first": format!("a{index}"), "second": format!("b{index}"), "n": index}))
             .collect();
-        let matrix = matrix("test", &records).unwrap();
+        let matrix = matrix("test", &records, Isolation::InProcess).unwrap();
         assert_eq!(
             outcome(&matrix, "bincode/bincode", Change::Reorder),
             Ok((Outcome::SilentlyWrong, Outcome::SilentlyWrong))

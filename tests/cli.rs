@@ -954,6 +954,51 @@ fn evolve_prints_the_matrix_of_a_data_file_and_refuses_an_unknown_payload() {
     assert_eq!(stderr(&unknown).lines().count(), 1, "{}", stderr(&unknown));
 }
 
+/// A reader that asks for more memory than it can get on the other version's bytes (savefile
+/// without its schema reads a length from a reordered field of another type: 8 EiB on
+/// `readings`) ended the whole `evolve` with exit 1 and no matrix; each cell now runs in a child
+/// of its own, and that cell is refused, saying how its reader crashed.
+#[test]
+fn evolve_survives_a_reader_that_crashes_on_the_other_versions_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("evolve");
+    let evolve = serbench(&["evolve", "--payload", "readings", "--out", out.to_str().unwrap()]);
+    assert!(evolve.status.success(), "{}", stderr(&evolve));
+    let rows: Vec<serbench::schema::evolution::EvolutionRow> =
+        serbench::files::read_complete(&out.join("evolution.csv")).unwrap();
+    let crashed: Vec<String> = rows
+        .iter()
+        .flat_map(|row| {
+            [
+                (&row.new_reads_old, &row.new_reads_old_detail),
+                (&row.old_reads_new, &row.old_reads_new_detail),
+            ]
+            .into_iter()
+            .filter(|(_, detail)| detail.contains("the reader crashed"))
+            .map(move |(outcome, detail)| format!("{} {}: {outcome}: {detail}", row.label(), row.change))
+        })
+        .collect();
+    assert!(
+        crashed.iter().any(
+            |cell| cell.starts_with("savefile/savefile[noschema] reorder: refused: ")
+                && cell.contains("capped at 256 MiB")
+        ),
+        "{crashed:#?}"
+    );
+    // The other cells are as they were: serde_json's old reader refuses a renamed field.
+    let serde_json = rows
+        .iter()
+        .find(|row| row.label() == "json/serde_json" && row.change == "rename")
+        .unwrap();
+    assert_eq!(
+        (
+            serde_json.new_reads_old.as_str(),
+            serde_json.old_reads_new.as_str()
+        ),
+        ("ok", "refused")
+    );
+}
+
 /// `evolve --out` beside a run: evolution.csv written, the report written again with the
 /// matrices and the measured evolution column; a second write refused without --replace.
 #[test]
