@@ -1,7 +1,8 @@
 //! `serbench check` on bytes written by another language's libraries: Python's `json`, Google's
 //! `protobuf` (on the `.proto` `serbench schema` infers, compiled by `grpcio-tools`' protoc),
 //! `fastavro` (on the inferred `.avsc`), the `flatbuffers` package's `flexbuffers` module, `cbor2`
-//! and `msgpack`. Without those Python packages the test says so and
+//! and `msgpack`, and Python's `protobuf` reading and writing the bytes of every Protobuf backend on
+//! the built-in schema. Without those Python packages the test says so and
 //! passes, unless `SERBENCH_REQUIRE_PYTHON_INTEROP` is set (as `.ci/run` does, after installing
 //! them pinned), so CI cannot skip it quietly.
 
@@ -266,4 +267,100 @@ with open(f"{folder}/py.msgpacker", "wb") as out:
     // The first value is the order id, a positive i64: Python wrote uint64 (0xcf), msgpacker int64 (0xd3).
     assert_eq!(std::fs::read(&bytes).unwrap()[0], 0xcf);
     assert_eq!(dump.stdout[0], 0xd3);
+}
+
+/// Google's Python `protobuf`, on the built-in schema (schemas/protobuf/serbench.proto, compiled
+/// by `grpcio-tools`' protoc), reads the bytes of each Protobuf backend (prost, buffa and
+/// rust-protobuf, its bytes with map entries by key as `dump` writes them) for every built-in
+/// payload as one message, and writes that message back, deterministically, as the same bytes;
+/// buffa and rust-protobuf each `check` Python's bytes as the payload.
+#[test]
+fn python_protobuf_reads_and_writes_the_bytes_of_every_protobuf_backend() {
+    if !python_ready_or_skip() {
+        return;
+    }
+    const BACKENDS: [&str; 3] = ["prost", "buffa", "rust-protobuf"];
+    const PAYLOADS: [(&str, &str); 9] = [
+        ("readings", "Readings"),
+        ("order", "Order"),
+        ("telemetry", "TelemetryEvent"),
+        ("checkout-request", "CheckoutRequest"),
+        ("checkout-response", "CheckoutResponse"),
+        ("map-small", "Keyed"),
+        ("map-big", "Keyed"),
+        ("vec-small", "Items"),
+        ("vec-big", "Items"),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let schemas = Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas/protobuf");
+    run(Command::new("python3")
+        .args(["-m", "grpc_tools.protoc"])
+        .arg(format!("-I{}", schemas.display()))
+        .arg(format!("--python_out={}", dir.display()))
+        .arg(schemas.join("serbench.proto")));
+    let mut plan = Vec::new();
+    for (payload, message) in PAYLOADS {
+        for backend in BACKENDS {
+            let dump = serbench(&[
+                "dump",
+                "--payload",
+                payload,
+                "--format",
+                "protobuf",
+                "--backend",
+                backend,
+            ]);
+            assert!(
+                dump.status.success(),
+                "{payload} {backend}: {}",
+                text(&dump.stderr)
+            );
+            std::fs::write(dir.join(format!("{payload}.{backend}.pb")), &dump.stdout).unwrap();
+        }
+        plan.push(format!("({payload:?}, {message:?})"));
+    }
+    let consumer = format!(
+        r#"
+import sys
+sys.path.insert(0, sys.argv[1])
+import serbench_pb2
+folder = sys.argv[1]
+for payload, name in [{plan}]:
+    read = {{}}
+    for backend in {BACKENDS:?}:
+        with open(f"{{folder}}/{{payload}}.{{backend}}.pb", "rb") as file:
+            data = file.read()
+        message = getattr(serbench_pb2, name)()
+        message.ParseFromString(data)
+        assert message.SerializeToString(deterministic=True) == data, (payload, backend, "written back differently")
+        read[backend] = message
+    assert read["buffa"] == read["prost"] and read["rust-protobuf"] == read["prost"], payload
+    with open(f"{{folder}}/{{payload}}.python.pb", "wb") as out:
+        out.write(read["prost"].SerializeToString(deterministic=True))
+"#,
+        plan = plan.join(", ")
+    );
+    std::fs::write(dir.join("consumer.py"), consumer).unwrap();
+    run(Command::new("python3").arg(dir.join("consumer.py")).arg(dir));
+    for (payload, _) in PAYLOADS {
+        let bytes = dir.join(format!("{payload}.python.pb"));
+        for backend in ["buffa", "rust-protobuf"] {
+            let output = serbench(&[
+                "check",
+                "--payload",
+                payload,
+                "--format",
+                "protobuf",
+                "--backend",
+                backend,
+                bytes.to_str().unwrap(),
+            ]);
+            assert!(
+                output.status.success(),
+                "{payload} {backend}: {}",
+                text(&output.stderr)
+            );
+        }
+    }
 }
