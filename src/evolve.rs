@@ -103,12 +103,13 @@ pub struct Matrix {
 
 /// The matrix of a payload's `records` (as JSON values) of every enabled serde-evolvable format.
 pub fn matrix(payload: &str, records: &[Value], isolation: Isolation) -> Result<Matrix> {
-    let cell = |backend: Evolving, writer: &Shape, reader: &Shape, records: &[Value], versions: [u32; 2]| {
-        match isolation {
-            Isolation::InProcess => cell(backend, writer, reader, records, versions),
-            Isolation::Forked => forked(|| cell(backend, writer, reader, records, versions)),
-        }
-    };
+    let isolated =
+        |backend: Evolving, writer: &Shape, reader: &Shape, records: &[Value], versions: [u32; 2]| {
+            match isolation {
+                Isolation::InProcess => cell(backend, writer, reader, records, versions),
+                Isolation::Forked => forked(|| cell(backend, writer, reader, records, versions)),
+            }
+        };
     let (records, wrapper) = unwrapped(records);
     let records = &records[..records.len().min(RECORDS)];
     let schema = Schema::infer_typed(records, &Overrides::default());
@@ -126,7 +127,7 @@ pub fn matrix(payload: &str, records: &[Value], isolation: Isolation) -> Result<
         let label = crate::arm::backend_label(format, backend_name, variant);
         // Correctness first: the unchanged type reads its own bytes back.
         let same = Shape::Record(base.clone());
-        let check = cell(backend, &same, &same, records, [0, 0]);
+        let check = isolated(backend, &same, &same, records, [0, 0]);
         if check.outcome != Outcome::Ok {
             match backend {
                 Evolving::Serde(_) => anyhow::bail!(
@@ -148,8 +149,8 @@ pub fn matrix(payload: &str, records: &[Value], isolation: Isolation) -> Result<
                     let new_records: Vec<Value> =
                         records.iter().map(|record| (versions.upgrade)(record)).collect();
                     Ok([
-                        cell(backend, &versions.old, &versions.new, records, [0, 1]),
-                        cell(backend, &versions.new, &versions.old, &new_records, [1, 0]),
+                        isolated(backend, &versions.old, &versions.new, records, [0, 1]),
+                        isolated(backend, &versions.new, &versions.old, &new_records, [1, 0]),
                     ])
                 });
                 (*change, cells)
@@ -229,7 +230,10 @@ fn forked(work: impl FnOnce() -> Cell) -> Cell {
             crate::alloc::cap_allocations(READER_CAP_BYTES);
             let cell = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)) {
                 Ok(cell) => cell,
-                Err(panic) => refused(format!("the reader panicked: {}", panic_text(&*panic))),
+                Err(panic) => refused(format!(
+                    "the reader panicked: {}",
+                    crate::measure::panic_message(&*panic)
+                )),
             };
             let line = format!("\n{CELL_LINE}{}\t{}\n", cell.outcome.name(), cell.detail);
             // SAFETY: writing a live buffer of its length to the pipe, then ending the child.
@@ -284,15 +288,6 @@ fn refused(detail: String) -> Cell {
         outcome: Outcome::Refused,
         detail,
     }
-}
-
-/// A panic's message, where it is a string.
-fn panic_text(panic: &(dyn std::any::Any + Send)) -> &str {
-    panic
-        .downcast_ref::<&str>()
-        .copied()
-        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
-        .unwrap_or("(no message)")
 }
 
 impl Matrix {

@@ -254,14 +254,17 @@ pub fn sample_block(
 /// Runs `step` of one arm; a panic in it (a library's, while timed) becomes that arm's error,
 /// so the other arms of the block go on. The arm is not touched again after an error.
 fn unpanicked<T>(step: impl FnOnce() -> Result<T>) -> Result<T> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(step)).unwrap_or_else(|panic| {
-        let message = panic
-            .downcast_ref::<&str>()
-            .map(|text| text.to_string())
-            .or_else(|| panic.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "a panic without a message".to_string());
-        Err(anyhow::anyhow!("panicked: {message}"))
-    })
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(step))
+        .unwrap_or_else(|panic| Err(anyhow::anyhow!("panicked: {}", panic_message(&*panic))))
+}
+
+/// A caught panic's message, where it is a string (`panic!` with text or a format).
+pub fn panic_message(panic: &(dyn std::any::Any + Send)) -> &str {
+    panic
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("a panic without a message")
 }
 
 /// One arm's reps in one process, and its allocations per operation.

@@ -118,11 +118,7 @@ fn run_cases(target: &Target, plan: cases::Plan, args: &CasesRequest) -> Result<
             Ok(Ok(false)) => (Outcome::OkDifferent, String::new()),
             Ok(Err(_)) => (Outcome::Error, String::new()),
             Err(payload) => {
-                let message = payload
-                    .downcast_ref::<&str>()
-                    .map(|text| text.to_string())
-                    .or_else(|| payload.downcast_ref::<String>().cloned())
-                    .unwrap_or_else(|| "non-text panic payload".to_string());
+                let message = crate::measure::panic_message(&*payload);
                 let location = PANIC_LOCATION.lock().map(|last| last.clone()).unwrap_or_default();
                 (Outcome::Panic, format!("{message} at {location}"))
             }
